@@ -1,0 +1,1 @@
+"""The ``jobq`` command line."""

@@ -1,0 +1,60 @@
+"""Public exceptions. Every error jobq raises on purpose is a ``JobqError``."""
+from __future__ import annotations
+
+
+class JobqError(Exception):
+    """Base class of jobq's own errors."""
+
+
+class LeaseLost(JobqError):
+    """The job is no longer this claim's: its lease expired and it was reaped or re-claimed,
+    it was cancelled, or it finished. Nothing was written."""
+
+    def __init__(self, job_id: int, token: int | None = None):
+        super().__init__(f"job {job_id}: lease lost (the job was reaped, re-claimed or finished)")
+        self.job_id = job_id
+        self.token = token
+
+
+class JobNotFound(JobqError, KeyError):
+    def __init__(self, job_id: int):
+        super().__init__(f"no job with id {job_id}")
+        self.job_id = job_id
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return self.args[0]
+
+
+class InvalidState(JobqError):
+    """The operation does not apply to the job's current status (e.g. retrying a succeeded job)."""
+
+
+class PayloadTooLarge(JobqError, ValueError):
+    def __init__(self, size: int, limit: int):
+        super().__init__(f"payload is {size} bytes as JSON; the limit is {limit} bytes")
+        self.size = size
+        self.limit = limit
+
+
+class DatabaseError(JobqError):
+    """The database file cannot be used as a jobq database. The file was left untouched."""
+
+
+class NotADatabase(DatabaseError):
+    """The file is not an SQLite database, or it is corrupt."""
+
+
+class SchemaTooNew(DatabaseError):
+    """The database was written by a newer jobq whose schema this version does not know."""
+
+
+class ForeignTable(DatabaseError):
+    """A table with one of jobq's names exists but was not created by jobq."""
+
+
+class StorageFull(JobqError):
+    """The disk (or file size limit) is full; nothing of the failed write was kept."""
+
+
+class DatabaseUnavailable(JobqError):
+    """The database is locked for longer than the busy timeout, read-only, or gone."""

@@ -1,0 +1,351 @@
+"""Queue: jobq's public API. Validates input and reads the clock, then calls the store.
+
+Every method is safe to call from several threads; any number of processes may open the
+same database file.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from .backoff import Backoff
+from .clock import SYSTEM_CLOCK, Clock
+from .errors import LeaseLost, PayloadTooLarge
+from .store.base import Completion, ExtendResult, ListFilter, NewJob, Store
+from .types import Attempt, Job, JobStatus, Stats, WorkerInfo
+
+DEFAULT_LEASE = 30.0
+DEFAULT_MAX_ATTEMPTS = 20
+DEFAULT_MAX_PAYLOAD = 10 * 1024 * 1024
+_UNSET: Any = object()
+_ENQUEUE_KEYS = frozenset(
+    {"kind", "payload", "queue", "priority", "delay", "run_at", "max_attempts", "unique_key"}
+)
+_LIST_STATUSES = frozenset({*JobStatus, "scheduled", "retrying"})
+
+
+def encode_json(value: Any, what: str = "payload") -> str:
+    """Strict JSON (no NaN or Infinity): what another language's JSON reader accepts too."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{what} is not JSON-serializable: {e}") from None
+
+
+class Queue:
+    """A job queue in one SQLite file (created, owner-only, if missing).
+
+    ``synchronous="NORMAL"`` (the default) loses nothing committed when a process dies; a
+    power loss may roll back the last commits. ``"FULL"`` syncs every commit to disk.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        clock: Clock | None = None,
+        synchronous: str = "NORMAL",
+        busy_timeout: float = 30.0,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        backoff: Backoff | None = None,
+        max_payload_bytes: int = DEFAULT_MAX_PAYLOAD,
+        read_only: bool = False,
+        create: bool = True,
+        store: Store | None = None,
+    ):
+        _check_int("max_attempts", max_attempts, minimum=1)
+        _check_int("max_payload_bytes", max_payload_bytes, minimum=2)
+        self.clock: Clock = clock or SYSTEM_CLOCK
+        self.max_attempts = max_attempts
+        self.backoff = backoff or Backoff()
+        self.max_payload_bytes = max_payload_bytes
+        if store is None:
+            from .store.sqlite import SqliteStore
+
+            store = SqliteStore(
+                path, synchronous=synchronous, busy_timeout=busy_timeout,
+                read_only=read_only, create=create,
+            )
+        self.path = os.fspath(path)
+        self.store: Store = store
+
+    # -- producing ------------------------------------------------------------------------
+
+    def enqueue(
+        self,
+        kind: str,
+        payload: Any = None,
+        *,
+        queue: str = "default",
+        priority: int = 0,
+        delay: float = 0,
+        run_at: float | datetime | None = None,
+        max_attempts: int | None = None,
+        unique_key: str | None = None,
+    ) -> int:
+        """Add a job and return its id. With ``unique_key``, while a job with that key is
+        pending or running, return that job's id instead of adding another."""
+        now = self.clock.now()
+        job = self._new_job(kind, payload, queue, priority, delay, run_at, max_attempts,
+                            unique_key, now)
+        return self.store.job_insert_many([job], now)[0]
+
+    def enqueue_many(self, items: Iterable[tuple | Mapping[str, Any]]) -> list[int]:
+        """Add many jobs in one transaction: all of them or, on error, none.
+
+        Items are ``(kind, payload)`` tuples or dicts of ``enqueue``'s arguments.
+        """
+        now = self.clock.now()
+        jobs = [self._new_job_from_item(item, now) for item in items]
+        return self.store.job_insert_many(jobs, now) if jobs else []
+
+    def _new_job_from_item(self, item: tuple | Mapping[str, Any], now: float) -> NewJob:
+        if isinstance(item, Mapping):
+            unknown = set(item) - _ENQUEUE_KEYS
+            if unknown:
+                raise TypeError(f"unknown enqueue argument(s): {', '.join(sorted(unknown))}")
+            if "kind" not in item:
+                raise TypeError("an enqueue item needs a 'kind'")
+            args = {"payload": None, "queue": "default", "priority": 0, "delay": 0,
+                    "run_at": None, "max_attempts": None, "unique_key": None, **item}
+            return self._new_job(args["kind"], args["payload"], args["queue"], args["priority"],
+                                 args["delay"], args["run_at"], args["max_attempts"],
+                                 args["unique_key"], now)
+        if isinstance(item, tuple) and len(item) in (1, 2):
+            kind, payload = (item[0], None) if len(item) == 1 else item
+            return self._new_job(kind, payload, "default", 0, 0, None, None, None, now)
+        raise TypeError(f"an enqueue item is a (kind, payload) tuple or a dict, got {item!r:.80}")
+
+    def _new_job(self, kind, payload, queue, priority, delay, run_at, max_attempts, unique_key,
+                 now) -> NewJob:
+        _check_name("kind", kind)
+        _check_name("queue", queue)
+        _check_int("priority", priority)
+        if max_attempts is None:
+            max_attempts = self.max_attempts
+        _check_int("max_attempts", max_attempts, minimum=1)
+        if unique_key is not None:
+            _check_name("unique_key", unique_key)
+        text = encode_json(payload)
+        if len(text) > self.max_payload_bytes and len(text.encode()) > self.max_payload_bytes:
+            raise PayloadTooLarge(len(text.encode()), self.max_payload_bytes)
+        return NewJob(kind, text, queue, priority, _start_time(delay, run_at, now), max_attempts,
+                      unique_key)
+
+    # -- consuming ------------------------------------------------------------------------
+
+    def claim(self, worker_id: str, *, queues: Sequence[str] | None = None,
+              lease: float = DEFAULT_LEASE) -> Job | None:
+        """Take the next ready job (highest priority, then earliest run_at, then lowest id)
+        under a fresh lease and token, or None when no job is ready."""
+        jobs = self.claim_many(worker_id, 1, queues=queues, lease=lease)
+        return jobs[0] if jobs else None
+
+    def claim_many(self, worker_id: str, limit: int, *, queues: Sequence[str] | None = None,
+                   lease: float = DEFAULT_LEASE) -> list[Job]:
+        """Take up to ``limit`` ready jobs in one statement, each with its own token."""
+        _check_name("worker_id", worker_id)
+        _check_int("limit", limit, minimum=1)
+        _check_lease(lease)
+        if isinstance(queues, str):
+            queues = [queues]
+        for q in queues or ():
+            _check_name("queue", q)
+        now = self.clock.now()
+        return self.store.job_claim(worker_id, queues, now, now + lease, limit)
+
+    def extend(self, job_id: int, token: int, *, lease: float = DEFAULT_LEASE) -> None:
+        """Push the lease ``lease`` seconds past now. Raises ``LeaseLost`` (and writes
+        nothing) when the job is no longer running under this token."""
+        result = self.extend_many([(job_id, token)], lease=lease)
+        if result.lost:
+            raise LeaseLost(job_id, token)
+
+    def extend_many(self, leases: Iterable[tuple[int, int]], *,
+                    lease: float = DEFAULT_LEASE) -> ExtendResult:
+        """Heartbeat for several jobs in one transaction; reports which were lost and which
+        an operator asked to cancel, instead of raising."""
+        _check_lease(lease)
+        now = self.clock.now()
+        return self.store.job_extend_many(leases, now, now + lease)
+
+    def complete(self, job_id: int, token: int, result: Any = None) -> None:
+        """Mark the job succeeded and store ``result`` (JSON). Raises ``LeaseLost`` (and
+        writes nothing) when the job is no longer running under this token."""
+        if not self.complete_many([(job_id, token, result)])[0]:
+            raise LeaseLost(job_id, token)
+
+    def complete_many(self, items: Iterable[tuple[int, int, Any]]) -> list[bool]:
+        """Complete several jobs in one transaction; per item, whether it was accepted."""
+        completions = [
+            Completion(job_id, token, None if result is None else encode_json(result, "result"))
+            for job_id, token, result in items
+        ]
+        if not completions:
+            return []
+        return self.store.job_complete_many(completions, self.clock.now())
+
+    def fail(self, job_id: int, token: int, error: str, *, retry_in: float | None = None) -> Job:
+        """Record a failed attempt. The job runs again after a backoff delay (``retry_in``
+        seconds instead, when given; 0 means now), or goes dead when its attempts are used
+        up. Raises ``LeaseLost`` (and writes nothing) when the job is no longer ours."""
+        if retry_in is not None:
+            _check_seconds("retry_in", retry_in)
+            delay = lambda _attempt: float(retry_in)  # noqa: E731
+        else:
+            delay = self.backoff.delay
+        job = self.store.job_fail(job_id, token, str(error), self.clock.now(), delay)
+        if job is None:
+            raise LeaseLost(job_id, token)
+        return job
+
+    def release(self, job_id: int, token: int) -> None:
+        """Hand an unfinished job back, runnable at once, without counting the attempt
+        (a worker shutting down does this). Raises ``LeaseLost`` when no longer ours."""
+        if not self.store.job_release(job_id, token, self.clock.now()):
+            raise LeaseLost(job_id, token)
+
+    def progress(self, job_id: int, token: int, fraction: float | None,
+                 message: str | None = None) -> None:
+        if fraction is not None:
+            if not isinstance(fraction, (int, float)) or not 0.0 <= fraction <= 1.0:
+                raise ValueError(f"progress fraction must be between 0 and 1, got {fraction!r}")
+            fraction = float(fraction)
+        if not self.store.job_progress(job_id, token, fraction,
+                                       None if message is None else str(message)):
+            raise LeaseLost(job_id, token)
+
+    def reap(self) -> int:
+        """Running jobs whose lease ran out go back to pending after backoff, or to dead
+        when out of attempts. Safe to run from many processes at once."""
+        return self.store.job_rescue_expired(self.clock.now(), self.backoff.delay)
+
+    # -- reading --------------------------------------------------------------------------
+
+    def get(self, job_id: int) -> Job | None:
+        return self.store.job_get(job_id)
+
+    def list(self, status: str | None = None, queue: str | None = None, kind: str | None = None,
+             *, worker: str | None = None, error_contains: str | None = None, limit: int = 100,
+             offset: int = 0) -> list[Job]:
+        """Jobs matching every filter given. ``status`` may also be ``"scheduled"`` (pending,
+        not yet due) or ``"retrying"`` (pending after a failed attempt)."""
+        if status is not None and status not in _LIST_STATUSES:
+            raise ValueError(f"unknown status {status!r}; expected one of "
+                             f"{', '.join(sorted(_LIST_STATUSES))}")
+        _check_int("limit", limit, minimum=0)
+        _check_int("offset", offset, minimum=0)
+        where = ListFilter(status, queue, kind, worker, error_contains, limit, offset)
+        return self.store.job_list(where, self.clock.now())
+
+    def attempts(self, job_id: int) -> list[Attempt]:
+        """Every attempt of the job, oldest first, including the one running now."""
+        return self.store.job_attempts(job_id)
+
+    def stats(self, *, window: float = 3600.0) -> Stats:
+        """Counts by status and queue, and queue lag. Finished counts cover ``window`` s."""
+        _check_seconds("window", window)
+        return self.store.stats(self.clock.now(), window)
+
+    # -- administering --------------------------------------------------------------------
+
+    def retry(self, job_id: int) -> None:
+        """A dead or cancelled job back to pending, runnable now, with a fresh allowance of
+        attempts. Raises ``JobNotFound`` or ``InvalidState``."""
+        self.store.job_retry(job_id, self.clock.now())
+
+    def retry_dead(self, *, queue: str | None = None, kind: str | None = None,
+                   error_contains: str | None = None) -> int:
+        """Retry every dead job matching the filters; returns how many."""
+        where = ListFilter(JobStatus.DEAD, queue, kind, None, error_contains)
+        return self.store.job_retry_dead(where, self.clock.now())
+
+    def cancel(self, job_id: int) -> JobStatus:
+        """A pending job is cancelled at once (returns ``cancelled``). A running one is
+        flagged: its worker's next heartbeat tells the handler to stop (returns ``running``)."""
+        return JobStatus(self.store.job_cancel(job_id, self.clock.now()))
+
+    def prune(self, older_than: float) -> int:
+        """Delete jobs that finished more than ``older_than`` seconds ago, and their
+        history. Pending and running jobs are never touched."""
+        _check_seconds("older_than", older_than)
+        return self.store.job_prune(self.clock.now() - older_than)
+
+    # -- workers --------------------------------------------------------------------------
+
+    def register_worker(self, worker_id: str, *, host: str, pid: int,
+                        queues: Sequence[str] | None, concurrency: int) -> None:
+        now = self.clock.now()
+        info = WorkerInfo(worker_id, host, pid, None if queues is None else tuple(queues),
+                          concurrency, now, now, 0)
+        self.store.worker_register(info)
+
+    def beat_worker(self, worker_id: str, *, busy: int = 0) -> None:
+        self.store.worker_beat(worker_id, self.clock.now(), busy)
+
+    def deregister_worker(self, worker_id: str) -> None:
+        self.store.worker_deregister(worker_id)
+
+    def workers(self) -> list[WorkerInfo]:
+        return self.store.worker_list()
+
+    # -- misc -----------------------------------------------------------------------------
+
+    def data_version(self) -> int:
+        """Changes whenever another connection commits: poll it to notice new work cheaply."""
+        return self.store.data_version()
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Queue:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Queue({self.path!r})"
+
+
+def _check_name(what: str, value: Any) -> None:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{what} must be a non-empty string, got {value!r:.80}")
+
+
+def _check_int(what: str, value: Any, minimum: int | None = None) -> None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{what} must be an integer, got {value!r:.80}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{what} must be >= {minimum}, got {value}")
+
+
+def _check_seconds(what: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise TypeError(f"{what} must be a finite number of seconds, got {value!r:.80}")
+    if value < 0:
+        raise ValueError(f"{what} must be >= 0 seconds, got {value}")
+
+
+def _check_lease(lease: Any) -> None:
+    _check_seconds("lease", lease)
+    if lease <= 0:
+        raise ValueError(f"lease must be > 0 seconds, got {lease}")
+
+
+def _start_time(delay: Any, run_at: float | datetime | None, now: float) -> float:
+    _check_seconds("delay", delay)
+    if run_at is None:
+        return now + delay
+    if delay:
+        raise ValueError("give delay or run_at, not both")
+    if isinstance(run_at, datetime):
+        if run_at.tzinfo is None:
+            raise ValueError("run_at must be timezone-aware (e.g. datetime.now(timezone.utc))")
+        return run_at.timestamp()
+    _check_seconds("run_at", run_at)
+    return float(run_at)

@@ -1,0 +1,134 @@
+"""The storage contract: job operations, not "run this SQL".
+
+A backend (SQLite now, PostgreSQL later) implements ``Store``; ``Queue`` validates input,
+reads the clock and calls these. Every method that takes ``now`` uses it as the current
+time: stores never read a clock themselves, so tests control time completely.
+
+Fencing is the store's duty: every operation that takes a ``token`` changes the job only
+while it is ``running`` under that same token, and reports a mismatch instead of writing.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..types import Attempt, Job, Stats, WorkerInfo
+
+RetryDelay = Callable[[int], float]
+"""Seconds to wait before the next attempt, given the number of the attempt that failed."""
+
+
+@dataclass(frozen=True, slots=True)
+class NewJob:
+    """A validated job ready to insert; payload is already JSON text."""
+
+    kind: str
+    payload: str
+    queue: str
+    priority: int
+    run_at: float
+    max_attempts: int
+    unique_key: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    job_id: int
+    token: int
+    result: str | None  # JSON text
+
+
+@dataclass(frozen=True, slots=True)
+class ListFilter:
+    status: str | None = None
+    queue: str | None = None
+    kind: str | None = None
+    worker: str | None = None
+    error_contains: str | None = None
+    limit: int = 100
+    offset: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ExtendResult:
+    """Outcome of a heartbeat over several jobs."""
+
+    lost: frozenset[int]  # no longer ours: the handler must stop, its result is discarded
+    cancel_requested: frozenset[int]  # still ours, but an operator asked it to stop
+
+
+class Store(Protocol):
+    def job_insert_many(self, jobs: Sequence[NewJob], now: float) -> list[int]:
+        """Insert in one transaction; a job whose unique_key is held by a pending or running
+        job (or an earlier item of the batch) yields that job's id instead."""
+        ...
+
+    def job_claim(
+        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float, limit: int
+    ) -> list[Job]:
+        """Atomically move up to ``limit`` ready jobs to running under fresh tokens."""
+        ...
+
+    def job_extend_many(
+        self, leases: Iterable[tuple[int, int]], now: float, lease_until: float
+    ) -> ExtendResult: ...
+
+    def job_complete_many(self, completions: Sequence[Completion], now: float) -> list[bool]:
+        """One transaction; per item, whether it was accepted (False: fenced out)."""
+        ...
+
+    def job_fail(
+        self, job_id: int, token: int, error: str, now: float, retry_delay: RetryDelay
+    ) -> Job | None:
+        """Record the failed attempt; back to pending after ``retry_delay`` or dead when out
+        of attempts (cancelled when cancellation was requested). None: fenced out."""
+        ...
+
+    def job_release(self, job_id: int, token: int, now: float) -> bool:
+        """Give an unfinished job back, runnable now; the attempt is not counted."""
+        ...
+
+    def job_progress(
+        self, job_id: int, token: int, fraction: float | None, message: str | None
+    ) -> bool: ...
+
+    def job_rescue_expired(self, now: float, retry_delay: RetryDelay) -> int:
+        """Reap: running jobs whose lease ran out go back to pending or to dead."""
+        ...
+
+    def job_get(self, job_id: int) -> Job | None: ...
+
+    def job_list(self, where: ListFilter, now: float) -> list[Job]: ...
+
+    def job_attempts(self, job_id: int) -> list[Attempt]: ...
+
+    def job_retry(self, job_id: int, now: float) -> None:
+        """A dead or cancelled job back to pending, runnable now, with a fresh allowance."""
+        ...
+
+    def job_retry_dead(self, where: ListFilter, now: float) -> int:
+        """Every dead job matching ``where`` back to pending; returns how many."""
+        ...
+
+    def job_cancel(self, job_id: int, now: float) -> str:
+        """Pending: cancelled now. Running: flagged for its worker. Returns the new status."""
+        ...
+
+    def job_prune(self, finished_before: float) -> int: ...
+
+    def stats(self, now: float, window: float) -> Stats: ...
+
+    def worker_register(self, info: WorkerInfo) -> None: ...
+
+    def worker_beat(self, worker_id: str, now: float, busy: int) -> None: ...
+
+    def worker_deregister(self, worker_id: str) -> None: ...
+
+    def worker_list(self) -> list[WorkerInfo]: ...
+
+    def data_version(self) -> int:
+        """Changes whenever another connection commits: a cheap "anything new?" signal."""
+        ...
+
+    def close(self) -> None: ...

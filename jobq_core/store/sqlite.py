@@ -1,0 +1,715 @@
+"""The SQLite store: jobq's job operations on one WAL-mode database file.
+
+Concurrency model: any number of processes may open the same file. Each ``SqliteStore``
+owns one connection, guarded by a lock so that threads of one process may share it.
+Writers are serialised by SQLite itself; every multi-statement write runs inside
+``BEGIN IMMEDIATE`` (a deferred transaction that reads first and writes later can fail
+with SQLITE_BUSY at once, whatever the busy timeout). A single write statement in
+autocommit mode takes the write lock when it starts, so it needs no explicit transaction.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+
+from ..errors import (
+    DatabaseError,
+    DatabaseUnavailable,
+    ForeignTable,
+    InvalidState,
+    JobNotFound,
+    JobqError,
+    NotADatabase,
+    SchemaTooNew,
+    StorageFull,
+)
+from ..types import Attempt, Job, JobStatus, Outcome, QueueStats, Stats, WorkerInfo
+from .base import Completion, ExtendResult, ListFilter, NewJob, RetryDelay
+from .sqlite_schema import APP_ID, MIGRATIONS, SCHEMA_VERSION, TABLES
+
+SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
+_BATCH = 1000  # rows per transaction for maintenance work, so writers never wait long
+
+_JOB_COLS = (
+    "id, kind, queue, payload, priority, status, attempts, max_attempts, run_at, lease_until, "
+    "worker, token, result, error, created_at, started_at, finished_at, unique_key, progress, "
+    "progress_message, cancel_requested, heartbeat_at"
+)
+_INSERT = (
+    "INSERT INTO jobq_jobs(kind, payload, queue, priority, run_at, max_attempts, unique_key, "
+    "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_COMPLETE = (
+    "UPDATE jobq_jobs SET status='succeeded', result=?, finished_at=?, lease_until=NULL, "
+    "cancel_requested=0 WHERE id=? AND status='running' AND token=?"
+)
+_EXTEND = (
+    "UPDATE jobq_jobs SET lease_until=?, heartbeat_at=? "
+    "WHERE id=? AND status='running' AND token=? RETURNING cancel_requested"
+)
+_RECORD_ATTEMPT = (
+    "INSERT INTO jobq_attempts(job_id, attempt, worker, token, started_at, ended_at, outcome, "
+    "error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+# Status a job leaves "running" for, with the columns every such move resets.
+_LEAVE_RUNNING = (
+    "UPDATE jobq_jobs SET status=?, run_at=?, attempts=?, error=coalesce(?, error), "
+    "finished_at=?, lease_until=NULL, token=NULL, heartbeat_at=NULL, cancel_requested=0 "
+    "WHERE id=? AND status='running' AND token=?"
+)
+_ORDER_PENDING = "ORDER BY priority DESC, run_at, id"
+
+
+def _decode(text: str | None):
+    return None if text is None else json.loads(text)
+
+
+def _job(r: tuple) -> Job:
+    return Job(
+        r[0], r[1], r[2], _decode(r[3]), r[4], JobStatus(r[5]), r[6], r[7], r[8], r[9], r[10],
+        r[11], _decode(r[12]), r[13], r[14], r[15], r[16], r[17], r[18], r[19], bool(r[20]),
+        r[21],
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _claim_sql(n_queues: int, single: bool) -> str:
+    """The claim statement. Its shape depends only on how many queues are named, never on
+    data: queue names are bound parameters. One queue is a seek on the per-queue index;
+    several are merged from one bounded scan each, so no claim sorts the whole backlog."""
+    if n_queues == 0:
+        pick = f"SELECT id FROM jobq_jobs WHERE status='pending' AND run_at<=? {_ORDER_PENDING} LIMIT ?"
+    elif n_queues == 1:
+        pick = (
+            "SELECT id FROM jobq_jobs WHERE status='pending' AND queue=? AND run_at<=? "
+            f"{_ORDER_PENDING} LIMIT ?"
+        )
+    else:
+        arm = (
+            "SELECT * FROM (SELECT id, priority, run_at FROM jobq_jobs WHERE status='pending' "
+            f"AND queue=? AND run_at<=? {_ORDER_PENDING} LIMIT ?)"
+        )
+        pick = f"SELECT id FROM ({' UNION ALL '.join([arm] * n_queues)}) {_ORDER_PENDING} LIMIT ?"
+    match = f"id=({pick})" if single else f"id IN ({pick})"
+    return (
+        "UPDATE jobq_jobs SET status='running', attempts=attempts+1, lease_until=?, worker=?, "
+        "token=random(), started_at=?, heartbeat_at=?, progress=NULL, progress_message=NULL "
+        f"WHERE {match} RETURNING {_JOB_COLS}"
+    )
+
+
+def _claim_params(queues: Sequence[str], now: float, limit: int) -> list:
+    if len(queues) <= 1:
+        return [*queues, now, limit]
+    params: list = []
+    for q in queues:
+        params += [q, now, limit]
+    return [*params, limit]
+
+
+def _translate(e: sqlite3.Error, path: str) -> JobqError:
+    code = (getattr(e, "sqlite_errorcode", None) or 0) & 0xFF
+    if code == sqlite3.SQLITE_FULL:
+        return StorageFull(f"{path}: the disk or file size limit is full ({e})")
+    if code in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT):
+        return NotADatabase(f"{path} is not an SQLite database, or it is corrupt ({e})")
+    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return DatabaseUnavailable(f"{path}: the database stayed locked past the busy timeout ({e})")
+    if code == sqlite3.SQLITE_READONLY:
+        return DatabaseUnavailable(f"{path}: the database is read-only here ({e})")
+    return DatabaseUnavailable(f"{path}: {e}")
+
+
+def _guarded(method):
+    """Run a store method under the connection lock, turning sqlite3 errors into jobq's."""
+
+    @functools.wraps(method)
+    def wrapper(self: SqliteStore, *args, **kwargs):
+        with self._lock:
+            try:
+                return method(self, *args, **kwargs)
+            except sqlite3.Error as e:
+                raise _translate(e, self.path) from e
+
+    return wrapper
+
+
+class SqliteStore:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: str = "NORMAL",
+        busy_timeout: float = 30.0,
+        read_only: bool = False,
+        create: bool = True,
+    ):
+        synchronous = str(synchronous).upper()
+        if synchronous not in SYNCHRONOUS_MODES:
+            raise ValueError(f"synchronous must be one of {SYNCHRONOUS_MODES}, got {synchronous!r}")
+        if not busy_timeout >= 0:
+            raise ValueError(f"busy_timeout must be >= 0 seconds, got {busy_timeout!r}")
+        self.path = os.fspath(path)
+        self.read_only = read_only
+        self._lock = threading.RLock()
+        self._conn = _connect(self.path, busy_timeout, read_only, create and not read_only)
+        try:
+            version = _installed_version(self._conn, self.path)
+            if not read_only:
+                _set_pragmas(self._conn, self.path, synchronous)
+                if version < SCHEMA_VERSION:
+                    _migrate(self._conn)
+            elif version < SCHEMA_VERSION:
+                raise DatabaseError(
+                    f"{self.path} is not a jobq database (or needs an upgrade: open it once "
+                    "without read-only mode)"
+                )
+        except sqlite3.Error as e:
+            self._conn.close()
+            raise _translate(e, self.path) from e
+        except BaseException:
+            self._conn.close()
+            raise
+
+    # -- transactions -------------------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        c = self._conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            yield c
+            c.execute("COMMIT")
+        except BaseException:
+            if c.in_transaction:  # SQLite may already have rolled back (e.g. disk full)
+                c.execute("ROLLBACK")
+            raise
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """One snapshot for several SELECTs, so counts agree with each other."""
+        c = self._conn
+        c.execute("BEGIN")
+        try:
+            yield c
+        finally:
+            if c.in_transaction:
+                c.execute("COMMIT")
+
+    # -- producing ----------------------------------------------------------------------
+
+    @_guarded
+    def job_insert_many(self, jobs: Sequence[NewJob], now: float) -> list[int]:
+        ids: list[int] = []
+        with self._write() as c:
+            plain: list[tuple] = []
+            for job in jobs:
+                if job.unique_key is None:
+                    plain.append(_insert_row(job, now))
+                    continue
+                ids += self._insert_plain(c, plain)
+                plain = []
+                row = c.execute(
+                    "SELECT id FROM jobq_jobs WHERE unique_key=? AND status IN ('pending','running')",
+                    (job.unique_key,),
+                ).fetchone()
+                ids.append(row[0] if row else c.execute(_INSERT, _insert_row(job, now)).lastrowid)
+            ids += self._insert_plain(c, plain)
+        return ids
+
+    @staticmethod
+    def _insert_plain(c: sqlite3.Connection, rows: list[tuple]) -> list[int]:
+        if not rows:
+            return []
+        if len(rows) == 1:
+            return [c.execute(_INSERT, rows[0]).lastrowid]
+        c.executemany(_INSERT, rows)
+        # We hold the write lock and ids are AUTOINCREMENT: the batch got consecutive ids.
+        last = c.execute("SELECT last_insert_rowid()").fetchone()[0]
+        return list(range(last - len(rows) + 1, last + 1))
+
+    # -- consuming ----------------------------------------------------------------------
+
+    @_guarded
+    def job_claim(
+        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float, limit: int
+    ) -> list[Job]:
+        queues = list(dict.fromkeys(queues)) if queues else []
+        sql = _claim_sql(len(queues), limit == 1)
+        params = [lease_until, worker, now, now, *_claim_params(queues, now, limit)]
+        rows = self._conn.execute(sql, params).fetchall()
+        jobs = [_job(r) for r in rows]
+        jobs.sort(key=lambda j: (-j.priority, j.run_at, j.id))  # RETURNING order is unspecified
+        return jobs
+
+    @_guarded
+    def job_extend_many(
+        self, leases: Iterable[tuple[int, int]], now: float, lease_until: float
+    ) -> ExtendResult:
+        leases = list(leases)
+        lost, cancel = set(), set()
+        if not leases:
+            return ExtendResult(frozenset(), frozenset())
+        with self._write() if len(leases) > 1 else _nothing(self._conn) as c:
+            for job_id, token in leases:
+                row = c.execute(_EXTEND, (lease_until, now, job_id, token)).fetchone()
+                if row is None:
+                    lost.add(job_id)
+                elif row[0]:
+                    cancel.add(job_id)
+        return ExtendResult(frozenset(lost), frozenset(cancel))
+
+    @_guarded
+    def job_complete_many(self, completions: Sequence[Completion], now: float) -> list[bool]:
+        with self._write() if len(completions) > 1 else _nothing(self._conn) as c:
+            return [
+                c.execute(_COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1
+                for x in completions
+            ]
+
+    @_guarded
+    def job_fail(
+        self, job_id: int, token: int, error: str, now: float, retry_delay: RetryDelay
+    ) -> Job | None:
+        with self._write() as c:
+            row = c.execute(
+                "SELECT attempts, max_attempts, worker, started_at, cancel_requested FROM jobq_jobs "
+                "WHERE id=? AND status='running' AND token=?",
+                (job_id, token),
+            ).fetchone()
+            if row is None:
+                return None
+            attempts, max_attempts, worker, started_at, cancel = row
+            outcome = Outcome.CANCELLED if cancel else Outcome.FAILED
+            _leave_running(c, job_id, token, attempts, max_attempts, bool(cancel), now,
+                           retry_delay, error)
+            c.execute(_RECORD_ATTEMPT, (job_id, attempts, worker, token, started_at, now,
+                                        outcome, error))
+            return _job(c.execute(f"SELECT {_JOB_COLS} FROM jobq_jobs WHERE id=?", (job_id,)).fetchone())
+
+    @_guarded
+    def job_release(self, job_id: int, token: int, now: float) -> bool:
+        with self._write() as c:
+            row = c.execute(
+                "SELECT attempts, worker, started_at, cancel_requested FROM jobq_jobs "
+                "WHERE id=? AND status='running' AND token=?",
+                (job_id, token),
+            ).fetchone()
+            if row is None:
+                return False
+            attempts, worker, started_at, cancel = row
+            if cancel:
+                status, finished, outcome = JobStatus.CANCELLED, now, Outcome.CANCELLED
+            else:
+                status, finished, outcome = JobStatus.PENDING, None, Outcome.RELEASED
+            c.execute(_LEAVE_RUNNING, (status, now, attempts - 1, None, finished, job_id, token))
+            c.execute(_RECORD_ATTEMPT, (job_id, attempts, worker, token, started_at, now,
+                                        outcome, None))
+            return True
+
+    @_guarded
+    def job_progress(
+        self, job_id: int, token: int, fraction: float | None, message: str | None
+    ) -> bool:
+        cur = self._conn.execute(
+            "UPDATE jobq_jobs SET progress=?, progress_message=? "
+            "WHERE id=? AND status='running' AND token=?",
+            (fraction, message, job_id, token),
+        )
+        return cur.rowcount == 1
+
+    @_guarded
+    def job_rescue_expired(self, now: float, retry_delay: RetryDelay) -> int:
+        rescued = 0
+        while True:
+            with self._write() as c:
+                rows = c.execute(
+                    "SELECT id, token, attempts, max_attempts, worker, started_at, lease_until, "
+                    "cancel_requested FROM jobq_jobs WHERE status='running' AND lease_until<? "
+                    "LIMIT ?",
+                    (now, _BATCH),
+                ).fetchall()
+                for job_id, token, attempts, max_attempts, worker, started, lease, cancel in rows:
+                    error = (f"lease expired at {lease:.3f} with no heartbeat from worker "
+                             f"{worker!r}; the attempt counts as failed")
+                    _leave_running(c, job_id, token, attempts, max_attempts, bool(cancel), now,
+                                   retry_delay, error)
+                    c.execute(_RECORD_ATTEMPT, (job_id, attempts, worker, token, started, now,
+                                                Outcome.LEASE_EXPIRED, error))
+            rescued += len(rows)
+            if len(rows) < _BATCH:
+                return rescued
+
+    # -- reading ------------------------------------------------------------------------
+
+    @_guarded
+    def job_get(self, job_id: int) -> Job | None:
+        row = self._conn.execute(f"SELECT {_JOB_COLS} FROM jobq_jobs WHERE id=?", (job_id,)).fetchone()
+        return _job(row) if row else None
+
+    @_guarded
+    def job_list(self, where: ListFilter, now: float) -> list[Job]:
+        conds, params, order = _list_conditions(where, now)
+        sql = f"SELECT {_JOB_COLS} FROM jobq_jobs"
+        if conds:
+            sql += " WHERE " + " AND ".join(conds)
+        sql += f" ORDER BY {order} LIMIT ? OFFSET ?"
+        rows = self._conn.execute(sql, [*params, where.limit, where.offset]).fetchall()
+        return [_job(r) for r in rows]
+
+    @_guarded
+    def job_attempts(self, job_id: int) -> list[Attempt]:
+        with self._read() as c:
+            rows = c.execute(
+                "SELECT job_id, attempt, worker, token, started_at, ended_at, outcome, error "
+                "FROM jobq_attempts WHERE job_id=? ORDER BY seq",
+                (job_id,),
+            ).fetchall()
+            current = c.execute(
+                "SELECT attempts, worker, token, started_at, finished_at, status FROM jobq_jobs "
+                "WHERE id=? AND status IN ('running','succeeded')",
+                (job_id,),
+            ).fetchone()
+        out = [Attempt(r[0], r[1], r[2], r[3], r[4], r[5], Outcome(r[6]), r[7]) for r in rows]
+        if current:
+            attempt, worker, token, started, finished, status = current
+            outcome = Outcome.RUNNING if status == JobStatus.RUNNING else Outcome.SUCCEEDED
+            out.append(Attempt(job_id, attempt, worker, token, started, finished, outcome, None))
+        return out
+
+    # -- administering ------------------------------------------------------------------
+
+    @_guarded
+    def job_retry(self, job_id: int, now: float) -> None:
+        with self._write() as c:
+            row = c.execute("SELECT status FROM jobq_jobs WHERE id=?", (job_id,)).fetchone()
+            if row is None:
+                raise JobNotFound(job_id)
+            if row[0] not in (JobStatus.DEAD, JobStatus.CANCELLED):
+                raise InvalidState(f"job {job_id} is {row[0]}; only dead or cancelled jobs can be retried")
+            try:
+                c.execute(_REVIVE + " WHERE id=?", (now, job_id))
+            except sqlite3.IntegrityError:
+                raise InvalidState(
+                    f"job {job_id}: another pending or running job holds its unique key"
+                ) from None
+
+    @_guarded
+    def job_retry_dead(self, where: ListFilter, now: float) -> int:
+        conds, params, _ = _list_conditions(
+            ListFilter(JobStatus.DEAD, where.queue, where.kind, where.worker, where.error_contains),
+            now,
+        )
+        with self._write() as c:
+            # OR IGNORE: a job whose unique key is live again elsewhere stays dead.
+            sql = _REVIVE.replace("UPDATE", "UPDATE OR IGNORE", 1) + " WHERE " + " AND ".join(conds)
+            return c.execute(sql, [now, *params]).rowcount
+
+    @_guarded
+    def job_cancel(self, job_id: int, now: float) -> str:
+        with self._write() as c:
+            row = c.execute("SELECT status FROM jobq_jobs WHERE id=?", (job_id,)).fetchone()
+            if row is None:
+                raise JobNotFound(job_id)
+            if row[0] == JobStatus.PENDING:
+                c.execute(
+                    "UPDATE jobq_jobs SET status='cancelled', finished_at=? WHERE id=?", (now, job_id)
+                )
+                return JobStatus.CANCELLED
+            if row[0] == JobStatus.RUNNING:
+                c.execute("UPDATE jobq_jobs SET cancel_requested=1 WHERE id=?", (job_id,))
+                return JobStatus.RUNNING
+            raise InvalidState(f"job {job_id} is already {row[0]}")
+
+    @_guarded
+    def job_prune(self, finished_before: float) -> int:
+        pruned = 0
+        while True:
+            with self._write() as c:
+                ids = [r[0] for r in c.execute(
+                    "SELECT id FROM jobq_jobs WHERE status IN ('succeeded','dead','cancelled') "
+                    "AND finished_at<? LIMIT ?",
+                    (finished_before, _BATCH),
+                )]
+                if ids:
+                    batch = json.dumps(ids)
+                    c.execute("DELETE FROM jobq_attempts WHERE job_id IN "
+                              "(SELECT value FROM json_each(?))", (batch,))
+                    c.execute("DELETE FROM jobq_jobs WHERE id IN (SELECT value FROM json_each(?))",
+                              (batch,))
+            pruned += len(ids)
+            if len(ids) < _BATCH:
+                return pruned
+
+    @_guarded
+    def stats(self, now: float, window: float) -> Stats:
+        return _stats(self, now, window)
+
+    # -- workers ------------------------------------------------------------------------
+
+    @_guarded
+    def worker_register(self, info: WorkerInfo) -> None:
+        queues = None if info.queues is None else json.dumps(list(info.queues))
+        self._conn.execute(
+            "INSERT OR REPLACE INTO jobq_workers(id, host, pid, queues, concurrency, started_at, "
+            "last_seen, busy) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (info.id, info.host, info.pid, queues, info.concurrency, info.started_at,
+             info.last_seen, info.busy),
+        )
+
+    @_guarded
+    def worker_beat(self, worker_id: str, now: float, busy: int) -> None:
+        self._conn.execute(
+            "UPDATE jobq_workers SET last_seen=?, busy=? WHERE id=?", (now, busy, worker_id)
+        )
+
+    @_guarded
+    def worker_deregister(self, worker_id: str) -> None:
+        self._conn.execute("DELETE FROM jobq_workers WHERE id=?", (worker_id,))
+
+    @_guarded
+    def worker_list(self) -> list[WorkerInfo]:
+        rows = self._conn.execute(
+            "SELECT id, host, pid, queues, concurrency, started_at, last_seen, busy "
+            "FROM jobq_workers ORDER BY id"
+        ).fetchall()
+        return [
+            WorkerInfo(r[0], r[1], r[2], None if r[3] is None else tuple(json.loads(r[3])),
+                       r[4], r[5], r[6], r[7])
+            for r in rows
+        ]
+
+    # -- misc ---------------------------------------------------------------------------
+
+    @_guarded
+    def data_version(self) -> int:
+        return self._conn.execute("PRAGMA data_version").fetchone()[0]
+
+    @_guarded
+    def integrity_check(self) -> str:
+        return "; ".join(r[0] for r in self._conn.execute("PRAGMA integrity_check"))
+
+    @_guarded
+    def explain_claim(self, queues: Sequence[str] | None = None, limit: int = 1) -> list[str]:
+        """The query plan of the claim statement (tests assert it uses the partial index)."""
+        queues = list(queues or [])
+        sql = "EXPLAIN QUERY PLAN " + _claim_sql(len(queues), limit == 1)
+        params = [0.0, "w", 0.0, 0.0, *_claim_params(queues, 0.0, limit)]
+        return [r[3] for r in self._conn.execute(sql, params)]
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+_REVIVE = (
+    "UPDATE jobq_jobs SET status='pending', run_at=?, attempts=0, finished_at=NULL, "
+    "lease_until=NULL, token=NULL, cancel_requested=0, progress=NULL, progress_message=NULL"
+)
+
+
+@contextmanager
+def _nothing(c: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    yield c
+
+
+def _insert_row(job: NewJob, now: float) -> tuple:
+    return (job.kind, job.payload, job.queue, job.priority, job.run_at, job.max_attempts,
+            job.unique_key, now)
+
+
+def _leave_running(
+    c: sqlite3.Connection, job_id: int, token: int, attempts: int, max_attempts: int,
+    cancel: bool, now: float, retry_delay: RetryDelay, error: str,
+) -> None:
+    """Move a failed or expired attempt's job on: cancelled, dead, or pending after backoff."""
+    if cancel:
+        status, run_at, finished = JobStatus.CANCELLED, now, now
+    elif attempts >= max_attempts:
+        status, run_at, finished = JobStatus.DEAD, now, now
+    else:
+        status, run_at, finished = JobStatus.PENDING, now + max(0.0, retry_delay(attempts)), None
+    c.execute(_LEAVE_RUNNING, (status, run_at, attempts, error, finished, job_id, token))
+
+
+_LIST_ORDER = {
+    JobStatus.PENDING: _ORDER_PENDING[len("ORDER BY "):],
+    "scheduled": "run_at, id",
+    "retrying": "run_at, id",
+    JobStatus.RUNNING: "lease_until, id",
+}
+
+
+def _list_conditions(where: ListFilter, now: float) -> tuple[list[str], list, str]:
+    """WHERE fragments for a listing; each is a fixed string, every value a parameter."""
+    conds: list[str] = []
+    params: list = []
+    status = where.status
+    if status in ("scheduled", "retrying"):
+        conds.append("status='pending'")
+        conds.append("run_at>?" if status == "scheduled" else "attempts>0")
+        params += [now] if status == "scheduled" else []
+    elif status is not None:
+        conds.append("status=?")
+        params.append(str(status))
+    for column, value in (("queue", where.queue), ("kind", where.kind), ("worker", where.worker)):
+        if value is not None:
+            conds.append(f"{column}=?")
+            params.append(value)
+    if where.error_contains:
+        conds.append("instr(error, ?) > 0")
+        params.append(where.error_contains)
+    if status is None:
+        order = "id DESC"
+    else:
+        order = _LIST_ORDER.get(status, "finished_at DESC, id DESC")
+    return conds, params, order
+
+
+def _stats(store: SqliteStore, now: float, window: float) -> Stats:
+    queues: dict[str, dict] = {}
+    with store._read() as c:
+        pending = scheduled = retrying = 0
+        oldest = None
+        for q, n, sched, retry, first in c.execute(
+            "SELECT queue, count(*), sum(run_at>?), sum(attempts>0), "
+            "min(CASE WHEN run_at<=? THEN run_at END) "
+            "FROM jobq_jobs WHERE status='pending' GROUP BY queue",
+            (now, now),
+        ):
+            queues.setdefault(q, {})["pending"] = n
+            queues[q]["oldest_pending_at"] = first
+            pending, scheduled, retrying = pending + n, scheduled + sched, retrying + retry
+            if first is not None and (oldest is None or first < oldest):
+                oldest = first
+        running = expired = 0
+        for q, n, exp in c.execute(
+            "SELECT queue, count(*), sum(lease_until<?) FROM jobq_jobs WHERE status='running' "
+            "GROUP BY queue",
+            (now,),
+        ):
+            queues.setdefault(q, {})["running"] = n
+            running, expired = running + n, expired + exp
+        dead = 0
+        for q, n in c.execute(
+            "SELECT queue, count(*) FROM jobq_jobs WHERE status='dead' GROUP BY queue"
+        ):
+            queues.setdefault(q, {})["dead"] = n
+            dead += n
+        recent = dict(c.execute(
+            "SELECT status, count(*) FROM jobq_jobs WHERE status IN "
+            "('succeeded','dead','cancelled') AND finished_at>=? GROUP BY status",
+            (now - window,),
+        ).fetchall())
+    return Stats(
+        now=now, window=window, pending=pending, scheduled=scheduled, retrying=retrying,
+        running=running, dead=dead, succeeded_recent=recent.get("succeeded", 0),
+        dead_recent=recent.get("dead", 0), cancelled_recent=recent.get("cancelled", 0),
+        expired_leases=expired, oldest_pending_at=oldest,
+        queues={q: QueueStats(**v) for q, v in sorted(queues.items())},
+    )
+
+
+# -- opening ----------------------------------------------------------------------------
+
+
+def _connect(path: str, busy_timeout: float, read_only: bool, create: bool) -> sqlite3.Connection:
+    if os.path.isdir(path):
+        raise DatabaseError(f"{path} is a directory, not a database file")
+    if not os.path.exists(path):
+        if not create:
+            raise DatabaseError(f"{path}: no such database file")
+        try:  # owner-only from the first byte; SQLite gives -wal and -shm the same mode
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            pass  # another process created it first: open theirs
+        except OSError as e:
+            raise DatabaseError(f"{path}: cannot create the database file ({e.strerror})") from None
+    target = f"file:{_uri_path(path)}?mode=ro" if read_only else path
+    try:
+        return sqlite3.connect(
+            target, timeout=busy_timeout, isolation_level=None, check_same_thread=False,
+            uri=read_only, cached_statements=256,
+        )
+    except sqlite3.Error as e:
+        raise DatabaseUnavailable(f"{path}: cannot open the database ({e})") from None
+
+
+def _uri_path(path: str) -> str:
+    from urllib.parse import quote
+
+    return quote(os.path.abspath(path))
+
+
+def _installed_version(c: sqlite3.Connection, path: str) -> int:
+    """jobq's schema version in this file (0: none yet). Reads only: a file that is not
+    ours, not SQLite, or too new is refused before anything is written to it."""
+    names = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    ours = [t for t in TABLES if t in names]
+    if not ours:
+        return 0
+    if "jobq_meta" not in names:
+        raise ForeignTable(f"{path} has a table named {ours[0]!r} that jobq did not create")
+    try:
+        meta = dict(c.execute("SELECT key, value FROM jobq_meta").fetchall())
+    except sqlite3.Error:
+        meta = {}
+    if meta.get("application") != APP_ID or not str(meta.get("schema_version", "")).isdigit():
+        raise ForeignTable(f"{path} has a table named 'jobq_meta' that jobq did not create")
+    version = int(meta["schema_version"])
+    if version > SCHEMA_VERSION:
+        raise SchemaTooNew(
+            f"{path} has jobq schema version {version}, newer than this jobq understands "
+            f"({SCHEMA_VERSION}); upgrade jobq to use it"
+        )
+    return version
+
+
+def _set_pragmas(c: sqlite3.Connection, path: str, synchronous: str) -> None:
+    mode = c.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+    if str(mode).lower() != "wal":
+        raise DatabaseError(f"{path}: cannot switch the database to WAL mode (it stays in {mode!r})")
+    c.execute(f"PRAGMA synchronous={synchronous}")  # validated against SYNCHRONOUS_MODES
+
+
+def _migrate(c: sqlite3.Connection) -> None:
+    c.execute("BEGIN IMMEDIATE")
+    try:
+        names = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "jobq_meta" in names:  # re-read under the write lock: another process may have won
+            version = int(c.execute(
+                "SELECT value FROM jobq_meta WHERE key='schema_version'").fetchone()[0])
+            owns = c.execute("SELECT 1 FROM jobq_meta WHERE key='owns_user_version'").fetchone()
+        else:
+            version = 0
+            others = [n for n in names if not n.startswith("sqlite_")]
+            owns = not others and c.execute("PRAGMA user_version").fetchone()[0] == 0
+        for script in MIGRATIONS[version:]:
+            for statement in _statements(script):
+                c.execute(statement)
+        c.execute("INSERT OR REPLACE INTO jobq_meta VALUES ('application', ?)", (APP_ID,))
+        c.execute("INSERT OR REPLACE INTO jobq_meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        if owns:
+            c.execute("INSERT OR REPLACE INTO jobq_meta VALUES ('owns_user_version', '1')")
+            c.execute(f"PRAGMA user_version={SCHEMA_VERSION:d}")
+        c.execute("COMMIT")
+    except BaseException:
+        if c.in_transaction:
+            c.execute("ROLLBACK")
+        raise
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration script into statements (executescript would commit on its own)."""
+    out, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    return [s for s in out if s]

@@ -1,0 +1,92 @@
+"""jobq's SQLite schema and its forward migrations.
+
+``MIGRATIONS[n]`` takes a database from schema version n to n+1. The version lives in the
+``jobq_meta`` table, and also in ``PRAGMA user_version`` when jobq owns the file (it had no
+other tables when jobq first set it up): an application that adds jobq's tables to its own
+database keeps its ``user_version`` for itself.
+
+Indexes are partial so that claim, reap and stats cost the same with a million finished
+jobs in the table as with none.
+"""
+from __future__ import annotations
+
+APP_ID = "jobq"
+TABLES = ("jobq_meta", "jobq_jobs", "jobq_attempts", "jobq_workers")
+
+_V1 = """
+CREATE TABLE jobq_meta(
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE jobq_jobs(
+  id               INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused, even after prune
+  kind             TEXT    NOT NULL,
+  queue            TEXT    NOT NULL,
+  payload          TEXT    NOT NULL,                   -- JSON
+  priority         INTEGER NOT NULL DEFAULT 0,
+  status           TEXT    NOT NULL DEFAULT 'pending'
+                   CHECK (status IN ('pending','running','succeeded','dead','cancelled')),
+  attempts         INTEGER NOT NULL DEFAULT 0,
+  max_attempts     INTEGER NOT NULL,
+  run_at           REAL    NOT NULL,
+  lease_until      REAL,
+  worker           TEXT,
+  token            INTEGER,                            -- fencing token of the current claim
+  result           TEXT,                               -- JSON
+  error            TEXT,                               -- last error, full text
+  created_at       REAL    NOT NULL,
+  started_at       REAL,
+  finished_at      REAL,
+  heartbeat_at     REAL,
+  unique_key       TEXT,
+  progress         REAL,
+  progress_message TEXT,
+  cancel_requested INTEGER NOT NULL DEFAULT 0
+);
+
+-- claim (all queues), pending counts
+CREATE INDEX jobq_jobs_pending ON jobq_jobs(priority DESC, run_at, id)
+  WHERE status = 'pending';
+-- claim (named queues); covers per-queue counts, retries and lag
+CREATE INDEX jobq_jobs_pending_queue ON jobq_jobs(queue, priority DESC, run_at, id, attempts)
+  WHERE status = 'pending';
+-- reap, running list
+CREATE INDEX jobq_jobs_running ON jobq_jobs(lease_until) WHERE status = 'running';
+-- recent throughput, dead/cancelled lists, prune
+CREATE INDEX jobq_jobs_finished ON jobq_jobs(status, finished_at)
+  WHERE finished_at IS NOT NULL;
+-- at most one live job per unique key
+CREATE UNIQUE INDEX jobq_jobs_unique ON jobq_jobs(unique_key)
+  WHERE unique_key IS NOT NULL AND status IN ('pending', 'running');
+
+-- Attempts that ended without success. The job row itself describes its latest attempt
+-- while it runs and once it succeeded, so the common path writes no history row.
+CREATE TABLE jobq_attempts(
+  seq        INTEGER PRIMARY KEY,
+  job_id     INTEGER NOT NULL,
+  attempt    INTEGER NOT NULL,
+  worker     TEXT,
+  token      INTEGER,
+  started_at REAL,
+  ended_at   REAL    NOT NULL,
+  outcome    TEXT    NOT NULL,
+  error      TEXT
+);
+CREATE INDEX jobq_attempts_job ON jobq_attempts(job_id);
+CREATE INDEX jobq_attempts_ended ON jobq_attempts(ended_at);
+
+CREATE TABLE jobq_workers(
+  id          TEXT PRIMARY KEY,
+  host        TEXT    NOT NULL,
+  pid         INTEGER NOT NULL,
+  queues      TEXT,                                    -- JSON list, NULL: every queue
+  concurrency INTEGER NOT NULL,
+  started_at  REAL    NOT NULL,
+  last_seen   REAL    NOT NULL,
+  busy        INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+"""
+
+MIGRATIONS: list[str] = [_V1]
+SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,123 @@
+"""Plain records the rest of jobq passes around. Imports nothing else from jobq.
+
+Times are Unix seconds (UTC) as floats, read from the queue's injected clock.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class JobStatus(enum.StrEnum):
+    """A job's stored state. Compares equal to its string: ``JobStatus.PENDING == "pending"``."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    DEAD = "dead"
+    CANCELLED = "cancelled"
+
+
+FINISHED = frozenset({JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED})
+
+
+class Outcome(enum.StrEnum):
+    """How one attempt ended."""
+
+    RUNNING = "running"  # the attempt has not ended yet
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    LEASE_EXPIRED = "lease expired"  # the reaper found the lease run out
+    LEASE_LOST = "lease lost"  # the worker learnt another claim had fenced it out
+    CANCELLED = "cancelled"
+    RELEASED = "released"  # handed back unfinished by a worker shutting down
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    id: int
+    kind: str
+    queue: str
+    payload: Any
+    priority: int
+    status: JobStatus
+    attempts: int
+    max_attempts: int
+    run_at: float
+    lease_until: float | None
+    worker: str | None
+    token: int | None
+    result: Any
+    error: str | None
+    created_at: float
+    started_at: float | None
+    finished_at: float | None
+    unique_key: str | None = None
+    progress: float | None = None
+    progress_message: str | None = None
+    cancel_requested: bool = False
+    heartbeat_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One run of a job: the history the monitor shows."""
+
+    job_id: int
+    attempt: int
+    worker: str | None
+    token: int | None
+    started_at: float | None
+    ended_at: float | None
+    outcome: Outcome
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerInfo:
+    id: str
+    host: str
+    pid: int
+    queues: tuple[str, ...] | None  # None: every queue
+    concurrency: int
+    started_at: float
+    last_seen: float
+    busy: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    pending: int = 0
+    running: int = 0
+    dead: int = 0
+    oldest_pending_at: float | None = None  # run_at of the longest-waiting ready job
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """A snapshot of queue health. Finished counts cover the last ``window`` seconds only:
+
+    succeeded jobs pile up without bound, so counting all of them would make stats slower
+    as the table grows; ``prune`` removes old ones.
+    """
+
+    now: float
+    window: float
+    pending: int  # ready or scheduled, including retries
+    scheduled: int  # pending with run_at in the future
+    retrying: int  # pending after at least one attempt
+    running: int
+    dead: int
+    succeeded_recent: int
+    dead_recent: int
+    cancelled_recent: int
+    expired_leases: int  # running jobs whose lease has run out (the reaper has not run yet)
+    oldest_pending_at: float | None
+    queues: dict[str, QueueStats] = field(default_factory=dict)
+
+    @property
+    def oldest_pending_age(self) -> float | None:
+        if self.oldest_pending_at is None:
+            return None
+        return max(0.0, self.now - self.oldest_pending_at)

@@ -1,0 +1,1 @@
+"""jobq-tui: the live terminal monitor for a jobq database."""
