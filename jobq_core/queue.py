@@ -15,7 +15,9 @@ from typing import Any
 from .backoff import Backoff
 from .clock import SYSTEM_CLOCK, Clock
 from .errors import LeaseLost, PayloadTooLarge
-from .store.base import Completion, ExtendResult, ListFilter, NewJob, Store
+from .store.base import (
+    Completion, ErrorGroup, ExtendResult, ListFilter, NewJob, Store, Throughput,
+)
 from .types import Attempt, Job, JobStatus, Stats, WorkerInfo
 
 DEFAULT_LEASE = 30.0
@@ -250,6 +252,36 @@ class Queue:
         """Counts by status and queue, and queue lag. Finished counts cover ``window`` s."""
         _check_seconds("window", window)
         return self.store.stats(self.clock.now(), window)
+
+    def count(self, status: str | None = None, queue: str | None = None,
+              kind: str | None = None, *, worker: str | None = None,
+              error_contains: str | None = None) -> int:
+        """How many jobs ``list`` would return with these filters and no limit."""
+        if status is not None and status not in _LIST_STATUSES:
+            raise ValueError(f"unknown status {status!r}; expected one of "
+                             f"{', '.join(sorted(_LIST_STATUSES))}")
+        where = ListFilter(status, queue, kind, worker, error_contains)
+        return self.store.job_count(where, self.clock.now())
+
+    def throughput(self, *, span: float = 300.0, bucket: float = 10.0) -> Throughput:
+        """Succeeded and dead jobs and failed attempts per ``bucket`` seconds over the last
+        ``span`` seconds. Buckets are aligned to multiples of ``bucket`` so that a full
+        bucket's count does not jitter from one call to the next; the last one is filling."""
+        _check_seconds("span", span)
+        _check_seconds("bucket", bucket)
+        if bucket <= 0 or span < bucket:
+            raise ValueError(f"need 0 < bucket <= span, got bucket={bucket}, span={span}")
+        buckets = math.ceil(span / bucket)
+        end = (math.floor(self.clock.now() / bucket) + 1) * bucket
+        return self.store.job_throughput(end - buckets * bucket, bucket, buckets)
+
+    def dead_groups(self, *, queue: str | None = None, kind: str | None = None,
+                    error_contains: str | None = None, limit: int = 100) -> list[ErrorGroup]:
+        """Dead jobs grouped by kind and the first line of their last error, largest first:
+        one bad deploy is one group with a count."""
+        _check_int("limit", limit, minimum=0)
+        where = ListFilter(JobStatus.DEAD, queue, kind, None, error_contains, limit)
+        return self.store.job_dead_groups(where)
 
     # -- administering --------------------------------------------------------------------
 

@@ -58,6 +58,33 @@ class ExtendResult:
     cancel_requested: frozenset[int]  # still ours, but an operator asked it to stop
 
 
+@dataclass(frozen=True, slots=True)
+class Throughput:
+    """Jobs finished and attempts failed per time bucket, oldest bucket first.
+
+    Bucket i covers ``[start + i*bucket, start + (i+1)*bucket)``. ``failed`` counts failed
+    attempts (including the last attempt of each dead job), not jobs.
+    """
+
+    start: float
+    bucket: float
+    succeeded: tuple[int, ...]
+    failed: tuple[int, ...]
+    dead: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorGroup:
+    """Dead jobs of one kind whose last error starts with the same line."""
+
+    kind: str
+    first_line: str
+    count: int
+    last_finished_at: float
+    last_id: int  # the most recent dead job of the group
+    queues: tuple[str, ...]
+
+
 class Store(Protocol):
     def job_insert_many(self, jobs: Sequence[NewJob], now: float) -> list[int]:
         """Insert in one transaction; a job whose unique_key is held by a pending or running
@@ -116,6 +143,19 @@ class Store(Protocol):
         ...
 
     def job_prune(self, finished_before: float) -> int: ...
+
+    def job_count(self, where: ListFilter, now: float) -> int:
+        """How many jobs ``job_list`` would return without limit and offset."""
+        ...
+
+    def job_throughput(self, start: float, bucket: float, buckets: int) -> Throughput:
+        """Per-bucket finished jobs and failed attempts from ``start`` on (index range scans)."""
+        ...
+
+    def job_dead_groups(self, where: ListFilter) -> list[ErrorGroup]:
+        """Dead jobs matching ``where`` grouped by kind and first line of their last error,
+        largest group first, at most ``where.limit`` groups."""
+        ...
 
     def stats(self, now: float, window: float) -> Stats: ...
 

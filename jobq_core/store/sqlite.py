@@ -29,7 +29,9 @@ from ..errors import (
     StorageFull,
 )
 from ..types import Attempt, Job, JobStatus, Outcome, QueueStats, Stats, WorkerInfo
-from .base import Completion, ExtendResult, ListFilter, NewJob, RetryDelay
+from .base import (
+    Completion, ErrorGroup, ExtendResult, ListFilter, NewJob, RetryDelay, Throughput,
+)
 from .sqlite_schema import APP_ID, MIGRATIONS, SCHEMA_VERSION, TABLES
 
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
@@ -445,6 +447,53 @@ class SqliteStore:
             pruned += len(ids)
             if len(ids) < _BATCH:
                 return pruned
+
+    @_guarded
+    def job_count(self, where: ListFilter, now: float) -> int:
+        conds, params, _ = _list_conditions(where, now)
+        sql = "SELECT count(*) FROM jobq_jobs" + (" WHERE " + " AND ".join(conds) if conds else "")
+        return self._conn.execute(sql, params).fetchone()[0]
+
+    @_guarded
+    def job_throughput(self, start: float, bucket: float, buckets: int) -> Throughput:
+        end = start + bucket * buckets
+        counts = {s: [0] * buckets for s in ("succeeded", "dead", "failed")}
+        with self._read() as c:
+            rows = c.execute(
+                "SELECT status, CAST((finished_at - ?) / ? AS INTEGER), count(*) FROM jobq_jobs "
+                "WHERE status IN ('succeeded','dead') AND finished_at>=? AND finished_at<? "
+                "GROUP BY 1, 2",
+                (start, bucket, start, end),
+            ).fetchall()
+            rows += c.execute(
+                "SELECT 'failed', CAST((ended_at - ?) / ? AS INTEGER), count(*) FROM jobq_attempts "
+                "WHERE ended_at>=? AND ended_at<? AND outcome IN (?, ?, ?) GROUP BY 2",
+                (start, bucket, start, end, Outcome.FAILED, Outcome.LEASE_EXPIRED,
+                 Outcome.LEASE_LOST),
+            ).fetchall()
+        for status, b, n in rows:
+            if 0 <= b < buckets:
+                counts[status][b] += n
+        return Throughput(start, bucket, tuple(counts["succeeded"]), tuple(counts["failed"]),
+                          tuple(counts["dead"]))
+
+    @_guarded
+    def job_dead_groups(self, where: ListFilter) -> list[ErrorGroup]:
+        conds, params, _ = _list_conditions(
+            ListFilter(JobStatus.DEAD, where.queue, where.kind, where.worker, where.error_contains),
+            0.0,
+        )
+        # finished_at IS NOT NULL (always true of dead jobs) lets the partial index serve.
+        rows = self._conn.execute(
+            "SELECT kind, substr(coalesce(error, ''), 1, "
+            "instr(coalesce(error, '') || char(10), char(10)) - 1) AS line, count(*), "
+            "max(finished_at), max(id), json_group_array(DISTINCT queue) FROM jobq_jobs "
+            f"WHERE {' AND '.join(conds)} AND finished_at IS NOT NULL "
+            "GROUP BY kind, line ORDER BY 3 DESC, 4 DESC LIMIT ?",
+            [*params, where.limit],
+        ).fetchall()
+        return [ErrorGroup(r[0], r[1], r[2], r[3], r[4], tuple(sorted(json.loads(r[5]))))
+                for r in rows]
 
     @_guarded
     def stats(self, now: float, window: float) -> Stats:
