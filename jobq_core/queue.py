@@ -33,9 +33,16 @@ _LIST_STATUSES = frozenset({*JobStatus, "scheduled", "retrying"})
 def encode_json(value: Any, what: str = "payload") -> str:
     """Strict JSON (no NaN or Infinity): what another language's JSON reader accepts too."""
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as e:
         raise type(e)(f"{what} is not JSON-serializable: {e}") from None
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"{what} holds a string that is not valid Unicode "
+                             "(a lone surrogate, e.g. from undecodable bytes)") from None
+    return text
 
 
 class Queue:
@@ -133,8 +140,10 @@ class Queue:
         if unique_key is not None:
             _check_name("unique_key", unique_key)
         text = encode_json(payload)
-        if len(text) > self.max_payload_bytes and len(text.encode()) > self.max_payload_bytes:
-            raise PayloadTooLarge(len(text.encode()), self.max_payload_bytes)
+        if len(text) * 4 > self.max_payload_bytes:  # a character is at most 4 UTF-8 bytes
+            size = len(text.encode("utf-8"))
+            if size > self.max_payload_bytes:
+                raise PayloadTooLarge(size, self.max_payload_bytes)
         return NewJob(kind, text, queue, priority, _start_time(delay, run_at, now), max_attempts,
                       unique_key)
 
@@ -201,6 +210,15 @@ class Queue:
         else:
             delay = self.backoff.delay
         job = self.store.job_fail(job_id, token, str(error), self.clock.now(), delay)
+        if job is None:
+            raise LeaseLost(job_id, token)
+        return job
+
+    def give_up(self, job_id: int, token: int, error: str) -> Job:
+        """Record a failed attempt and end the job dead at once, whatever attempts remain
+        (a handler that knows retrying cannot help, or a kind's own attempt limit). Raises
+        ``LeaseLost`` (and writes nothing) when the job is no longer ours."""
+        job = self.store.job_give_up(job_id, token, str(error), self.clock.now())
         if job is None:
             raise LeaseLost(job_id, token)
         return job

@@ -66,6 +66,29 @@ _LEAVE_RUNNING = (
 )
 _ORDER_PENDING = "ORDER BY priority DESC, run_at, id"
 
+# Reads that must stay cheap however many finished jobs pile up (tests check their plans).
+EXPIRED_LEASES = (
+    "SELECT id, token, attempts, max_attempts, worker, started_at, lease_until, "
+    "cancel_requested FROM jobq_jobs WHERE status='running' AND lease_until<? LIMIT ?"
+)
+PENDING_BY_QUEUE = (
+    "SELECT queue, count(*), sum(run_at>?), sum(attempts>0), "
+    "min(CASE WHEN run_at<=? THEN run_at END) "
+    "FROM jobq_jobs WHERE status='pending' GROUP BY queue"
+)
+RUNNING_BY_QUEUE = (
+    "SELECT queue, count(*), sum(lease_until<?) FROM jobq_jobs WHERE status='running' "
+    "GROUP BY queue"
+)
+DEAD_BY_QUEUE = (  # "finished_at IS NOT NULL" (always true for dead) selects the partial index
+    "SELECT queue, count(*) FROM jobq_jobs WHERE status='dead' AND finished_at IS NOT NULL "
+    "GROUP BY queue"
+)
+RECENT_FINISHED = (
+    "SELECT status, count(*) FROM jobq_jobs WHERE status IN "
+    "('succeeded','dead','cancelled') AND finished_at>=? GROUP BY status"
+)
+
 
 def _decode(text: str | None):
     return None if text is None else json.loads(text)
@@ -295,6 +318,19 @@ class SqliteStore:
             return _job(c.execute(f"SELECT {_JOB_COLS} FROM jobq_jobs WHERE id=?", (job_id,)).fetchone())
 
     @_guarded
+    def job_give_up(self, job_id: int, token: int, error: str, now: float) -> Job | None:
+        # Both statements run under the connection lock; if another process reaps the job
+        # in between, the lowered allowance belongs to this claim's attempt anyway.
+        lowered = self._conn.execute(
+            "UPDATE jobq_jobs SET max_attempts=attempts WHERE id=? AND status='running' "
+            "AND token=?",
+            (job_id, token),
+        ).rowcount
+        if not lowered:
+            return None
+        return self.job_fail(job_id, token, error, now, lambda _attempt: 0.0)
+
+    @_guarded
     def job_release(self, job_id: int, token: int, now: float) -> bool:
         with self._write() as c:
             row = c.execute(
@@ -330,12 +366,7 @@ class SqliteStore:
         rescued = 0
         while True:
             with self._write() as c:
-                rows = c.execute(
-                    "SELECT id, token, attempts, max_attempts, worker, started_at, lease_until, "
-                    "cancel_requested FROM jobq_jobs WHERE status='running' AND lease_until<? "
-                    "LIMIT ?",
-                    (now, _BATCH),
-                ).fetchall()
+                rows = c.execute(EXPIRED_LEASES, (now, _BATCH)).fetchall()
                 for job_id, token, attempts, max_attempts, worker, started, lease, cancel in rows:
                     error = (f"lease expired at {lease:.3f} with no heartbeat from worker "
                              f"{worker!r}; the attempt counts as failed")
@@ -586,6 +617,7 @@ def _leave_running(
     c.execute(_LEAVE_RUNNING, (status, run_at, attempts, error, finished, job_id, token))
 
 
+_FINISHED = (JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED)
 _LIST_ORDER = {
     JobStatus.PENDING: _ORDER_PENDING[len("ORDER BY "):],
     "scheduled": "run_at, id",
@@ -606,6 +638,8 @@ def _list_conditions(where: ListFilter, now: float) -> tuple[list[str], list, st
     elif status is not None:
         conds.append("status=?")
         params.append(str(status))
+        if status in _FINISHED:  # true for them anyway; lets SQLite use the finished index
+            conds.append("finished_at IS NOT NULL")
     for column, value in (("queue", where.queue), ("kind", where.kind), ("worker", where.worker)):
         if value is not None:
             conds.append(f"{column}=?")
@@ -625,36 +659,21 @@ def _stats(store: SqliteStore, now: float, window: float) -> Stats:
     with store._read() as c:
         pending = scheduled = retrying = 0
         oldest = None
-        for q, n, sched, retry, first in c.execute(
-            "SELECT queue, count(*), sum(run_at>?), sum(attempts>0), "
-            "min(CASE WHEN run_at<=? THEN run_at END) "
-            "FROM jobq_jobs WHERE status='pending' GROUP BY queue",
-            (now, now),
-        ):
+        for q, n, sched, retry, first in c.execute(PENDING_BY_QUEUE, (now, now)):
             queues.setdefault(q, {})["pending"] = n
             queues[q]["oldest_pending_at"] = first
             pending, scheduled, retrying = pending + n, scheduled + sched, retrying + retry
             if first is not None and (oldest is None or first < oldest):
                 oldest = first
         running = expired = 0
-        for q, n, exp in c.execute(
-            "SELECT queue, count(*), sum(lease_until<?) FROM jobq_jobs WHERE status='running' "
-            "GROUP BY queue",
-            (now,),
-        ):
+        for q, n, exp in c.execute(RUNNING_BY_QUEUE, (now,)):
             queues.setdefault(q, {})["running"] = n
             running, expired = running + n, expired + exp
         dead = 0
-        for q, n in c.execute(
-            "SELECT queue, count(*) FROM jobq_jobs WHERE status='dead' GROUP BY queue"
-        ):
+        for q, n in c.execute(DEAD_BY_QUEUE):
             queues.setdefault(q, {})["dead"] = n
             dead += n
-        recent = dict(c.execute(
-            "SELECT status, count(*) FROM jobq_jobs WHERE status IN "
-            "('succeeded','dead','cancelled') AND finished_at>=? GROUP BY status",
-            (now - window,),
-        ).fetchall())
+        recent = dict(c.execute(RECENT_FINISHED, (now - window,)).fetchall())
     return Stats(
         now=now, window=window, pending=pending, scheduled=scheduled, retrying=retrying,
         running=running, dead=dead, succeeded_recent=recent.get("succeeded", 0),

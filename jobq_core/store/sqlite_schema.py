@@ -49,8 +49,8 @@ CREATE TABLE jobq_jobs(
 CREATE INDEX jobq_jobs_pending ON jobq_jobs(priority DESC, run_at, id)
   WHERE status = 'pending';
 -- claim (named queues); covers per-queue counts, retries and lag
-CREATE INDEX jobq_jobs_pending_queue ON jobq_jobs(queue, priority DESC, run_at, id, attempts)
-  WHERE status = 'pending';
+CREATE INDEX jobq_jobs_pending_queue
+  ON jobq_jobs(queue, priority DESC, run_at, id, attempts, status) WHERE status = 'pending';
 -- reap, running list
 CREATE INDEX jobq_jobs_running ON jobq_jobs(lease_until) WHERE status = 'running';
 -- recent throughput, dead/cancelled lists, prune

@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+import pytest
+
+from jobq_core import Queue
+from jobq_core.testing import FakeClock
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def db_path(tmp_path):
+    return tmp_path / "jobs.db"
+
+
+@pytest.fixture
+def queue(db_path, clock):
+    q = Queue(db_path, clock=clock)
+    yield q
+    q.close()

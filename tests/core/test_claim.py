@@ -1,0 +1,90 @@
+import pytest
+
+from jobq_core import JobStatus
+
+
+def test_claim_takes_the_highest_priority_then_earliest_run_at_then_lowest_id(queue, clock):
+    late = queue.enqueue("k", "late", run_at=clock.now() - 1)
+    early = queue.enqueue("k", "early", run_at=clock.now() - 2)
+    same_a = queue.enqueue("k", "same-a", run_at=clock.now() - 1)
+    urgent = queue.enqueue("k", "urgent", priority=10)
+    low = queue.enqueue("k", "low", priority=-5, run_at=clock.now() - 100)
+    order = [queue.claim("w").id for _ in range(5)]
+    assert order == [urgent, early, late, same_a, low]
+    assert queue.claim("w") is None
+
+
+def test_claim_never_returns_a_job_that_is_not_due_yet(queue, clock):
+    job_id = queue.enqueue("k", delay=30)
+    assert queue.claim("w") is None
+    clock.advance(29.999)
+    assert queue.claim("w") is None
+    clock.advance(0.001)
+    assert queue.claim("w").id == job_id
+
+
+def test_claim_grants_a_lease_a_fresh_token_and_counts_the_attempt(queue, clock):
+    queue.enqueue("k", {"a": 1})
+    job = queue.claim("worker-1", lease=12.5)
+    assert job.status == JobStatus.RUNNING == "running"
+    assert job.attempts == 1
+    assert job.worker == "worker-1"
+    assert job.lease_until == clock.now() + 12.5
+    assert job.started_at == clock.now()
+    assert isinstance(job.token, int)
+    assert job.payload == {"a": 1}
+    assert queue.get(job.id) == job
+
+
+def test_claim_many_takes_up_to_the_limit_in_order_each_with_its_own_token(queue):
+    ids = queue.enqueue_many([("k", i) for i in range(5)])
+    jobs = queue.claim_many("w", 3)
+    assert [j.id for j in jobs] == ids[:3]
+    assert len({j.token for j in jobs}) == 3
+    assert [j.id for j in queue.claim_many("w", 10)] == ids[3:]
+    assert queue.claim_many("w", 10) == []
+
+
+def test_a_new_claim_of_the_same_job_gets_a_different_token(queue, clock):
+    queue.enqueue("k")
+    first = queue.claim("w", lease=1)
+    clock.advance(2)
+    queue.reap()
+    clock.advance(3600)
+    second = queue.claim("w")
+    assert second.id == first.id and second.token != first.token and second.attempts == 2
+
+
+def test_claim_only_looks_at_the_named_queues(queue):
+    mail = queue.enqueue("k", queue="mail")
+    report = queue.enqueue("k", queue="reports", priority=9)
+    other = queue.enqueue("k", queue="other", priority=5)
+    assert queue.claim("w", queues=["nothing"]) is None
+    assert queue.claim("w", queues=["mail"]).id == mail
+    queue.enqueue("k", queue="mail")
+    # across several queues, the global order still holds
+    assert [j.id for j in queue.claim_many("w", 5, queues=["mail", "reports"])][0] == report
+    assert queue.claim("w", queues="other").id == other
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    ({"worker_id": ""}, ValueError),
+    ({"lease": 0}, ValueError),
+    ({"lease": -1}, ValueError),
+    ({"queues": [""]}, ValueError),
+])
+def test_bad_claim_arguments_are_refused(queue, kwargs, error):
+    queue.enqueue("k")
+    args = {"worker_id": "w", **kwargs}
+    with pytest.raises(error):
+        queue.claim(args.pop("worker_id"), **args)
+    assert queue.get(1).status == "pending"
+
+
+def test_the_claim_uses_the_partial_pending_indexes_and_never_sorts_the_backlog(queue):
+    plan = queue.store.explain_claim()
+    assert any("USING INDEX jobq_jobs_pending" in line for line in plan), plan
+    assert not any("TEMP B-TREE" in line for line in plan), plan
+    plan = queue.store.explain_claim(["mail"], limit=4)
+    assert any("INDEX jobq_jobs_pending_queue (queue=?)" in line for line in plan), plan
+    assert not any("TEMP B-TREE" in line for line in plan), plan

@@ -1,0 +1,143 @@
+"""Opening files: what jobq accepts, what it refuses, and that a refused file is untouched."""
+import os
+import sqlite3
+import stat
+
+import pytest
+
+from jobq_core import (
+    DatabaseError, ForeignTable, JobqError, NotADatabase, Queue, SchemaTooNew,
+)
+from jobq_core.store import sqlite as sqlite_store
+from jobq_core.store.sqlite_schema import SCHEMA_VERSION
+
+
+def _snapshot(path):
+    return {p: open(p, "rb").read() for p in (path, f"{path}-wal", f"{path}-shm")
+            if os.path.exists(p)}
+
+
+def test_a_new_database_and_its_wal_files_are_owner_only(db_path):
+    q = Queue(db_path)
+    q.enqueue("k")
+    for p in (db_path, f"{db_path}-wal", f"{db_path}-shm"):
+        assert stat.S_IMODE(os.stat(p).st_mode) == 0o600, p
+    q.close()
+
+
+def test_the_database_runs_in_wal_mode_with_the_chosen_synchronous_level(db_path):
+    q = Queue(db_path)
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert q.store._conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    q.close()
+    q = Queue(db_path, synchronous="full")
+    assert q.store._conn.execute("PRAGMA synchronous").fetchone()[0] == 2
+    q.close()
+    with pytest.raises(ValueError, match="synchronous"):
+        Queue(db_path, synchronous="sometimes")
+
+
+def test_a_file_jobq_created_records_its_schema_version_in_user_version(db_path):
+    Queue(db_path).close()
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    Queue(db_path).close()  # reopening migrates nothing and keeps the data
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+
+
+def test_a_file_that_is_not_sqlite_is_refused_and_left_untouched(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_bytes(b"these are my notes, not a database\n" * 200)
+    before = _snapshot(path)
+    with pytest.raises(NotADatabase, match="not an SQLite database"):
+        Queue(path)
+    assert _snapshot(path) == before
+
+
+def test_a_jobq_database_from_a_newer_version_is_refused_and_left_untouched(db_path):
+    Queue(db_path).close()
+    conn = sqlite3.connect(db_path)
+    conn.execute("UPDATE jobq_meta SET value='99' WHERE key='schema_version'")
+    conn.commit()
+    conn.close()
+    before = _snapshot(db_path)
+    with pytest.raises(SchemaTooNew, match="schema version 99"):
+        Queue(db_path)
+    assert _snapshot(db_path) == before
+
+
+def test_a_table_with_jobqs_name_that_jobq_did_not_create_is_refused(db_path):
+    conn = sqlite3.connect(db_path)
+    conn.execute("CREATE TABLE jobq_jobs(id INTEGER PRIMARY KEY, what TEXT)")
+    conn.execute("INSERT INTO jobq_jobs(what) VALUES ('mine')")
+    conn.commit()
+    conn.close()
+    before = _snapshot(db_path)
+    with pytest.raises(ForeignTable, match="jobq_jobs"):
+        Queue(db_path)
+    assert _snapshot(db_path) == before
+
+
+def test_jobq_tables_can_live_in_an_applications_own_database(db_path):
+    conn = sqlite3.connect(db_path)
+    conn.execute("CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT)")
+    conn.execute("INSERT INTO users(name) VALUES ('ada')")
+    conn.execute("PRAGMA user_version=7")
+    conn.commit()
+    q = Queue(db_path)
+    q.enqueue("welcome", {"user": 1})
+    q.close()
+    assert conn.execute("SELECT name FROM users").fetchall() == [("ada",)]
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 7  # the application's own
+    assert Queue(db_path).list()[0].kind == "welcome"
+
+
+def test_read_only_mode_cannot_write_and_never_creates_a_file(db_path, tmp_path):
+    missing = tmp_path / "missing.db"
+    with pytest.raises(DatabaseError, match="no such database file"):
+        Queue(missing, read_only=True)
+    with pytest.raises(DatabaseError):
+        Queue(missing, create=False)
+    assert not missing.exists()
+    writer = Queue(db_path)
+    job_id = writer.enqueue("k")
+    reader = Queue(db_path, read_only=True)
+    assert reader.get(job_id).kind == "k"
+    with pytest.raises(JobqError, match="read-only"):
+        reader.enqueue("k")
+    assert len(writer.list()) == 1
+
+
+def test_read_only_mode_refuses_a_database_without_jobq_tables(tmp_path):
+    path = tmp_path / "other.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE t(x)")
+    conn.commit()
+    with pytest.raises(DatabaseError, match="not a jobq database"):
+        Queue(path, read_only=True)
+
+
+def test_a_directory_is_refused(tmp_path):
+    with pytest.raises(DatabaseError, match="directory"):
+        Queue(tmp_path)
+
+
+def test_reap_and_stats_read_only_partial_indexes_never_the_whole_table(queue):
+    conn = queue.store._conn
+
+    def plan(sql, *params):
+        return " | ".join(r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + sql, params))
+
+    assert "INDEX jobq_jobs_running" in plan(sqlite_store.EXPIRED_LEASES, 0.0, 10)
+    assert "INDEX jobq_jobs_running" in plan(sqlite_store.RUNNING_BY_QUEUE, 0.0)
+    assert "INDEX jobq_jobs_finished" in plan(sqlite_store.RECENT_FINISHED, 0.0)
+    assert "INDEX jobq_jobs_finished" in plan(sqlite_store.DEAD_BY_QUEUE)
+    pending = plan(sqlite_store.PENDING_BY_QUEUE, 0.0, 0.0)
+    assert "COVERING INDEX jobq_jobs_pending_queue" in pending, pending
+    assert "TEMP B-TREE" not in pending
+    where = sqlite_store.ListFilter(status="dead", limit=50)
+    conds, params, order = sqlite_store._list_conditions(where, 0.0)
+    dead_list = plan(f"SELECT id FROM jobq_jobs WHERE {' AND '.join(conds)} ORDER BY {order}",
+                     *params)
+    assert "INDEX jobq_jobs_finished" in dead_list and "TEMP B-TREE" not in dead_list, dead_list

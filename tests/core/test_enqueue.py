@@ -1,0 +1,136 @@
+import math
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from jobq_core import PayloadTooLarge, Queue
+
+
+def test_enqueue_returns_increasing_ids_and_stores_the_payload(queue, clock):
+    a = queue.enqueue("email", {"to": "ada@example.com", "n": [1, 2.5, None, True]})
+    b = queue.enqueue("email")
+    assert b > a
+    job = queue.get(a)
+    assert job.kind == "email" and job.queue == "default" and job.priority == 0
+    assert job.payload == {"to": "ada@example.com", "n": [1, 2.5, None, True]}
+    assert job.status == "pending" and job.attempts == 0
+    assert job.run_at == clock.now() and job.created_at == clock.now()
+    assert queue.get(b).payload is None
+
+
+def test_unicode_and_nul_survive_the_round_trip(queue):
+    text = "żółw \u202e 漢字 \x00 end"
+    assert queue.get(queue.enqueue("k", {"t": text})).payload == {"t": text}
+
+
+@pytest.mark.parametrize("payload, error", [
+    ({"f": object()}, TypeError),
+    ({1, 2}, TypeError),
+    (math.nan, ValueError),
+    ({"x": math.inf}, ValueError),
+    ({"bytes": b"\xff"}, TypeError),
+    ("lone surrogate \udcff from undecodable bytes", ValueError),
+])
+def test_a_payload_that_is_not_json_raises_before_anything_is_written(queue, payload, error):
+    with pytest.raises(error):
+        queue.enqueue("k", payload)
+    assert queue.list() == []
+
+
+def test_a_payload_over_the_limit_is_refused_with_the_limit_in_the_message(db_path):
+    q = Queue(db_path, max_payload_bytes=100)
+    q.enqueue("k", "x" * 98)  # 100 bytes as JSON, with the quotes
+    with pytest.raises(PayloadTooLarge, match="101 bytes.*limit is 100 bytes"):
+        q.enqueue("k", "x" * 99)
+    with pytest.raises(PayloadTooLarge):  # counted in UTF-8 bytes, not characters
+        q.enqueue("k", "é" * 50)
+    assert len(q.list()) == 1
+
+
+def test_a_ten_megabyte_payload_is_accepted_by_default(queue):
+    big = "x" * 10_000_000
+    assert queue.get(queue.enqueue("k", big)).payload == big
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    ({"kind": ""}, ValueError),
+    ({"kind": 5}, ValueError),
+    ({"queue": ""}, ValueError),
+    ({"priority": 1.5}, TypeError),
+    ({"priority": True}, TypeError),
+    ({"delay": -1}, ValueError),
+    ({"delay": math.nan}, TypeError),
+    ({"max_attempts": 0}, ValueError),
+    ({"unique_key": ""}, ValueError),
+    ({"run_at": datetime(2030, 1, 1)}, ValueError),
+    ({"run_at": 10.0, "delay": 5}, ValueError),
+])
+def test_bad_arguments_are_refused_and_nothing_is_written(queue, kwargs, error):
+    args = {"kind": "k", **kwargs}
+    kind = args.pop("kind")
+    with pytest.raises(error):
+        queue.enqueue(kind, None, **args)
+    assert queue.list() == []
+
+
+def test_delay_and_run_at_set_when_the_job_becomes_ready(queue, clock):
+    a = queue.enqueue("k", delay=60)
+    when = datetime.fromtimestamp(clock.now(), timezone.utc) + timedelta(hours=1)
+    b = queue.enqueue("k", run_at=when)
+    c = queue.enqueue("k", run_at=clock.now() + 5)
+    assert queue.get(a).run_at == clock.now() + 60
+    assert queue.get(b).run_at == pytest.approx(clock.now() + 3600)
+    assert queue.get(c).run_at == clock.now() + 5
+
+
+def test_enqueue_many_accepts_tuples_and_dicts_and_keeps_their_order(queue):
+    ids = queue.enqueue_many([
+        ("a", 1),
+        {"kind": "b", "payload": 2, "queue": "mail", "priority": 3, "max_attempts": 2},
+        ("c",),
+    ])
+    assert ids == sorted(ids) and len(set(ids)) == 3
+    jobs = [queue.get(i) for i in ids]
+    assert [(j.kind, j.payload) for j in jobs] == [("a", 1), ("b", 2), ("c", None)]
+    assert (jobs[1].queue, jobs[1].priority, jobs[1].max_attempts) == ("mail", 3, 2)
+    assert queue.enqueue_many([]) == []
+
+
+def test_enqueue_many_writes_nothing_when_one_item_is_bad(queue):
+    with pytest.raises(TypeError):
+        queue.enqueue_many([("a", 1), ("b", object())])
+    with pytest.raises(TypeError, match="unknown enqueue argument"):
+        queue.enqueue_many([{"kind": "a", "colour": "red"}])
+    with pytest.raises(TypeError):
+        queue.enqueue_many(["just a string"])
+    assert queue.list() == []
+
+
+def test_a_unique_key_returns_the_live_job_instead_of_adding_another(queue):
+    first = queue.enqueue("sync", {"user": 1}, unique_key="sync:1")
+    assert queue.enqueue("sync", {"user": 1}, unique_key="sync:1") == first
+    other = queue.enqueue("sync", {"user": 2}, unique_key="sync:2")
+    assert other != first
+    job = queue.claim("w")
+    assert job.id == first
+    assert queue.enqueue("sync", unique_key="sync:1") == first  # running still counts
+    queue.complete(job.id, job.token)
+    again = queue.enqueue("sync", unique_key="sync:1")  # finished: the key is free again
+    assert again not in (first, other)
+
+
+def test_unique_keys_inside_one_batch_collapse_to_one_job(queue):
+    ids = queue.enqueue_many([
+        {"kind": "a", "unique_key": "k"}, ("b", None), {"kind": "a", "unique_key": "k"}, ("c", 1),
+    ])
+    assert ids[0] == ids[2] and len(set(ids)) == 3
+    assert len(queue.list()) == 3
+
+
+def test_ids_are_never_reused_after_prune(queue, clock):
+    first = queue.enqueue("k")
+    job = queue.claim("w")
+    queue.complete(job.id, job.token)
+    clock.advance(10)
+    assert queue.prune(older_than=1) == 1
+    assert queue.enqueue("k") > first

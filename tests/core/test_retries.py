@@ -1,0 +1,95 @@
+import statistics
+
+import pytest
+
+from jobq_core import Backoff, LeaseLost, Queue
+
+
+def test_a_failed_attempt_goes_back_to_pending_within_the_backoff_window(db_path, clock):
+    q = Queue(db_path, clock=clock, backoff=Backoff(base=2.0, cap=100.0))
+    job_id = q.enqueue("k", max_attempts=10)
+    for attempt in range(1, 9):
+        job = q.claim("w")
+        assert job.attempts == attempt
+        failed = q.fail(job.id, job.token, f"boom {attempt}")
+        window = min(100.0, 2.0 * 2 ** (attempt - 1))
+        assert failed.status == "pending" and failed.error == f"boom {attempt}"
+        assert clock.now() <= failed.run_at <= clock.now() + window
+        clock.set(failed.run_at)
+    assert len(q.attempts(job_id)) == 8
+
+
+def test_backoff_windows_double_up_to_the_cap_and_delays_are_jittered():
+    b = Backoff(base=1.0, cap=60.0)
+    assert [b.window(n) for n in (1, 2, 3, 6, 7, 1000)] == [1, 2, 4, 32, 60, 60]
+    delays = [b.delay(7) for _ in range(2000)]
+    assert 0 <= min(delays) and max(delays) <= 60
+    assert 25 < statistics.mean(delays) < 35  # full jitter: uniform over the window
+    with pytest.raises(ValueError, match="base"):
+        Backoff(base=0)
+    with pytest.raises(ValueError, match="cap"):
+        Backoff(base=10, cap=5)
+
+
+def test_retry_in_overrides_the_backoff_and_zero_means_now(queue, clock):
+    queue.enqueue("k")
+    job = queue.claim("w")
+    assert queue.fail(job.id, job.token, "later", retry_in=42).run_at == clock.now() + 42
+    clock.advance(42)
+    job = queue.claim("w")
+    assert queue.fail(job.id, job.token, "now", retry_in=0).run_at == clock.now()
+    assert queue.claim("w").attempts == 3
+    with pytest.raises(ValueError):
+        queue.fail(job.id, job.token, "x", retry_in=-1)
+
+
+def test_a_job_goes_dead_when_its_attempts_are_used_up(queue, clock):
+    job_id = queue.enqueue("k", max_attempts=3)
+    for _ in range(3):
+        job = queue.claim("w")
+        last = queue.fail(job.id, job.token, "Traceback...\nValueError: nope", retry_in=0)
+    assert last.status == "dead" and last.finished_at == clock.now() and last.attempts == 3
+    assert queue.claim("w") is None
+    history = queue.attempts(job_id)
+    assert [(a.attempt, a.outcome) for a in history] == [(1, "failed"), (2, "failed"), (3, "failed")]
+    assert history[-1].error == "Traceback...\nValueError: nope"
+
+
+def test_the_reaper_counts_an_expired_lease_as_an_attempt_and_ends_poison_jobs_dead(queue, clock):
+    job_id = queue.enqueue("k", max_attempts=2)
+    for expected in ("pending", "dead"):
+        job = queue.claim("w", lease=1)
+        clock.advance(2)
+        assert queue.reap() == 1
+        assert queue.get(job_id).status == expected
+        clock.advance(3600)
+    outcomes = [a.outcome for a in queue.attempts(job_id)]
+    assert outcomes == ["lease expired", "lease expired"]
+    assert "lease expired" in queue.get(job_id).error
+
+
+def test_release_hands_the_job_back_without_counting_the_attempt(queue, clock):
+    queue.enqueue("k", max_attempts=1)
+    job = queue.claim("w")
+    queue.release(job.id, job.token)
+    back = queue.get(job.id)
+    assert back.status == "pending" and back.attempts == 0 and back.run_at == clock.now()
+    again = queue.claim("w")
+    assert again.attempts == 1
+    with pytest.raises(LeaseLost):
+        queue.release(job.id, job.token)
+
+
+def test_attempt_history_lists_every_attempt_including_the_running_and_the_successful_one(queue, clock):
+    job_id = queue.enqueue("k")
+    job = queue.claim("w1")
+    queue.fail(job.id, job.token, "first failed", retry_in=0)
+    job = queue.claim("w2")
+    running = queue.attempts(job_id)
+    assert [(a.attempt, a.worker, a.outcome) for a in running] == [
+        (1, "w1", "failed"), (2, "w2", "running")]
+    clock.advance(3)
+    queue.complete(job.id, job.token)
+    done = queue.attempts(job_id)
+    assert [(a.attempt, a.outcome) for a in done] == [(1, "failed"), (2, "succeeded")]
+    assert done[-1].ended_at - done[-1].started_at == 3
