@@ -112,6 +112,11 @@ class Store(Protocol):
         of attempts (cancelled when cancellation was requested). None: fenced out."""
         ...
 
+    def job_give_up(self, job_id: int, token: int, error: str, now: float) -> Job | None:
+        """Record the failed attempt and end the job dead now, whatever attempts remain
+        (cancelled when cancellation was requested). None: fenced out."""
+        ...
+
     def job_release(self, job_id: int, token: int, now: float) -> bool:
         """Give an unfinished job back, runnable now; the attempt is not counted."""
         ...

@@ -1,0 +1,165 @@
+"""Registry: which handler runs which kind of job, and the context a handler receives.
+
+A handler is called with the job's payload; one that declares a second parameter also gets
+a ``JobContext``. Its return value (JSON) is stored as the job's result.
+
+Delivery is at-least-once: after a crash or an expired lease a handler may run again for
+the same job, possibly while a stalled earlier run is still going. Handlers must be
+idempotent; ``ctx.cancelled`` tells a run that its result will be thrown away.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .backoff import Backoff
+
+if TYPE_CHECKING:
+    from .queue import Queue
+
+Handler = Callable[..., Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """A registered handler and its per-kind settings (None: the worker's default)."""
+
+    kind: str
+    fn: Handler
+    max_attempts: int | None
+    lease: float | None
+    timeout: float | None
+    backoff: Backoff | None
+    is_async: bool
+    wants_context: bool
+
+
+class Registry:
+    """Maps job kinds to handlers. Register with ``@registry.task("kind", ...)``."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, Task] = {}
+
+    def task(
+        self,
+        kind: str,
+        *,
+        max_attempts: int | None = None,
+        lease: float | None = None,
+        timeout: float | None = None,
+        backoff: Backoff | None = None,
+    ) -> Callable[[Handler], Handler]:
+        """Register the decorated function as the handler of ``kind``.
+
+        ``max_attempts`` caps the attempts of this kind's jobs (the lower of it and the
+        job's own limit wins); ``lease`` overrides the worker's lease for these jobs;
+        ``timeout`` (seconds) fails a run that takes longer; ``backoff`` sets the retry
+        delays after a failure.
+        """
+        if not isinstance(kind, str) or not kind:
+            raise ValueError(f"kind must be a non-empty string, got {kind!r:.80}")
+        if max_attempts is not None and (
+            not isinstance(max_attempts, int) or isinstance(max_attempts, bool) or max_attempts < 1
+        ):
+            raise ValueError(f"max_attempts must be an integer >= 1, got {max_attempts!r}")
+        _check_positive("lease", lease)
+        _check_positive("timeout", timeout)
+        if backoff is not None and not isinstance(backoff, Backoff):
+            raise TypeError(f"backoff must be a jobq Backoff, got {backoff!r:.80}")
+
+        def register(fn: Handler) -> Handler:
+            if not callable(fn):
+                raise TypeError(f"a handler must be callable, got {fn!r:.80}")
+            if kind in self._tasks:
+                raise ValueError(f"kind {kind!r} already has a handler: {self._tasks[kind].fn!r}")
+            self._tasks[kind] = Task(kind, fn, max_attempts, lease, timeout, backoff,
+                                     inspect.iscoroutinefunction(fn), _wants_context(fn))
+            return fn
+
+        return register
+
+    def get(self, kind: str) -> Task | None:
+        return self._tasks.get(kind)
+
+    def kinds(self) -> list[str]:
+        return sorted(self._tasks)
+
+    def __contains__(self, kind: object) -> bool:
+        return kind in self._tasks
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def __repr__(self) -> str:
+        return f"Registry({', '.join(self.kinds())})"
+
+
+class JobContext:
+    """What a running handler may know and do about its job.
+
+    ``heartbeat()`` and ``progress()`` raise ``LeaseLost`` once the job is no longer this
+    run's (reaped, re-claimed, cancelled and finished): the handler should stop, as its
+    result will be discarded. ``cancelled`` is set when that happens, when an operator asks
+    to cancel the job, when the run times out, and when the worker shuts down past its grace
+    period.
+    """
+
+    def __init__(self, queue: Queue, job_id: int, token: int, attempt: int, worker_id: str,
+                 kind: str, lease: float):
+        self.job_id = job_id
+        self.attempt = attempt
+        self.worker_id = worker_id
+        self.kind = kind
+        self.cancelled = threading.Event()
+        self._queue = queue
+        self._token = token
+        self._lease = lease
+
+    def heartbeat(self) -> None:
+        """Extend this job's lease now (the worker also does so on its own schedule)."""
+        from .errors import LeaseLost
+
+        result = self._queue.extend_many([(self.job_id, self._token)], lease=self._lease)
+        if result.cancel_requested:
+            self.cancelled.set()
+        if result.lost:
+            self.cancelled.set()
+            raise LeaseLost(self.job_id, self._token)
+
+    def progress(self, fraction: float | None, message: str | None = None) -> None:
+        """Store how far the job got (0..1) and an optional message for the monitor."""
+        try:
+            self._queue.progress(self.job_id, self._token, fraction, message)
+        except Exception as e:
+            from .errors import LeaseLost
+
+            if isinstance(e, LeaseLost):
+                self.cancelled.set()
+            raise
+
+    def __repr__(self) -> str:
+        return f"JobContext(job_id={self.job_id}, attempt={self.attempt}, worker={self.worker_id!r})"
+
+
+def _check_positive(what: str, value: Any) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise TypeError(f"{what} must be a finite number of seconds, got {value!r:.80}")
+    if value <= 0:
+        raise ValueError(f"{what} must be > 0 seconds, got {value}")
+
+
+def _wants_context(fn: Handler) -> bool:
+    """True when ``fn`` accepts a second positional argument (or ``*args``)."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
