@@ -17,10 +17,13 @@ from .errors import (
 )
 from .queue import DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS, Queue
 from .types import Attempt, Job, JobStatus, Outcome, QueueStats, Stats, WorkerInfo
+from .registry import JobContext, Registry
+from .worker import Worker
 
 __all__ = [
     "DEFAULT_LEASE", "DEFAULT_MAX_ATTEMPTS", "Attempt", "Backoff", "Clock", "DatabaseError",
     "DatabaseUnavailable", "ForeignTable", "InvalidState", "Job", "JobNotFound", "JobStatus",
     "JobqError", "LeaseLost", "NotADatabase", "Outcome", "PayloadTooLarge", "Queue",
     "QueueStats", "SchemaTooNew", "Stats", "StorageFull", "SystemClock", "WorkerInfo",
+    "JobContext", "Registry", "Worker",
 ]

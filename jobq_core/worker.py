@@ -1,0 +1,559 @@
+"""Worker: claim -> run handler -> heartbeat -> complete/fail, in N concurrent slots.
+
+Threads, and what each one owns:
+
+* the caller of ``run()``: claims as many jobs as there are free slots in one statement,
+  hands them to handlers, enforces timeouts, and on stop drains and releases;
+* ``jobq-heartbeat``: every third of the lease, extends every in-flight lease in one
+  transaction (learning which were lost or asked to cancel), beats the worker registry,
+  and runs the reaper at least once per lease term;
+* ``jobq-completer``: writes outcomes. Completions that arrive while a write is under way
+  are batched into the next transaction, so a busy worker commits many at once and an idle
+  one writes each at once: no outcome waits on a timer while its lease runs down;
+* handler threads (a pool), and one event loop thread for ``async def`` handlers.
+
+Invariants: a job's lease is extended until its outcome is written; a run whose lease was
+lost, that timed out, or that was released is *abandoned*: whatever its handler returns
+later is discarded, and the store's fencing token rejects it anyway. Delivery is
+at-least-once; handlers must be idempotent.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+import signal
+import socket
+import threading
+import time
+import traceback
+from collections.abc import Sequence
+import queue as _queue_mod
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import JobqError, LeaseLost
+from .maintenance import Reaper
+from .queue import Queue, encode_json
+from .registry import JobContext, Registry, Task
+from .textsafe import clean, first_line
+from .types import Job, JobStatus
+
+log = logging.getLogger("jobq.worker")
+
+_RUNNING, _FINISHING, _GONE = "running", "finishing", "gone"
+
+
+@dataclass(eq=False)
+class _Run:
+    job: Job
+    task: Task | None
+    ctx: JobContext
+    lease: float
+    started: float  # monotonic
+    deadline: float | None  # monotonic; None: no timeout
+    state: str = _RUNNING
+    future: Any = None
+    outcome: tuple = field(default=())  # ("ok", result) | ("error", text, give_up) | ("release",)
+
+
+class Worker:
+    """Runs jobs from ``queue`` with the handlers of ``registry``.
+
+    ``concurrency`` slots run handlers at once; ``queues`` (None: all) limits what is
+    claimed; ``lease`` is the default lease term in seconds; ``grace`` is how long a stop
+    waits for running handlers before their jobs are released; ``poll_interval`` is how
+    often an idle worker checks the database for changes (a cheap read).
+    """
+
+    def __init__(
+        self,
+        queue: Queue,
+        registry: Registry,
+        *,
+        concurrency: int = 8,
+        queues: Sequence[str] | None = None,
+        lease: float = 30.0,
+        grace: float = 30.0,
+        poll_interval: float = 0.02,
+        idle_claim_interval: float = 0.5,
+        worker_id: str | None = None,
+    ):
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise ValueError(f"concurrency must be an integer >= 1, got {concurrency!r}")
+        for name, value in (("lease", lease), ("poll_interval", poll_interval),
+                            ("idle_claim_interval", idle_claim_interval)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ValueError(f"{name} must be > 0 seconds, got {value!r}")
+        if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not grace >= 0:
+            raise ValueError(f"grace must be >= 0 seconds, got {grace!r}")
+        if isinstance(queues, str):
+            queues = [queues]
+        if queues is not None and (not queues or not all(isinstance(q, str) and q for q in queues)):
+            raise ValueError(f"queues must be None or non-empty queue names, got {queues!r}")
+        if not isinstance(registry, Registry):
+            raise TypeError(f"registry must be a jobq Registry, got {registry!r:.80}")
+        self.queue = queue
+        self.registry = registry
+        self.concurrency = concurrency
+        self.queues = None if queues is None else list(queues)
+        self.lease = float(lease)
+        self.grace = float(grace)
+        self.poll_interval = float(poll_interval)
+        self.idle_claim_interval = float(idle_claim_interval)
+        self.id = worker_id or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
+        self.counts = {"succeeded": 0, "failed": 0, "dead": 0, "lost": 0, "released": 0,
+                       "cancelled": 0}
+        self._runs: dict[int, _Run] = {}
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._outbox: list[_Run] = []
+        self._outbox_cv = threading.Condition()
+        self._closing = False
+        self._pool = _HandlerPool(concurrency + max(2, concurrency // 2))
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._hb_stop = threading.Event()
+        shortest = min([self.lease, *(t.lease for t in _tasks(registry) if t.lease)])
+        self._beat_every = shortest / 3
+        self._reaper = Reaper(queue, interval=min(self.lease, 60.0))
+
+    # -- public -----------------------------------------------------------------------------
+
+    def run(self, *, burst: bool = False, handle_signals: bool = True) -> None:
+        """Work until ``stop()`` (or SIGTERM/SIGINT when ``handle_signals`` and on the main
+        thread); with ``burst``, until no job is ready and none is running. Returns after a
+        clean shutdown: running jobs finished or released, the worker deregistered."""
+        restore = self._install_signals() if handle_signals else None
+        threads = self._start()
+        try:
+            self._claim_loop(burst)
+            self._drain()
+        finally:
+            self._shutdown(threads)
+            if restore:
+                restore()
+
+    def stop(self) -> None:
+        """Stop claiming and shut down gracefully. Safe from any thread or signal handler."""
+        self._stopping.set()
+        self._wake.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    def running_jobs(self) -> list[tuple[Job, float, JobContext]]:
+        """(job, seconds running, context) of every handler running now, oldest first."""
+        now = time.monotonic()
+        with self._lock:
+            runs = [r for r in self._runs.values() if r.state == _RUNNING]
+        return [(r.job, now - r.started, r.ctx) for r in sorted(runs, key=lambda r: r.started)]
+
+    # -- starting and stopping --------------------------------------------------------------
+
+    def _start(self) -> list[threading.Thread]:
+        self.queue.register_worker(self.id, host=socket.gethostname(), pid=os.getpid(),
+                                   queues=self.queues, concurrency=self.concurrency)
+        self._reaper.run_once()
+        threads = [threading.Thread(target=self._heartbeat_loop, name="jobq-heartbeat", daemon=True),
+                   threading.Thread(target=self._completer_loop, name="jobq-completer", daemon=True)]
+        for t in threads:
+            t.start()
+        log.info("worker %s started: concurrency=%d queues=%s lease=%gs kinds=%s", self.id,
+                 self.concurrency, ",".join(self.queues) if self.queues else "*", self.lease,
+                 ",".join(self.registry.kinds()) or "-")
+        return threads
+
+    def _drain(self) -> None:
+        """Let running handlers finish within the grace period, then release the rest."""
+        deadline = time.monotonic() + self.grace
+        while self._busy() and time.monotonic() < deadline:
+            self._check_timeouts()
+            self._wake.wait(min(0.1, max(0.0, deadline - time.monotonic())))
+            self._wake.clear()
+        with self._lock:
+            left = [r for r in self._runs.values() if r.state == _RUNNING]
+        for run in left:
+            self._abandon(run, ("release",))
+
+    def _shutdown(self, threads: list[threading.Thread]) -> None:
+        with self._outbox_cv:
+            self._closing = True
+            self._outbox_cv.notify()
+        threads[1].join()  # the completer writes everything queued before it ends
+        self._hb_stop.set()
+        threads[0].join()
+        self._pool.close()
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        try:
+            self.queue.deregister_worker(self.id)
+        except JobqError as e:
+            log.warning("could not deregister worker %s: %s", self.id, e)
+        log.info("worker %s stopped: %s", self.id,
+                 " ".join(f"{k}={v}" for k, v in self.counts.items()))
+
+    def _install_signals(self):
+        if threading.current_thread() is not threading.main_thread():
+            return None
+        previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+        def on_signal(signum, _frame):
+            if self._stopping.is_set():
+                n = self._busy()
+                log.warning("second signal: exiting now; the leases of %d running job(s) will "
+                            "expire and the jobs run again", n)
+                logging.shutdown()
+                os._exit(130 if signum == signal.SIGINT else 143)
+            log.info("%s: stopping; running jobs get %gs to finish (signal again to exit "
+                     "at once)", signal.Signals(signum).name, self.grace)
+            self.stop()
+
+        for s in previous:
+            signal.signal(s, on_signal)
+        return lambda: [signal.signal(s, h) for s, h in previous.items()]
+
+    # -- claiming ---------------------------------------------------------------------------
+
+    def _busy(self) -> int:
+        with self._lock:
+            return sum(1 for r in self._runs.values() if r.state == _RUNNING)
+
+    def _claim_loop(self, burst: bool) -> None:
+        seen_version: int | None = None
+        next_claim = 0.0
+        backlog = True  # the last claim filled every free slot: more may be ready
+        while not self._stopping.is_set():
+            self._wake.clear()
+            self._check_timeouts()
+            free = self.concurrency - self._busy()
+            if free > 0:
+                version = self.queue.data_version()
+                now = time.monotonic()
+                idle = not self._runs
+                if backlog or version != seen_version or now >= next_claim or (burst and idle):
+                    seen_version = version
+                    next_claim = now + self.idle_claim_interval
+                    got = self._claim(free)
+                    backlog = got == free
+                    if not got and burst and not self._runs:
+                        return
+                    if got:
+                        continue
+            self._wake.wait(self._wait_time(free > 0))
+
+    def _wait_time(self, polling: bool) -> float:
+        wait = self.poll_interval if polling else 0.25
+        with self._lock:
+            deadlines = [r.deadline for r in self._runs.values()
+                         if r.state == _RUNNING and r.deadline is not None]
+        if deadlines:
+            wait = min(wait, max(0.0, min(deadlines) - time.monotonic()))
+        return wait
+
+    def _claim(self, free: int) -> int:
+        try:
+            jobs = self.queue.claim_many(self.id, free, queues=self.queues, lease=self.lease)
+        except JobqError as e:
+            log.warning("claim failed, retrying: %s", e)
+            self._stopping.wait(min(1.0, self.lease / 3))
+            return 0
+        runs = [self._new_run(job) for job in jobs]
+        with self._lock:
+            for run in runs:
+                self._runs[run.job.id] = run
+        longer = [r for r in runs if r.lease != self.lease]
+        if longer:
+            self._extend(longer)
+        for run in runs:
+            self._dispatch(run)
+        return len(jobs)
+
+    def _new_run(self, job: Job) -> _Run:
+        task = self.registry.get(job.kind)
+        lease = task.lease if task and task.lease else self.lease
+        ctx = JobContext(self.queue, job.id, job.token, job.attempts, self.id, job.kind, lease)
+        now = time.monotonic()
+        deadline = now + task.timeout if task and task.timeout else None
+        return _Run(job, task, ctx, lease, now, deadline)
+
+    # -- running handlers -------------------------------------------------------------------
+
+    def _dispatch(self, run: _Run) -> None:
+        if run.task is None:
+            self._finished(run, ("error", f"no handler for kind {run.job.kind!r} (this worker "
+                                 f"knows: {', '.join(self.registry.kinds()) or 'none'})", False))
+        elif run.task.is_async:
+            run.future = asyncio.run_coroutine_threadsafe(self._call_async(run), self._event_loop())
+        else:
+            run.future = self._pool.submit(self._call_sync, run)
+
+    def _call_sync(self, run: _Run) -> None:
+        if run.state != _RUNNING:  # abandoned while waiting for a thread
+            return
+        try:
+            args = (run.job.payload, run.ctx) if run.task.wants_context else (run.job.payload,)
+            outcome = _success(run.task.fn(*args))
+        except BaseException as e:  # noqa: BLE001 - a handler's failure is data, never ours
+            outcome = _failure(e)
+        self._finished(run, outcome)
+
+    async def _call_async(self, run: _Run) -> None:
+        try:
+            args = (run.job.payload, run.ctx) if run.task.wants_context else (run.job.payload,)
+            outcome = _success(await run.task.fn(*args))
+        except BaseException as e:  # noqa: BLE001
+            outcome = _failure(e)
+        self._finished(run, outcome)
+
+    def _event_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                self._loop = asyncio.new_event_loop()
+                threading.Thread(target=self._loop.run_forever, name="jobq-asyncio",
+                                 daemon=True).start()
+            return self._loop
+
+    def _finished(self, run: _Run, outcome: tuple) -> None:
+        """A handler ended. Ignored when the run was abandoned meanwhile."""
+        if outcome[0] == "lost":  # its own heartbeat() or progress() learnt it
+            self._abandon(run, None)
+            return
+        with self._lock:
+            if run.state != _RUNNING:
+                if outcome[0] == "ok":
+                    log.info("%s: handler returned after the run was abandoned; result "
+                             "discarded", _describe(run))
+                return
+            run.state = _FINISHING
+            run.outcome = outcome
+        self._post(run)
+
+    def _abandon(self, run: _Run, outcome: tuple | None) -> None:
+        """Stop waiting for a running handler: write ``outcome`` (None: nothing, the lease is
+        already lost) and free its slot. The handler is told through ``ctx.cancelled``."""
+        with self._lock:
+            if run.state != _RUNNING:
+                return
+            run.state = _FINISHING if outcome else _GONE
+            run.outcome = outcome or ()
+            if not outcome:
+                self._runs.pop(run.job.id, None)
+        run.ctx.cancelled.set()
+        if run.future is not None and run.task is not None and run.task.is_async:
+            run.future.cancel()
+        if outcome:
+            self._post(run)
+        else:
+            self._count("lost")
+            log.warning("%s lease lost after %.3fs (reaped or taken over): the handler was "
+                        "told to stop; its result will be discarded", _describe(run),
+                        time.monotonic() - run.started)
+        self._wake.set()
+
+    def _check_timeouts(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            late = [r for r in self._runs.values()
+                    if r.state == _RUNNING and r.deadline is not None and now >= r.deadline]
+        for run in late:
+            self._abandon(run, ("error", f"timed out after {run.task.timeout:g}s", False))
+
+    # -- writing outcomes -------------------------------------------------------------------
+
+    def _post(self, run: _Run) -> None:
+        with self._outbox_cv:
+            self._outbox.append(run)
+            self._outbox_cv.notify()
+        self._wake.set()
+
+    def _completer_loop(self) -> None:
+        while True:
+            with self._outbox_cv:
+                while not self._outbox and not self._closing:
+                    self._outbox_cv.wait()
+                batch, self._outbox = self._outbox, []
+                if not batch and self._closing:
+                    return
+            try:
+                self._write(batch)
+            except Exception:  # noqa: BLE001 - keep writing later outcomes; leases expire
+                log.exception("writing the outcomes of %d job(s) failed", len(batch))
+            with self._lock:
+                for run in batch:
+                    run.state = _GONE
+                    self._runs.pop(run.job.id, None)
+            self._wake.set()
+
+    def _write(self, batch: list[_Run]) -> None:
+        done = [r for r in batch if r.outcome[0] == "ok"]
+        if done:
+            try:
+                accepted = self.queue.complete_many(
+                    [(r.job.id, r.job.token, r.outcome[1]) for r in done])
+            except JobqError as e:
+                log.error("completing %d job(s) failed (their leases will expire and they run "
+                          "again): %s", len(done), e)
+                accepted = [None] * len(done)
+            for run, ok in zip(done, accepted):
+                if ok:
+                    self._count("succeeded")
+                    log.info("%s succeeded in %.3fs", _describe(run), _took(run))
+                elif ok is False:
+                    self._count("lost")
+                    log.warning("%s lease lost before completion: result discarded (the job "
+                                "was reaped or taken over)", _describe(run))
+        for run in batch:
+            if run.outcome[0] == "error":
+                self._write_failure(run, run.outcome[1], run.outcome[2])
+            elif run.outcome[0] == "release":
+                self._write_release(run)
+
+    def _write_failure(self, run: _Run, error: str, give_up: bool) -> None:
+        task, attempts = run.task, run.job.attempts
+        try:
+            if give_up or (task and task.max_attempts and attempts >= task.max_attempts):
+                job = self.queue.give_up(run.job.id, run.job.token, error)
+            else:
+                retry_in = task.backoff.delay(attempts) if task and task.backoff else None
+                job = self.queue.fail(run.job.id, run.job.token, error, retry_in=retry_in)
+        except LeaseLost:
+            self._count("lost")
+            log.warning("%s failed after losing its lease: nothing recorded", _describe(run))
+            return
+        except JobqError as e:
+            log.error("%s failed, and recording it failed too: %s", _describe(run), e)
+            return
+        summary = clean(first_line(error.rstrip().rsplit("\n", 1)[-1]), limit=200)
+        if job.status == JobStatus.PENDING:
+            self._count("failed")
+            log.warning("%s failed in %.3fs, retry in %.1fs: %s", _describe(run), _took(run),
+                        max(0.0, job.run_at - self.queue.clock.now()), summary)
+        elif job.status == JobStatus.CANCELLED:
+            self._count("cancelled")
+            log.info("%s cancelled after %.3fs", _describe(run), _took(run))
+        else:
+            self._count("dead")
+            log.error("%s failed in %.3fs, dead (no attempts left): %s", _describe(run),
+                      _took(run), summary)
+
+    def _write_release(self, run: _Run) -> None:
+        try:
+            self.queue.release(run.job.id, run.job.token)
+        except JobqError as e:
+            log.warning("%s could not be released (%s); its lease will expire", _describe(run), e)
+            return
+        self._count("released")
+        log.info("%s released unfinished after %.3fs (shutdown): it can run again at once",
+                 _describe(run), _took(run))
+
+    def _count(self, what: str) -> None:
+        with self._lock:
+            self.counts[what] += 1
+
+    # -- heartbeat --------------------------------------------------------------------------
+
+    def _heartbeat_loop(self) -> None:
+        next_reap = time.monotonic() + self._reaper.interval
+        while not self._hb_stop.wait(self._beat_every):
+            with self._lock:
+                runs = [r for r in self._runs.values() if r.state != _GONE]
+            try:
+                self._extend(runs)
+                self.queue.beat_worker(self.id, busy=self._busy())
+            except JobqError as e:
+                log.warning("heartbeat failed (will retry): %s", e)
+            if time.monotonic() >= next_reap:
+                self._reaper.run_once()
+                next_reap = time.monotonic() + self._reaper.interval
+
+    def _extend(self, runs: list[_Run]) -> None:
+        """Extend the leases of ``runs`` (one transaction per lease term in use)."""
+        by_lease: dict[float, list[_Run]] = {}
+        for run in runs:
+            by_lease.setdefault(run.lease, []).append(run)
+        for lease, group in by_lease.items():
+            result = self.queue.extend_many([(r.job.id, r.job.token) for r in group], lease=lease)
+            for run in group:
+                if run.job.id in result.cancel_requested:
+                    run.ctx.cancelled.set()
+                if run.job.id in result.lost:
+                    self._abandon(run, None)
+
+
+class _HandlerPool:
+    """Daemon threads that run handlers, started as needed up to ``limit``.
+
+    Daemon threads, unlike ``ThreadPoolExecutor``'s, do not hold the process open at exit:
+    a handler abandoned after the grace period must not stop ``jobq run`` from exiting.
+    The headroom above the worker's concurrency covers abandoned handlers still running.
+    """
+
+    def __init__(self, limit: int):
+        self._limit = limit
+        self._work: _queue_mod.SimpleQueue = _queue_mod.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads = 0
+        self._idle = 0
+
+    def submit(self, fn, *args) -> None:
+        with self._lock:
+            if self._idle > 0:  # reserve an idle thread for this item
+                self._idle -= 1
+                self._work.put((fn, args, True))
+                return
+            if self._threads >= self._limit:
+                self._work.put((fn, args, False))  # the first thread to free up takes it
+                return
+            self._threads += 1
+            n = self._threads
+        threading.Thread(target=self._serve, args=((fn, args, True),),
+                         name=f"jobq-handler-{n}", daemon=True).start()
+
+    def _serve(self, item) -> None:
+        while item is not None:
+            fn, args, _ = item
+            fn(*args)
+            with self._lock:
+                self._idle += 1
+            item = self._work.get()
+            if item is not None and not item[2]:
+                with self._lock:
+                    self._idle -= 1
+        self._work.put(None)  # pass the stop on to the next thread
+
+    def close(self) -> None:
+        self._work.put(None)
+
+
+def _tasks(registry: Registry) -> list[Task]:
+    return [t for k in registry.kinds() if (t := registry.get(k)) is not None]
+
+
+def _success(result: Any) -> tuple:
+    try:
+        encode_json(result, "the handler's result")
+    except (TypeError, ValueError) as e:
+        return ("error", f"{type(e).__name__}: {e}", False)
+    return ("ok", result)
+
+
+def _failure(e: BaseException) -> tuple:
+    if isinstance(e, LeaseLost):
+        return ("lost",)
+    if isinstance(e, asyncio.CancelledError):
+        return ("error", "the handler was cancelled", False)
+    return ("error", "".join(traceback.format_exception(e)), False)
+
+
+def _describe(run: _Run) -> str:
+    job, task = run.job, run.task
+    most = min(job.max_attempts, task.max_attempts or job.max_attempts) if task else job.max_attempts
+    return f"job={job.id} kind={clean(job.kind, limit=80)} attempt={job.attempts}/{most}"
+
+
+def _took(run: _Run) -> float:
+    return time.monotonic() - run.started
+
