@@ -20,7 +20,7 @@ CREATE TABLE jobq_meta(
 ) WITHOUT ROWID;
 
 CREATE TABLE jobq_jobs(
-  id               INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused, even after prune
+  id               INTEGER PRIMARY KEY,  -- never reused: prune keeps the newest job
   kind             TEXT    NOT NULL,
   queue            TEXT    NOT NULL,
   payload          TEXT    NOT NULL,                   -- JSON

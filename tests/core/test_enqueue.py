@@ -128,9 +128,9 @@ def test_unique_keys_inside_one_batch_collapse_to_one_job(queue):
 
 
 def test_ids_are_never_reused_after_prune(queue, clock):
-    first = queue.enqueue("k")
-    job = queue.claim("w")
-    queue.complete(job.id, job.token)
+    ids = queue.enqueue_many([("k", i) for i in range(3)])
+    for job in queue.claim_many("w", 3):
+        queue.complete(job.id, job.token)
     clock.advance(10)
-    assert queue.prune(older_than=1) == 1
-    assert queue.enqueue("k") > first
+    assert queue.prune(older_than=1) == 2  # the newest job stays, holding the highest id
+    assert queue.enqueue("k") > ids[-1]
