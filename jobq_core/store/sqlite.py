@@ -303,6 +303,17 @@ class SqliteStore:
     def job_fail(
         self, job_id: int, token: int, error: str, now: float, retry_delay: RetryDelay
     ) -> Job | None:
+        return self._fail(job_id, token, error, now, retry_delay, give_up=False)
+
+    @_guarded
+    def job_give_up(self, job_id: int, token: int, error: str, now: float) -> Job | None:
+        return self._fail(job_id, token, error, now, lambda _attempt: 0.0, give_up=True)
+
+    def _fail(self, job_id: int, token: int, error: str, now: float, retry_delay: RetryDelay,
+              give_up: bool) -> Job | None:
+        """One transaction: record the failed attempt and move the job on. ``give_up`` ends
+        it dead whatever attempts remain, without touching its stored allowance (a later
+        ``retry`` still gets the full one)."""
         with self._write() as c:
             row = c.execute(
                 "SELECT attempts, max_attempts, worker, started_at, cancel_requested FROM jobq_jobs "
@@ -313,24 +324,11 @@ class SqliteStore:
                 return None
             attempts, max_attempts, worker, started_at, cancel = row
             outcome = Outcome.CANCELLED if cancel else Outcome.FAILED
-            _leave_running(c, job_id, token, attempts, max_attempts, bool(cancel), now,
-                           retry_delay, error)
+            _leave_running(c, job_id, token, attempts, attempts if give_up else max_attempts,
+                           bool(cancel), now, retry_delay, error)
             c.execute(_RECORD_ATTEMPT, (job_id, attempts, worker, token, started_at, now,
                                         outcome, error))
             return _job(c.execute(f"SELECT {_JOB_COLS} FROM jobq_jobs WHERE id=?", (job_id,)).fetchone())
-
-    @_guarded
-    def job_give_up(self, job_id: int, token: int, error: str, now: float) -> Job | None:
-        # Both statements run under the connection lock; if another process reaps the job
-        # in between, the lowered allowance belongs to this claim's attempt anyway.
-        lowered = self._conn.execute(
-            "UPDATE jobq_jobs SET max_attempts=attempts WHERE id=? AND status='running' "
-            "AND token=?",
-            (job_id, token),
-        ).rowcount
-        if not lowered:
-            return None
-        return self.job_fail(job_id, token, error, now, lambda _attempt: 0.0)
 
     @_guarded
     def job_release(self, job_id: int, token: int, now: float) -> bool:

@@ -93,3 +93,14 @@ def test_attempt_history_lists_every_attempt_including_the_running_and_the_succe
     done = queue.attempts(job_id)
     assert [(a.attempt, a.outcome) for a in done] == [(1, "failed"), (2, "succeeded")]
     assert done[-1].ended_at - done[-1].started_at == 3
+
+
+def test_give_up_ends_the_job_dead_at_once_and_a_retry_still_gets_the_full_allowance(queue):
+    job_id = queue.enqueue("k", max_attempts=5)
+    job = queue.claim("w")
+    dead = queue.give_up(job.id, job.token, "no handler for kind 'k'")
+    assert dead.status == "dead" and dead.attempts == 1 and dead.max_attempts == 5
+    with pytest.raises(LeaseLost):
+        queue.give_up(job.id, job.token, "again")
+    queue.retry(job_id)
+    assert queue.get(job_id).max_attempts == 5
