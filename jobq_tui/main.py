@@ -1,12 +1,59 @@
-"""Entry point of ``jobq-tui``."""
+"""Entry point of ``jobq-tui`` (and of ``jobq tui``): ``jobq-tui PATH [--interval S]
+[--read-only] [--beat S]``.
+
+Exit codes: 0 after a normal quit, 2 for bad arguments or a database that cannot be
+opened (missing, not SQLite, not jobq). A missing path is never created.
+"""
 from __future__ import annotations
 
+import argparse
+import math
 import sys
+from collections.abc import Sequence
+
+from .safe_text import clean
+from .source import Source, SourceError
 
 
-def main() -> int:
-    print("jobq-tui: the monitor is not built yet", file=sys.stderr)
-    return 2
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or value < 0.1:
+        raise argparse.ArgumentTypeError(f"must be at least 0.1 seconds, got {text!r}")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="jobq-tui", description="Live terminal monitor of a jobq database.")
+    p.add_argument("path", help="the jobq database file (never created)")
+    p.add_argument("--interval", type=_seconds, default=1.0, metavar="S",
+                   help="refresh interval in seconds (default 1)")
+    p.add_argument("--read-only", action="store_true",
+                   help="open the database read-only and hide retry/cancel")
+    p.add_argument("--beat", type=_seconds, default=10.0, metavar="S",
+                   help="workers' heartbeat interval: late after one missed beat, lost "
+                        "after two (default 10, a third of the default 30 s lease)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    source = Source(args.path, read_only=args.read_only)
+    try:
+        source.open()
+    except SourceError as e:
+        print(f"jobq-tui: {clean(str(e))}", file=sys.stderr)
+        return 2
+    from .app import MonitorApp  # Textual loads only once the database is known good
+
+    try:
+        MonitorApp(source, interval=args.interval, beat=args.beat).run()
+    finally:
+        source.close()
+    return 0
 
 
 if __name__ == "__main__":

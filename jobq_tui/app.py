@@ -1,0 +1,449 @@
+"""The jobq monitor app: polls a ``Source`` in a thread, renders views, runs actions.
+
+Invariants and hazards:
+
+* At most one poll runs at a time: the next is scheduled when the last one has finished
+  (``_poll_done``), and a request made meanwhile just sets ``_again``.
+* Polls, detail reads and actions run in thread workers; widgets are touched only on the
+  event loop (``call_from_thread``).
+* A 1 Hz tick re-renders rows from the last snapshot with the current time (countdowns,
+  ages) without reading the database; unchanged cells are not touched.
+* Database text reaches widgets only as ``Text`` from ``safe_text`` (never as markup).
+"""
+from __future__ import annotations
+
+import shlex
+from dataclasses import replace
+from pathlib import Path
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.worker import Worker, WorkerState
+from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+
+from jobq_core.clock import SYSTEM_CLOCK, Clock
+from jobq_core.errors import JobqError
+
+from . import views
+from .filters import Filter, FilterError, parse_filter
+from .safe_text import display_text
+from .source import VIEWS, Snapshot, Source, Unavailable
+from .widgets.header import Header, HeaderState
+from .widgets.screens import ConfirmScreen, DetailScreen, HelpScreen, detail_text
+from .widgets.tables import JobTable
+
+WIDE = 120  # columns from which the rich layout (more columns, longer sparklines) is used
+MIN_SIZE = (50, 12)  # below this: "terminal too small"
+
+
+class MonitorApp(App):
+    CSS_PATH = Path(__file__).with_name("app.tcss")
+    TITLE = "jobq"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        Binding("question_mark", "help", "help"),
+        Binding("slash", "filter", "filter"),
+        Binding("escape", "clear_filter", "clear", show=False),
+        Binding("p", "pause", "pause"),
+        Binding("r", "refresh", "refresh", show=False),
+        Binding("s", "sort", "sort"),
+        Binding("S", "sort_reverse", "reverse", show=False),
+        Binding("d", "group", "group", show=False),
+        Binding("R", "retry", "retry"),
+        Binding("A", "retry_all", "retry all"),
+        Binding("K", "cancel_job", "cancel"),
+        Binding("q", "quit", "quit"),
+        *[Binding(str(i + 1), f"view('{v}')", views.TITLES[v], show=False)
+          for i, v in enumerate(VIEWS)],
+    ]
+
+    def __init__(self, source: Source, *, interval: float = 1.0, beat: float = 10.0,
+                 clock: Clock | None = None, live: bool = True):
+        super().__init__()
+        self.source = source
+        self.interval = interval
+        self.beat = beat
+        self.clock: Clock = clock or source.clock or SYSTEM_CLOCK
+        self.live = live
+        self.filter = Filter()
+        self.grouped = True
+        self.sort_by: dict[str, tuple[int, bool]] = {}  # view -> (column index, reverse)
+        self.snapshot: Snapshot | None = None
+        self.error: str | None = None
+        self.message = Text()
+        self._polling = False
+        self._again = False
+        self._timer = None
+
+    # -- layout ---------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="banner")
+        yield Header(id="header")
+        with TabbedContent(initial="running", id="tabs"):
+            for i, v in enumerate(VIEWS):
+                with TabPane(f"{i + 1} {views.TITLES[v]}", id=v):
+                    yield JobTable(id=f"table-{v}")
+        yield Static(id="status")
+        yield Input(placeholder='queue:NAME kind:NAME worker:ID error:"text" words…',
+                    id="filter")
+        yield Static(Text("terminal too small"), id="too-small")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        for tabs in self.query("Tabs"):
+            tabs.can_focus = False
+        self._apply_size()
+        self.set_interval(1.0, self._tick)
+        self.request_poll()
+        self.table().focus()
+
+    def on_resize(self) -> None:
+        self._apply_size()
+        self.render_all()
+
+    def _apply_size(self) -> None:
+        w, h = self.size
+        self.screen.set_class(w < MIN_SIZE[0] or h < MIN_SIZE[1], "-too-small")
+        self.screen.set_class(h < 20, "-short")
+
+    @property
+    def wide(self) -> bool:
+        return self.size.width >= WIDE
+
+    @property
+    def view(self) -> str:
+        return self.query_one("#tabs", TabbedContent).active or "running"
+
+    def table(self, view: str | None = None) -> JobTable:
+        return self.query_one(f"#table-{view or self.view}", JobTable)
+
+    # -- polling --------------------------------------------------------------------------
+
+    def request_poll(self, force: bool = False) -> None:
+        """Poll now, or right after the poll in flight finishes."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        if self._polling:
+            self._again = True
+            return
+        self._polling = True
+        self._poll(self.view, self.filter, self.grouped, force)
+
+    @work(thread=True, exclusive=True, group="poll", exit_on_error=False)
+    def _poll(self, view: str, filt: Filter, grouped: bool,
+              force: bool) -> tuple[Snapshot | None, str | None]:
+        try:
+            return self.source.poll(view, filt, grouped=grouped, force=force), None
+        except Unavailable as e:
+            return None, str(e)
+        except Exception as e:  # never let a surprise kill the monitor: show it, go on
+            return None, f"{type(e).__name__}: {e}"
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The poll's result is taken here, after its thread has finished, so the next
+        poll never starts while the last one is still on its way out."""
+        worker = event.worker
+        if worker.group != "poll" or not worker.is_finished:
+            return
+        if event.state == WorkerState.SUCCESS:
+            self._poll_done(*worker.result)
+        else:
+            self._poll_done(None, f"refresh failed: {worker.error or 'cancelled'}")
+
+    def _poll_done(self, snap: Snapshot | None, error: str | None) -> None:
+        self._polling = False
+        self.error = error
+        if snap is not None:
+            self.snapshot = snap
+        self.render_all()
+        if self._again:
+            self._again = False
+            self.request_poll()
+        elif self.live:
+            delay = self.interval if error is None else max(self.interval, 2.0)
+            self._timer = self.set_timer(delay, self._timed_poll)
+
+    def _timed_poll(self) -> None:
+        self._timer = None
+        if self.live and not self._modal_open():
+            self.request_poll()
+        elif self.live:
+            self._timer = self.set_timer(self.interval, self._timed_poll)
+
+    def _modal_open(self) -> bool:
+        return len(self.screen_stack) > 1
+
+    def _tick(self) -> None:
+        if not self._modal_open():
+            self.render_all()
+
+    # -- rendering ------------------------------------------------------------------------
+
+    def render_all(self) -> None:
+        now = self.clock.now()
+        st = HeaderState(self.source.path, self.live, self.interval, self.source.read_only,
+                         self.beat)
+        self.query_one(Header).show(self.snapshot, now, st, self.wide)
+        banner = self.query_one("#banner", Static)
+        if self.error:
+            text = Text("✗ database unavailable: ", "bold")
+            text.append_text(display_text(self.error, limit=300))
+            text.append(" — showing the last data read; retrying…")
+            banner.update(text)
+        banner.display = bool(self.error)
+        self._render_table(now)
+        self._render_status()
+
+    def _render_table(self, now: float) -> None:
+        snap = self.snapshot
+        view = self.view
+        table = self.table(view)
+        table.set_columns(views.columns(view, self.grouped, self.wide))
+        if snap is None or snap.view != view or snap.grouped != self.grouped and view == "dead":
+            if snap is not None and view in ("running", "queues", "workers"):
+                snap = _as_view(snap, view)  # shared parts of any snapshot serve these views
+            else:
+                return
+        rows = views.rows(snap, now, wide=self.wide, beat=self.beat)
+        col, rev = self.sort_by.get(self._sort_name(view), (None, False))
+        if col is not None and rows and col < len(rows[0].sort):
+            rows.sort(key=lambda r: _sortable(r.sort[col]), reverse=rev)
+        table.set_rows(rows)
+
+    def _render_status(self) -> None:
+        t = Text(no_wrap=True, overflow="ellipsis")
+        table = self.table()
+        t.append(f"{table.row_count} rows", "dim")
+        if self.snapshot is not None and table.row_count >= 200:
+            t.append(" (first 200; filter to narrow)", "dim")
+        if not self.filter.empty:
+            t.append("  filter ", "dim")
+            t.append_text(display_text(self.filter.text, "bold", limit=60))
+        col, rev = self.sort_by.get(self._sort_name(self.view), (None, False))
+        if col is not None:
+            cols = views.columns(self.view, self.grouped, self.wide)
+            if col < len(cols):
+                t.append(f"  sorted by {cols[col].label} {'↓' if rev else '↑'}", "dim")
+        if self.view == "dead":
+            t.append("  grouped by error (d: one row per job)" if self.grouped
+                     else "  one row per job (d: group by error)", "dim")
+        if self.message:
+            t.append("  ")
+            t.append_text(self.message)
+        self.query_one("#status", Static).update(t)
+
+    def say(self, message: str | Text, style: str = "") -> None:
+        """Show a one-line message in the status line (plain text, never markup)."""
+        self.message = message if isinstance(message, Text) else display_text(message, style)
+        self._render_status()
+
+    def _sort_name(self, view: str) -> str:
+        return "dead_groups" if view == "dead" and self.grouped else view
+
+    # -- events ---------------------------------------------------------------------------
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self.message = Text()
+        self.render_all()
+        self.table().focus()
+        self.request_poll()
+
+    def on_data_table_row_selected(self, event: JobTable.RowSelected) -> None:
+        self.action_open()
+
+    def on_data_table_header_selected(self, event: JobTable.HeaderSelected) -> None:
+        name = self._sort_name(self.view)
+        col, rev = self.sort_by.get(name, (None, False))
+        self.sort_by[name] = (event.column_index, not rev if col == event.column_index else False)
+        self.render_all()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        try:
+            self.filter = parse_filter(event.value)
+        except FilterError as e:
+            self.say(str(e), "bold red")
+            return
+        self._close_filter()
+        self.request_poll()
+
+    def _close_filter(self) -> None:
+        self.screen.remove_class("-filtering")
+        self.table().focus()
+
+    # -- actions --------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("retry", "retry_all", "cancel_job") and self.source.read_only:
+            return False  # hidden, not greyed out: a read-only monitor has no such keys
+        return True
+
+    def action_view(self, view: str) -> None:
+        self.query_one("#tabs", TabbedContent).active = view
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_filter(self) -> None:
+        self.screen.add_class("-filtering")
+        box = self.query_one("#filter", Input)
+        box.value = self.filter.text
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        if box.has_focus:
+            self._close_filter()
+            return
+        if not self.filter.empty:
+            self.filter = Filter()
+            self.say("filter cleared")
+            self.request_poll()
+
+    def action_pause(self) -> None:
+        self.live = not self.live
+        self.say("live refresh resumed" if self.live else "paused: p resumes, r refreshes once")
+        if self.live:
+            self.request_poll()
+        elif self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+
+    def action_refresh(self) -> None:
+        self.request_poll(force=True)
+
+    def action_sort(self, reverse: bool = False) -> None:
+        name = self._sort_name(self.view)
+        n = len(views.columns(self.view, self.grouped, self.wide))
+        col, rev = self.sort_by.get(name, (None, False))
+        if reverse:
+            self.sort_by[name] = (col if col is not None else 0, not rev)
+        else:
+            self.sort_by[name] = (0 if col is None else (col + 1) % n, rev)
+        self.render_all()
+
+    def action_sort_reverse(self) -> None:
+        self.action_sort(reverse=True)
+
+    def action_group(self) -> None:
+        if self.view == "dead":
+            self.grouped = not self.grouped
+            self.render_all()
+            self.request_poll()
+
+    def action_open(self) -> None:
+        row = self.table().current_row()
+        if row is None:
+            return
+        if row.group is not None:  # a dead group: drill down to its jobs
+            g = row.group
+            self.filter = Filter(kind=g.kind, error=g.first_line or None,
+                                 text=_filter_text(g.kind, g.first_line))
+            self.grouped = False
+            self.render_all()
+            self.request_poll()
+            return
+        if row.job_id is not None:
+            screen = DetailScreen(row.job_id)
+            self.push_screen(screen)
+            self.load_detail(screen)
+
+    @work(thread=True, group="detail")
+    def load_detail(self, screen: DetailScreen) -> None:
+        try:
+            job, attempts = self.source.detail(screen.job_id)
+            text = detail_text(job, attempts, self.clock.now(), screen.job_id)
+        except Unavailable as e:
+            text = Text("database unavailable: ", "bold red")
+            text.append_text(display_text(str(e), limit=300))
+        self.call_from_thread(screen.show, text)
+
+    def action_retry(self) -> None:
+        row = self.table().current_row()
+        if self.view not in ("dead", "all") or row is None:
+            self.say("R retries the selected dead job: open the Dead view (5)")
+            return
+        if row.group is not None:
+            g = row.group
+            filt = Filter(kind=g.kind, error=g.first_line or None)
+            self._confirm_retry_matching(filt, f"the dead {g.kind!r} jobs failing with this error")
+            return
+        job_id = row.job_id
+        msg = Text(f"Retry dead job {job_id}? It runs again with a fresh allowance of attempts.")
+        self.push_screen(ConfirmScreen(msg), lambda yes: yes and self._act("retry", job_id))
+
+    def action_retry_all(self) -> None:
+        f = self.filter
+        if f.worker or f.words or f.status:
+            self.say("retry all uses only queue:, kind: and error: — remove other filter terms",
+                     "bold red")
+            return
+        self._confirm_retry_matching(f, "every dead job" if f.empty else "the dead jobs matching")
+
+    def _confirm_retry_matching(self, filt: Filter, what: str) -> None:
+        try:
+            n = self.source.count_dead(filt)
+        except Unavailable as e:
+            self.say(str(e), "bold red")
+            return
+        if n == 0:
+            self.say("no dead jobs match")
+            return
+        msg = Text(f"Retry {n} dead job{'s' if n != 1 else ''}? ({what}")
+        if not filt.empty or filt.kind or filt.error:
+            msg.append(": ")
+            msg.append_text(display_text(_filter_text(filt.kind, filt.error, filt.queue),
+                                         limit=120))
+        msg.append(")")
+        self.push_screen(ConfirmScreen(msg), lambda yes: yes and self._act("retry_dead", filt))
+
+    def action_cancel_job(self) -> None:
+        row = self.table().current_row()
+        if row is None or row.job_id is None or row.group is not None:
+            self.say("K cancels the selected job: select a pending or running job")
+            return
+        msg = Text(f"Cancel job {row.job_id}? A pending job is cancelled at once; a running "
+                   "one is asked to stop at its next heartbeat.")
+        self.push_screen(ConfirmScreen(msg), lambda yes: yes and self._act("cancel", row.job_id))
+
+    @work(thread=True, group="act")
+    def _act(self, what: str, arg) -> None:
+        try:
+            if what == "retry":
+                self.source.retry(arg)
+                done = f"job {arg} is pending again"
+            elif what == "cancel":
+                status = self.source.cancel(arg)
+                done = (f"job {arg} cancelled" if status == "cancelled"
+                        else f"job {arg}: cancel requested; it stops at its next heartbeat")
+            else:
+                done = f"{self.source.retry_dead(arg)} dead jobs are pending again"
+            style = "green"
+        except (JobqError, OSError) as e:
+            done, style = f"{what} failed: {e}", "bold red"
+        self.call_from_thread(self.say, done, style)
+        self.call_from_thread(self.request_poll, True)
+
+
+def _filter_text(kind: str | None, error: str | None, queue: str | None = None) -> str:
+    parts = []
+    for name, value in (("queue", queue), ("kind", kind), ("error", error)):
+        if value:
+            parts.append(f"{name}:{shlex.quote(value)}")
+    return " ".join(parts)
+
+
+def _as_view(snap: Snapshot, view: str) -> Snapshot:
+    return replace(snap, view=view, rows=())
+
+
+def _sortable(value):
+    """Sort values of one column may mix None with numbers or strings."""
+    if value is None:
+        return (1, "")
+    if isinstance(value, (int, float)):
+        return (0, value)
+    return (0, str(value).casefold()) if isinstance(value, str) else (0, value)

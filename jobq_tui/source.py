@@ -1,0 +1,226 @@
+"""The monitor's data source: opens a jobq database read-only and returns snapshots.
+
+No Textual here: the app calls ``poll`` from one background thread at a time and renders
+what it returns. Hazards and invariants:
+
+* Reads go through one ``mode=ro`` connection, so watching never takes a write lock and
+  never creates or migrates anything. Actions (retry, cancel) open a short-lived separate
+  connection, do one operation, and close it; ``read_only`` sources refuse them.
+* ``PRAGMA data_version`` changes only when another connection commits. While it stands
+  still (and the view and filter are the same), ``poll`` reuses the last read and only
+  re-checks, except every ``max_reuse`` seconds, because some counts (scheduled jobs
+  becoming due) move with time alone.
+* Only what one screen shows is read: every list has a LIMIT and uses a partial index.
+* A locked, corrupt, replaced or deleted file raises ``Unavailable`` from ``poll``; the
+  next ``poll`` tries again (reopening the file if it was replaced), so the app recovers
+  when the database comes back.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from jobq_core.clock import SYSTEM_CLOCK, Clock
+from jobq_core.errors import DatabaseError, JobqError
+from jobq_core.queue import Queue
+from jobq_core.store.base import ErrorGroup, Throughput
+from jobq_core.types import Attempt, Job, Stats, WorkerInfo
+
+from .filters import Filter
+
+VIEWS = ("running", "queues", "workers", "retries", "dead", "all")
+ROW_LIMIT = 200  # rows read per list: more than any terminal shows, few enough to be cheap
+SPARK_BUCKET = 10.0  # seconds per sparkline bucket
+SPARK_SPAN = 300.0  # seconds of history in the sparklines
+READ_BUSY_TIMEOUT = 1.0  # a poll never waits long on a lock: it reports and tries again
+WRITE_BUSY_TIMEOUT = 5.0
+
+
+class SourceError(Exception):
+    """The database cannot be opened at all (missing, not SQLite, not jobq)."""
+
+
+class Unavailable(Exception):
+    """The database could not be read this time (locked, gone, replaced by garbage)."""
+
+
+class ReadOnly(Exception):
+    """An action was asked of a read-only source."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything one screen shows, read in one poll. Lists hold at most ``ROW_LIMIT``."""
+
+    view: str
+    filter: Filter
+    grouped: bool
+    version: int
+    read_at: float  # clock time of the read these rows come from
+    checked_at: float  # last time the database was seen unchanged since read_at
+    read_seconds: float  # wall time of the read (monotonic)
+    stats: Stats
+    throughput: Throughput
+    workers: tuple[WorkerInfo, ...]
+    running: tuple[Job, ...]
+    rows: tuple[Any, ...] = field(default=())  # jobs or ErrorGroups of the view
+
+
+class Source:
+    def __init__(self, path: str | os.PathLike[str], *, clock: Clock | None = None,
+                 read_only: bool = False, max_reuse: float = 10.0):
+        self.path = os.fspath(path)
+        self.clock: Clock = clock or SYSTEM_CLOCK
+        self.read_only = read_only
+        self.max_reuse = max_reuse
+        self._queue: Queue | None = None
+        self._identity: tuple[int, int] | None = None
+        self._last: Snapshot | None = None
+
+    # -- opening --------------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Open the database, or raise ``SourceError`` saying plainly what is wrong.
+        Never creates a file."""
+        if not os.path.exists(self.path):
+            raise SourceError(f"{self.path}: no such file (jobq-tui never creates a database)")
+        if os.path.isdir(self.path):
+            raise SourceError(f"{self.path} is a directory, not a jobq database")
+        try:
+            self._reopen()
+        except DatabaseError as e:
+            raise SourceError(_plain_error(e)) from None
+        except JobqError as e:
+            raise SourceError(_plain_error(e)) from None
+
+    def _reopen(self) -> Queue:
+        self.close()
+        ident = _identity(self.path)
+        q = Queue(self.path, clock=self.clock, read_only=True, create=False,
+                  busy_timeout=READ_BUSY_TIMEOUT)
+        self._queue, self._identity, self._last = q, ident, None
+        return q
+
+    def close(self) -> None:
+        if self._queue is not None:
+            try:
+                self._queue.close()
+            finally:
+                self._queue = None
+
+    # -- reading --------------------------------------------------------------------------
+
+    def poll(self, view: str, filt: Filter, *, grouped: bool = True,
+             force: bool = False) -> Snapshot:
+        """A snapshot for ``view``; the last one again (re-stamped) when nothing changed."""
+        if view not in VIEWS:
+            raise ValueError(f"unknown view {view!r}")
+        try:
+            q = self._current_queue()
+            version = q.data_version()
+            now = self.clock.now()
+            last = self._last
+            if (not force and last is not None and last.version == version
+                    and (last.view, last.filter, last.grouped) == (view, filt, grouped)
+                    and 0 <= now - last.read_at < self.max_reuse):
+                self._last = replace(last, checked_at=now)
+                return self._last
+            snap = self._read(q, version, view, filt, grouped, now)
+        except JobqError as e:
+            self.close()
+            raise Unavailable(_plain_error(e)) from None
+        self._last = snap
+        return snap
+
+    def _current_queue(self) -> Queue:
+        """The open connection, reopened when the file was replaced; ``Unavailable`` when
+        the file is gone (an open connection would go on reading the deleted file)."""
+        try:
+            ident = _identity(self.path)
+        except FileNotFoundError:
+            self.close()
+            raise Unavailable(f"{self.path}: the database file is gone") from None
+        if self._queue is None or ident != self._identity:
+            try:
+                return self._reopen()
+            except (JobqError, OSError) as e:
+                self.close()
+                raise Unavailable(_plain_error(e)) from None
+        return self._queue
+
+    def _read(self, q: Queue, version: int, view: str, filt: Filter, grouped: bool,
+              now: float) -> Snapshot:
+        started = time.monotonic()
+        stats = q.stats(window=3600.0)
+        throughput = q.throughput(span=SPARK_SPAN, bucket=SPARK_BUCKET)
+        workers = tuple(q.workers())
+        # Unfiltered: the header's expired-lease warning must see every running job.
+        running = tuple(q.list("running", limit=ROW_LIMIT))
+        rows: tuple[Any, ...] = ()
+        if view == "retries":
+            rows = tuple(q.list("retrying", filt.queue, filt.kind, worker=filt.worker,
+                                error_contains=filt.error, limit=ROW_LIMIT))
+        elif view == "dead" and grouped:
+            rows = tuple(q.dead_groups(queue=filt.queue, kind=filt.kind,
+                                       error_contains=filt.error, limit=ROW_LIMIT))
+        elif view == "dead":
+            rows = tuple(q.list("dead", filt.queue, filt.kind, worker=filt.worker,
+                                error_contains=filt.error, limit=ROW_LIMIT))
+        elif view == "all":
+            rows = tuple(q.list(filt.status, filt.queue, filt.kind, worker=filt.worker,
+                                error_contains=filt.error, limit=ROW_LIMIT))
+        return Snapshot(view, filt, grouped, version, now, now, time.monotonic() - started,
+                        stats, throughput, workers, running, rows)
+
+    def detail(self, job_id: int) -> tuple[Job | None, list[Attempt]]:
+        """One job and its attempts, read in one go (for the detail screen)."""
+        try:
+            q = self._current_queue()
+            job = q.get(job_id)
+            return job, (q.attempts(job_id) if job else [])
+        except JobqError as e:
+            self.close()
+            raise Unavailable(_plain_error(e)) from None
+
+    # -- acting (a short-lived write connection each) -------------------------------------
+
+    def _writer(self) -> Queue:
+        if self.read_only:
+            raise ReadOnly("the monitor was opened with --read-only")
+        return Queue(self.path, clock=self.clock, create=False, busy_timeout=WRITE_BUSY_TIMEOUT)
+
+    def retry(self, job_id: int) -> None:
+        with self._writer() as q:
+            q.retry(job_id)
+
+    def cancel(self, job_id: int) -> str:
+        with self._writer() as q:
+            return str(q.cancel(job_id))
+
+    def count_dead(self, filt: Filter) -> int:
+        """How many dead jobs ``retry_dead`` would retry (queue, kind and error only)."""
+        try:
+            return self._current_queue().count("dead", filt.queue, filt.kind,
+                                               error_contains=filt.error)
+        except JobqError as e:
+            self.close()
+            raise Unavailable(_plain_error(e)) from None
+
+    def retry_dead(self, filt: Filter) -> int:
+        with self._writer() as q:
+            return q.retry_dead(queue=filt.queue, kind=filt.kind, error_contains=filt.error)
+
+
+def _identity(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
+
+
+def _plain_error(e: BaseException) -> str:
+    return str(e) or type(e).__name__
+
+
+__all__ = ["ErrorGroup", "ReadOnly", "Snapshot", "Source", "SourceError", "Unavailable",
+           "VIEWS"]

@@ -1,0 +1,115 @@
+"""The monitor's header: where, how fresh, how many, how fast, and what is wrong.
+
+Built as ``Text`` from numbers and our own words; the only database-derived strings (none
+today besides the path the operator typed) go through ``safe_text``.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widgets import Static
+
+from ..safe_text import display_text
+from ..source import Snapshot
+from ..views import BAD, DIM, OK, WARN, fmt_dur, worker_state
+
+_BLOCKS = " ▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: tuple[int, ...] | list[int], width: int) -> str:
+    """The last ``width`` values as block characters, scaled to the largest; 0 is blank."""
+    vals = list(values)[-width:]
+    top = max(vals, default=0)
+    if top <= 0:
+        return "▁" * len(vals)
+    return "".join(_BLOCKS[0 if v <= 0 else max(1, round(v / top * 8))] for v in vals)
+
+
+@dataclass(frozen=True)
+class HeaderState:
+    path: str
+    live: bool
+    interval: float
+    read_only: bool
+    beat: float
+
+
+def header_text(snap: Snapshot | None, now: float, st: HeaderState, wide: bool) -> Text:
+    t = Text(no_wrap=True, overflow="ellipsis")
+    t.append("jobq", "bold")
+    t.append(" · ")
+    t.append_text(display_text(st.path if wide else os.path.basename(st.path) or st.path,
+                               limit=60 if wide else 24))
+    t.append(" · ")
+    if st.live:
+        t.append(f"● live {st.interval:g}s", OK)
+    else:
+        t.append(f"⏸ PAUSED", WARN)
+    if st.read_only:
+        t.append(" · read-only", DIM)
+    if snap is None:
+        t.append(" · reading…", DIM)
+        return t
+    age = max(0.0, now - snap.checked_at)
+    t.append(f" · {'updated ' if wide else ''}"
+             + (f"{age:.1f}s ago" if age < 60 else f"{fmt_dur(age)} ago"),
+             WARN if age > max(5.0, 3 * st.interval) else "")
+    warnings = _warnings(snap, now, st.beat)
+    if warnings:
+        t.append("  ")
+        t.append("  ".join(warnings), BAD)
+    t.append("\n")
+    s = snap.stats
+    busy = sum(w.busy for w in snap.workers)
+    slots = sum(w.concurrency for w in snap.workers
+                if worker_state(w, now, st.beat)[0] != "✗ lost")
+    lag = None if s.oldest_pending_at is None else max(0.0, now - s.oldest_pending_at)
+    for label, value, style in (
+        ("pending", s.pending, ""),  # all pending; retry and sched are parts of it
+        ("running", f"{s.running}/{slots}" if slots else s.running, ""),
+        ("retry", s.retrying, WARN if s.retrying else ""),
+        ("sched", s.scheduled, ""),
+        ("dead", s.dead, BAD if s.dead else ""),
+    ):
+        t.append(f"{label} ", DIM)
+        t.append(f"{value}", style)
+        t.append("  ")
+    t.append("lag ", DIM)
+    t.append(fmt_dur(lag) if lag is not None else "-", WARN if lag and lag > 60 else "")
+    if wide:
+        t.append("   last hour: ", DIM)
+        t.append(f"✓ {s.succeeded_recent} ok  ✗ {s.dead_recent} dead  "
+                 f"⊘ {s.cancelled_recent} cancelled")
+    t.append("\n")
+    tp = snap.throughput
+    # The last bucket is still filling: rates use the last full one.
+    done = tp.succeeded[-2] / tp.bucket if len(tp.succeeded) > 1 else 0.0
+    fail = tp.failed[-2] / tp.bucket if len(tp.failed) > 1 else 0.0
+    width = 29 if wide else 20
+    t.append(f"{done:.1f}/s ok ", OK)
+    t.append(sparkline(tp.succeeded[:-1], width))
+    t.append(f"   {fail:.1f}/s fail ", BAD if fail else DIM)
+    t.append(sparkline(tp.failed[:-1], width))
+    span = int(tp.bucket * min(width, len(tp.succeeded) - 1))
+    t.append(f"   ({fmt_dur(span)})", DIM)
+    return t
+
+
+def _warnings(snap: Snapshot, now: float, beat: float) -> list[str]:
+    out = []
+    lost = sum(1 for w in snap.workers if worker_state(w, now, beat)[0] == "✗ lost")
+    if lost:
+        out.append(f"! {lost} lost worker{'s' if lost > 1 else ''}")
+    expired = sum(1 for j in snap.running if j.lease_until is not None and j.lease_until < now)
+    if expired:
+        out.append(f"! {expired} expired lease{'s' if expired > 1 else ''}")
+    return out
+
+
+class Header(Static):
+    """Three lines of status; re-rendered every tick (cheap: a few dozen characters)."""
+
+    def show(self, snap: Snapshot | None, now: float, st: HeaderState, wide: bool) -> None:
+        self.update(header_text(snap, now, st, wide))

@@ -1,0 +1,58 @@
+"""Fixtures for the monitor's tests: a fixture database at a fixed clock, and the app on it."""
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import fixture_db  # noqa: E402
+
+from jobq_tui.app import MonitorApp  # noqa: E402
+from jobq_tui.source import Source  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def fixture_template(tmp_path_factory):
+    """Built once per session; tests get a copy so actions do not leak between them."""
+    path = tmp_path_factory.mktemp("template") / "jobs.db"
+    clock = fixture_db.build(path)
+    return path, clock.now()
+
+
+@pytest.fixture
+def db(fixture_template, tmp_path):
+    import shutil
+
+    src, _ = fixture_template
+    dst = tmp_path / "jobs.db"
+    shutil.copy(src, dst)
+    return dst
+
+
+@pytest.fixture
+def clock(fixture_template):
+    from jobq_core.testing import FakeClock
+
+    return FakeClock(fixture_template[1])
+
+
+def make_app(path, clock, *, read_only=False, interval=3600.0, **kw) -> MonitorApp:
+    """An app that polls once at start and then only when asked (a long interval), so
+    tests and snapshots do not depend on timing."""
+    source = Source(path, clock=clock, read_only=read_only)
+    source.open()
+    return MonitorApp(source, interval=interval, clock=clock, **kw)
+
+
+async def settle(pilot) -> None:
+    """Wait until the poll (and any action or detail read) in flight has landed."""
+    app = pilot.app
+    for _ in range(50):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if not app._polling and not app.workers:
+            return
+    raise AssertionError("the app did not settle")
