@@ -16,7 +16,7 @@ from .errors import (
     StorageFull,
 )
 from .queue import DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS, Queue
-from .types import Attempt, Job, JobStatus, Outcome, QueueStats, Stats, WorkerInfo
+from .types import Attempt, Job, JobStatus, Outcome, QueueStats, RawJSON, Stats, WorkerInfo
 from .registry import JobContext, Registry
 from .worker import Worker
 
@@ -24,6 +24,6 @@ __all__ = [
     "DEFAULT_LEASE", "DEFAULT_MAX_ATTEMPTS", "Attempt", "Backoff", "Clock", "DatabaseError",
     "DatabaseUnavailable", "ForeignTable", "InvalidState", "Job", "JobNotFound", "JobStatus",
     "JobqError", "LeaseLost", "NotADatabase", "Outcome", "PayloadTooLarge", "Queue",
-    "QueueStats", "SchemaTooNew", "Stats", "StorageFull", "SystemClock", "WorkerInfo",
+    "QueueStats", "RawJSON", "SchemaTooNew", "Stats", "StorageFull", "SystemClock", "WorkerInfo",
     "JobContext", "Registry", "Worker",
 ]

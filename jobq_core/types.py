@@ -19,6 +19,13 @@ class JobStatus(enum.StrEnum):
     CANCELLED = "cancelled"
 
 
+class RawJSON(str):
+    """Stored text that is not valid JSON: something other than jobq wrote it. Kept as the
+    text itself, so it can be shown; a worker fails such a job instead of guessing."""
+
+    __slots__ = ()
+
+
 FINISHED = frozenset({JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED})
 
 

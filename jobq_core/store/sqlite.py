@@ -28,7 +28,7 @@ from ..errors import (
     SchemaTooNew,
     StorageFull,
 )
-from ..types import Attempt, Job, JobStatus, Outcome, QueueStats, Stats, WorkerInfo
+from ..types import Attempt, Job, JobStatus, Outcome, QueueStats, RawJSON, Stats, WorkerInfo
 from .base import (
     Completion, ErrorGroup, ExtendResult, ListFilter, NewJob, RetryDelay, Throughput,
 )
@@ -91,7 +91,18 @@ RECENT_FINISHED = (
 
 
 def _decode(text: str | None):
-    return None if text is None else json.loads(text)
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return RawJSON(text)
+
+
+def _text(raw: bytes) -> str:
+    """Text columns that are not valid UTF-8 (written by something other than jobq) are
+    read with U+FFFD in place of the bad bytes, instead of failing the whole query."""
+    return str(raw, "utf-8", "replace")
 
 
 def _job(r: tuple) -> Job:
@@ -702,10 +713,12 @@ def _connect(path: str, busy_timeout: float, read_only: bool, create: bool) -> s
             raise DatabaseError(f"{path}: cannot create the database file ({e.strerror})") from None
     target = f"file:{_uri_path(path)}?mode=ro" if read_only else path
     try:
-        return sqlite3.connect(
+        conn = sqlite3.connect(
             target, timeout=busy_timeout, isolation_level=None, check_same_thread=False,
             uri=read_only, cached_statements=256,
         )
+        conn.text_factory = _text
+        return conn
     except sqlite3.Error as e:
         raise DatabaseUnavailable(f"{path}: cannot open the database ({e})") from None
 
