@@ -1,51 +1,38 @@
-"""The ``jobq`` command line (Typer)."""
+"""The ``jobq`` command line (Typer): enqueue, run workers, administer, demo.
+
+Every command takes ``--db PATH`` (default ``$JOBQ_DB``, else ``./jobs.db``); the read and
+admin commands never create a missing database. Scripts use ``--json`` (keys documented
+in the README) and the exit status: 0 success, 1 a reported error, 2 a usage error.
+"""
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import typer
 
-import time
+from jobq_core import JobqError
 
-from jobq_core import Backoff, JobqError, LeaseLost, Queue
+from . import admin, demo, produce, run
 
-app = typer.Typer(no_args_is_help=True, add_completion=False,
+app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   help="jobq: a background job queue on SQLite.")
+
+app.command()(produce.enqueue)
+app.command()(run.run)
+app.command()(admin.stats)
+app.command("list")(admin.list_jobs)
+app.command()(admin.show)
+app.command()(admin.workers)
+app.command()(admin.retry)
+app.command()(admin.cancel)
+app.command()(admin.reap)
+app.command()(admin.prune)
+app.command()(demo.demo)
 
 
 @app.callback()
 def _root() -> None:
     """jobq: a background job queue on SQLite."""
-
-
-@app.command()
-def demo(db: Path = typer.Option(Path("demo.db"), "--db", help="database file to use")) -> None:
-    """Enqueue, claim, heartbeat, complete and fence a few jobs, printing each step."""
-    with Queue(db, backoff=Backoff(base=0.01, cap=0.01)) as q:
-        ids = q.enqueue_many([("send_email", {"to": "ada@example.com"}),
-                              {"kind": "resize", "payload": {"image": 7}, "priority": 5}])
-        typer.echo(f"enqueued jobs {ids} into {db}")
-        job = q.claim("worker-a", lease=0.05)
-        typer.echo(f"worker-a claimed job {job.id} ({job.kind}, priority {job.priority}) "
-                   f"with token {job.token}")
-        time.sleep(0.1)  # worker-a stalls past its 50 ms lease
-        typer.echo(f"worker-a stalled; the reaper returned {q.reap()} expired job(s) to pending")
-        time.sleep(0.02)  # the retry backoff
-        again = q.claim("worker-b")
-        typer.echo(f"worker-b claimed job {again.id} (attempt {again.attempts}) "
-                   f"with token {again.token}")
-        try:
-            q.complete(job.id, job.token, {"by": "worker-a"})
-        except LeaseLost as e:
-            typer.echo(f"worker-a woke up and tried to complete: {e}")
-        q.complete(again.id, again.token, {"by": "worker-b"})
-        typer.echo(f"worker-b completed job {again.id}: result {q.get(again.id).result}")
-        other = q.claim("worker-b")
-        q.complete(other.id, other.token)
-        typer.echo(f"worker-b completed job {other.id} ({other.kind})")
-        s = q.stats()
-        typer.echo(f"done: {s.succeeded_recent} succeeded, {s.pending} pending, {s.dead} dead")
 
 
 def main() -> int:

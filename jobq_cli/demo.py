@@ -1,0 +1,210 @@
+"""``jobq demo``: real workers on a database fed with a realistic mix of jobs, so the
+monitor has something live to watch. Without a terminal it ends on its own with a summary.
+
+The demo uses its own file (``./jobq-demo.db``, not ``$JOBQ_DB``) so that it never mixes
+demo jobs into a real queue.
+"""
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from jobq_core import Backoff, Queue, Worker
+
+from . import render
+from .common import fail, friendly
+from .demo_tasks import job_mix, registry
+
+DEMO_DB = Path("jobq-demo.db")
+QUIET_DURATION = 12.0  # seconds, when there is no terminal to press Ctrl-C in
+LEASE = 6.0
+
+
+@friendly
+def demo(
+    db: Annotated[Path, typer.Option("--db", metavar="PATH",
+                                     help="Database file (default: ./jobq-demo.db).")] = DEMO_DB,
+    duration: Annotated[Optional[float], typer.Option(
+        help="Stop after this many seconds (default: at Ctrl-C on a terminal, else "
+             f"{QUIET_DURATION:g}).")] = None,
+    workers: Annotated[int, typer.Option(min=1, max=16, help="Worker count.")] = 2,
+    concurrency: Annotated[int, typer.Option(min=1, max=64, help="Slots per worker.")] = 4,
+    monitor: Annotated[Optional[bool], typer.Option(
+        "--monitor/--no-monitor", help="Open jobq-tui on the demo (default: ask, on a terminal).",
+    )] = None,
+) -> None:
+    """Run workers on a demo database fed with a realistic mix of jobs.
+
+    Fast, slow, flaky, always-failing, delayed and high-priority jobs across a few
+    queues. Watch it with: jobq-tui PATH"""
+    if duration is not None and not duration > 0:
+        fail(f"--duration must be > 0 seconds, got {duration}")
+    tty = sys.stdin.isatty() and sys.stdout.isatty()
+    if duration is None and not tty:
+        duration = QUIET_DURATION
+    out = Console(highlight=False, markup=False)
+    backoff = Backoff(base=0.5, cap=3.0)
+    with Queue(db, backoff=backoff) as q:
+        pass  # create the file and schema before anything else opens it
+    run = _DemoRun(db, workers, concurrency, backoff)
+    watch = f"jobq-tui {db}" if " " not in str(db) else f"jobq-tui '{db}'"
+    out.print(Text.assemble(("jobq demo", "bold"), f": {workers} workers × {concurrency} slots on ",
+                            (str(db), "cyan"), f", lease {LEASE:g}s, new jobs every second."))
+    out.print(Text.assemble("Watch it live in another terminal: ", (watch, "bold green")))
+    run.start()
+    try:
+        if tty and monitor is not False and _monitor_available():
+            if monitor or typer.confirm("Open the monitor here now?", default=True):
+                _open_monitor(db, duration)
+            else:
+                _live(run, out, duration)
+        elif tty:
+            _live(run, out, duration)
+        else:
+            _quiet(run, out, duration)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        out.print("stopping: running jobs get 3s to finish…")
+        run.stop()
+    _summary(run, out, db, watch)
+
+
+class _DemoRun:
+    """Worker threads plus a feeder thread enqueueing a steady trickle of new jobs."""
+
+    def __init__(self, db: Path, n_workers: int, concurrency: int, backoff: Backoff):
+        self.db = db
+        self.rng = random.Random()
+        self.enqueued = 0
+        self.started = time.monotonic()
+        self.workers = [Worker(Queue(db, backoff=backoff), registry, concurrency=concurrency,
+                               lease=LEASE, grace=3.0, worker_id=f"demo-{os.getpid()}-{i + 1}")
+                        for i in range(n_workers)]
+        self.feeder_queue = Queue(db)
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        self._feed(40)
+        for w in self.workers:
+            self._threads.append(self._thread(lambda w=w: w.run(handle_signals=False), w.id))
+        self._threads.append(self._thread(self._feeder, "demo-feeder"))
+
+    def _thread(self, target, name: str) -> threading.Thread:
+        t = threading.Thread(target=target, name=name, daemon=True)
+        t.start()
+        return t
+
+    def _feed(self, n: int) -> None:
+        self.enqueued += len(self.feeder_queue.enqueue_many(job_mix(n, self.rng)))
+
+    def _feeder(self) -> None:
+        tick = 0
+        while not self._stop.wait(1.0):
+            tick += 1
+            self._feed(self.rng.randint(3, 9) + (25 if tick % 15 == 0 else 0))
+
+    def stop(self) -> None:
+        self._stop.set()
+        for w in self.workers:
+            w.stop()
+        for t in self._threads:
+            t.join(timeout=10)
+        self.feeder_queue.close()
+        for w in self.workers:
+            w.queue.close()
+
+    def totals(self) -> dict[str, int]:
+        total: dict[str, int] = {}
+        for w in self.workers:
+            for k, v in w.counts.items():
+                total[k] = total.get(k, 0) + v
+        return total
+
+
+def _monitor_available() -> bool:
+    try:
+        import jobq_tui.main  # noqa: F401
+    except Exception:  # noqa: BLE001 - any import problem: just do not offer it
+        return False
+    return True
+
+
+def _open_monitor(db: Path, duration: float | None) -> None:
+    cmd = [sys.executable, "-m", "jobq_tui.main", str(db), "--beat", f"{LEASE / 3:g}"]
+    proc = subprocess.Popen(cmd)
+    try:
+        proc.wait(timeout=duration)
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+        proc.wait()
+
+
+def _live(run: _DemoRun, out: Console, duration: float | None) -> None:
+    deadline = None if duration is None else time.monotonic() + duration
+    out.print("Press Ctrl-C to stop.")
+    with Live(_DemoView(run), console=out, refresh_per_second=4, transient=False):
+        while deadline is None or time.monotonic() < deadline:
+            time.sleep(0.1)
+
+
+def _quiet(run: _DemoRun, out: Console, duration: float) -> None:
+    out.print(f"No terminal: running for {duration:g}s, then a summary.")
+    deadline = time.monotonic() + duration
+    while time.monotonic() < deadline:
+        time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+
+
+class _DemoView:
+    def __init__(self, run: _DemoRun):
+        self.run = run
+        self.queue = Queue(run.db, create=False)
+
+    def __rich__(self) -> Group:
+        s = self.queue.stats(window=3600.0)
+        t = self.run.totals()
+        up = render.span(time.monotonic() - self.run.started)
+        head = Text.assemble(
+            ("pending ", "bold"), (str(s.pending), "cyan"), "  ", ("running ", "bold"),
+            (str(s.running), "yellow"), "  ", ("retrying ", "bold"), str(s.retrying), "  ",
+            ("scheduled ", "bold"), str(s.scheduled), "  ", ("dead ", "bold"), (str(s.dead), "red"),
+            f"   · this run: {t['succeeded']} succeeded, {t['failed']} retried, {t['dead']} dead"
+            f" · up {up}")
+        table = Table(box=None, padding=(0, 2), show_edge=False)
+        for col in ("WORKER", "ID", "KIND", "TRY", "FOR"):
+            table.add_column(col, no_wrap=True)
+        for w in self.run.workers:
+            for job, took, _ctx in w.running_jobs():
+                table.add_row(render.cell(w.id, limit=24), str(job.id),
+                              render.cell(job.kind, limit=30), str(job.attempts), render.span(took))
+        return Group(head, table)
+
+
+def _summary(run: _DemoRun, out: Console, db: Path, watch: str) -> None:
+    t = run.totals()
+    with Queue(db, create=False) as q:
+        s = q.stats(window=time.monotonic() - run.started + 60)
+    out.print(Text.assemble(
+        ("demo summary", "bold"), f" ({render.span(time.monotonic() - run.started)}): ",
+        f"enqueued {run.enqueued}, succeeded {t['succeeded']}, failed attempts retried "
+        f"{t['failed']}, dead {t['dead']}, released {t['released']}; "
+        f"left in the queue: {s.pending} pending ({s.scheduled} scheduled), {s.dead} dead in total."))
+    out.print(Text.assemble("Look around: ", ("jobq stats --db " + str(db), "bold"), ", ",
+                            ("jobq list --status dead --db " + str(db), "bold"), ", ",
+                            (watch, "bold green")))
+    if shutil.which("jobq-tui") is None and not _monitor_available():
+        out.print("(jobq-tui is not installed here)")

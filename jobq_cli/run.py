@@ -1,0 +1,144 @@
+"""``jobq run``: import the user's registry and run a Worker on it.
+
+Everything that can be wrong with the command line or the app module is reported before
+the worker registers or claims anything.
+"""
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import sys
+import time
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from jobq_core import Registry, Worker
+
+from . import render
+from .common import DEFAULT_DB, DbOption, fail, friendly, open_queue
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def load_registry(ref: str) -> Registry:
+    """``MODULE[:ATTR]`` -> the Registry it names (ATTR defaults to ``registry``). The
+    current directory is put on ``sys.path`` first, as ``python -m`` would."""
+    module_name, _, attr = ref.partition(":")
+    attr = attr or "registry"
+    if not module_name or not all(p.isidentifier() for p in module_name.split(".")) \
+            or not attr.isidentifier():
+        fail(f"--app must look like MODULE or MODULE:ATTR (e.g. myapp.tasks:registry), got {ref!r}")
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name and module_name.startswith(e.name):
+            fail(f"cannot import {module_name!r}: no such module (looked in {cwd} and sys.path)")
+        fail(f"importing {module_name!r} failed: {type(e).__name__}: {e}")
+    except BaseException as e:  # noqa: BLE001 - the user's module, any error at all
+        fail(f"importing {module_name!r} failed: {type(e).__name__}: {e} "
+             f"(run: python -c 'import {module_name}' for the traceback)")
+    registry = getattr(module, attr, None)
+    if registry is None:
+        fail(f"module {module_name!r} has no attribute {attr!r}; "
+             f"name the registry with --app {module_name}:NAME")
+    if not isinstance(registry, Registry):
+        fail(f"{module_name}:{attr} is a {type(registry).__name__}, not a jobq Registry")
+    if not len(registry):
+        fail(f"{module_name}:{attr} has no tasks registered")
+    return registry
+
+
+@friendly
+def run(
+    app: Annotated[str, typer.Option("--app", metavar="MODULE[:ATTR]",
+                                     help="Module with the task registry ('registry' by default).")],
+    concurrency: Annotated[int, typer.Option(min=1, help="Jobs run at once.")] = 8,
+    queue: Annotated[Optional[list[str]], typer.Option(
+        "--queue", help="Only claim from this queue (repeatable; default: all).")] = None,
+    lease: Annotated[float, typer.Option(help="Lease term in seconds.")] = 30.0,
+    grace: Annotated[float, typer.Option(
+        help="Seconds running jobs get to finish on shutdown before they are released.")] = 30.0,
+    burst: Annotated[bool, typer.Option(
+        "--burst", help="Exit (status 0) once no job is ready and none is running.")] = False,
+    log_level: Annotated[str, typer.Option(help="DEBUG, INFO, WARNING or ERROR.")] = "INFO",
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Run a worker: claim jobs, run their handlers, record the outcomes.
+
+    SIGTERM or Ctrl-C stops it gracefully; a second Ctrl-C exits at once."""
+    level = log_level.upper()
+    if level not in LOG_LEVELS:
+        fail(f"--log-level must be one of {', '.join(LOG_LEVELS)}, got {log_level!r}")
+    if not lease > 0:
+        fail(f"--lease must be > 0 seconds, got {lease}")
+    if not grace >= 0:
+        fail(f"--grace must be >= 0 seconds, got {grace}")
+    registry = load_registry(app)
+    with open_queue(db, create=True) as q:
+        worker = Worker(q, registry, concurrency=concurrency, queues=queue or None, lease=lease,
+                        grace=grace)
+        if sys.stderr.isatty() and sys.stdout.isatty():
+            _run_live(worker, level, str(db), burst)
+        else:
+            _setup_plain_logging(level)
+            worker.run(burst=burst)
+
+
+def _setup_plain_logging(level: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger("jobq")
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    root.propagate = False
+
+
+def _run_live(worker: Worker, level: str, db: str, burst: bool) -> None:
+    from rich.logging import RichHandler
+
+    console = Console(stderr=True, highlight=False)
+    handler = RichHandler(console=console, show_path=False, markup=False, rich_tracebacks=False)
+    root = logging.getLogger("jobq")
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    root.propagate = False
+    with Live(LiveView(worker, db), console=console, refresh_per_second=4, transient=True):
+        worker.run(burst=burst)
+
+
+class LiveView:
+    """The worker's running jobs, redrawn by ``rich.live.Live``."""
+
+    def __init__(self, worker: Worker, db: str):
+        self.worker = worker
+        self.db = db
+        self.started = time.monotonic()
+
+    def __rich__(self) -> Group:
+        w = self.worker
+        running = w.running_jobs()
+        counts = "  ".join(f"{k} {v}" for k, v in w.counts.items() if v or k == "succeeded")
+        state = "stopping" if w.stopping else "running"
+        head = Text.assemble(
+            ("jobq worker ", "bold"), render.cell(w.id, limit=40), f" · {state} · ",
+            render.cell(self.db, limit=40),
+            f" · {len(running)}/{w.concurrency} busy · up {render.span(time.monotonic() - self.started)}"
+            f" · {counts}")
+        table = Table(box=None, padding=(0, 2), show_edge=False)
+        for col in ("ID", "KIND", "TRY", "FOR", "PROGRESS"):
+            table.add_column(col, no_wrap=True, overflow="ellipsis")
+        for job, took, ctx in running[:20]:
+            table.add_row(str(job.id), render.cell(job.kind, limit=30), str(job.attempts),
+                          render.span(took), "cancelling" if ctx.cancelled.is_set() else "")
+        if len(running) > 20:
+            table.add_row("…", f"{len(running) - 20} more", "", "", "")
+        return Group(head, table)
