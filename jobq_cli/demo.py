@@ -6,6 +6,7 @@ demo jobs into a real queue.
 """
 from __future__ import annotations
 
+import logging
 import os
 import random
 import shutil
@@ -31,6 +32,7 @@ from .demo_tasks import job_mix, registry
 DEMO_DB = Path("jobq-demo.db")
 QUIET_DURATION = 12.0  # seconds, when there is no terminal to press Ctrl-C in
 LEASE = 6.0
+GRACE = 2.0
 
 
 @friendly
@@ -41,7 +43,7 @@ def demo(
         help="Stop after this many seconds (default: at Ctrl-C on a terminal, else "
              f"{QUIET_DURATION:g}).")] = None,
     workers: Annotated[int, typer.Option(min=1, max=16, help="Worker count.")] = 2,
-    concurrency: Annotated[int, typer.Option(min=1, max=64, help="Slots per worker.")] = 4,
+    concurrency: Annotated[int, typer.Option(min=1, max=64, help="Slots per worker.")] = 8,
     monitor: Annotated[Optional[bool], typer.Option(
         "--monitor/--no-monitor", help="Open jobq-tui on the demo (default: ask, on a terminal).",
     )] = None,
@@ -59,6 +61,7 @@ def demo(
     backoff = Backoff(base=0.5, cap=3.0)
     with Queue(db, backoff=backoff) as q:
         pass  # create the file and schema before anything else opens it
+    _quiet_logs()
     run = _DemoRun(db, workers, concurrency, backoff)
     watch = f"jobq-tui {db}" if " " not in str(db) else f"jobq-tui '{db}'"
     out.print(Text.assemble(("jobq demo", "bold"), f": {workers} workers × {concurrency} slots on ",
@@ -78,7 +81,7 @@ def demo(
     except KeyboardInterrupt:
         pass
     finally:
-        out.print("stopping: running jobs get 3s to finish…")
+        out.print(f"stopping: running jobs get {GRACE:g}s to finish…")
         run.stop()
     _summary(run, out, db, watch)
 
@@ -92,7 +95,7 @@ class _DemoRun:
         self.enqueued = 0
         self.started = time.monotonic()
         self.workers = [Worker(Queue(db, backoff=backoff), registry, concurrency=concurrency,
-                               lease=LEASE, grace=3.0, worker_id=f"demo-{os.getpid()}-{i + 1}")
+                               lease=LEASE, grace=GRACE, worker_id=f"demo-{os.getpid()}-{i + 1}")
                         for i in range(n_workers)]
         self.feeder_queue = Queue(db)
         self._stop = threading.Event()
@@ -136,6 +139,13 @@ class _DemoRun:
         return total
 
 
+def _quiet_logs() -> None:
+    """The demo shows its own summary; one log line per job would drown it."""
+    log = logging.getLogger("jobq")
+    log.handlers[:] = [logging.NullHandler()]
+    log.propagate = False
+
+
 def _monitor_available() -> bool:
     try:
         import jobq_tui.main  # noqa: F401
@@ -165,8 +175,15 @@ def _live(run: _DemoRun, out: Console, duration: float | None) -> None:
 def _quiet(run: _DemoRun, out: Console, duration: float) -> None:
     out.print(f"No terminal: running for {duration:g}s, then a summary.")
     deadline = time.monotonic() + duration
-    while time.monotonic() < deadline:
-        time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+    next_line = time.monotonic() + 2.0
+    while (left := deadline - time.monotonic()) > 0:
+        time.sleep(min(0.2, left))
+        if time.monotonic() >= next_line:
+            next_line += 2.0
+            t = run.totals()
+            out.print(f"  {render.span(time.monotonic() - run.started):>5}: enqueued "
+                      f"{run.enqueued}, succeeded {t['succeeded']}, retried {t['failed']}, "
+                      f"dead {t['dead']}, running {sum(len(w.running_jobs()) for w in run.workers)}")
 
 
 class _DemoView:
@@ -203,8 +220,8 @@ def _summary(run: _DemoRun, out: Console, db: Path, watch: str) -> None:
         f"enqueued {run.enqueued}, succeeded {t['succeeded']}, failed attempts retried "
         f"{t['failed']}, dead {t['dead']}, released {t['released']}; "
         f"left in the queue: {s.pending} pending ({s.scheduled} scheduled), {s.dead} dead in total."))
-    out.print(Text.assemble("Look around: ", ("jobq stats --db " + str(db), "bold"), ", ",
-                            ("jobq list --status dead --db " + str(db), "bold"), ", ",
-                            (watch, "bold green")))
+    out.print("Look around:")
+    for cmd in (f"jobq stats --db {db}", f"jobq list --status dead --db {db}", watch):
+        out.print(Text("  " + cmd, style="bold"), soft_wrap=True)
     if shutil.which("jobq-tui") is None and not _monitor_available():
         out.print("(jobq-tui is not installed here)")

@@ -83,9 +83,9 @@ def job_mix(n: int, rng: random.Random) -> list[dict[str, Any]]:
                         "payload": {"to": f"user{i}@example.com", "template": "receipt"}}),
         (15, lambda i: {"kind": "image.resize", "queue": "media",
                         "payload": {"image": f"uploads/{i}.jpg", "sizes": [64, 256, 1024]}}),
-        (6, lambda i: {"kind": "report.build", "queue": "reports",
+        (3, lambda i: {"kind": "report.build", "queue": "reports",
                        "payload": {"name": f"sales-{i}"}}),
-        (6, lambda i: {"kind": "video.transcode", "queue": "media",
+        (4, lambda i: {"kind": "video.transcode", "queue": "media",
                        "payload": {"video": f"clips/{i}.mp4"}}),
         (12, lambda i: {"kind": "webhook.deliver", "payload": {
             "url": f"https://hooks.example.com/{i}", "fail_times": rng.choice([1, 1, 2])}}),
