@@ -1,0 +1,247 @@
+"""The ``jobq`` commands through Typer's runner, on real database files."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from typer.testing import CliRunner
+
+from jobq_cli.main import app
+from jobq_core import Queue
+
+runner = CliRunner()
+
+
+def jobq(*args, input=None, env=None):
+    return runner.invoke(app, list(args), input=input, env=env, catch_exceptions=False)
+
+
+def one_line_error(result, contains: str) -> None:
+    assert result.exit_code == 1, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("jobq: ") and contains in lines[0], result.stderr
+    assert "Traceback" not in result.output
+
+
+# -- enqueue ----------------------------------------------------------------------------
+
+def test_enqueue_prints_the_new_jobs_id_alone_on_stdout(db):
+    result = jobq("enqueue", "email.send", '{"to": "ada@example.com"}', "--queue", "mail",
+                  "--priority", "5", "--max-attempts", "3", "--db", db)
+    assert result.exit_code == 0
+    assert result.stdout == "1\n"
+    with Queue(db) as q:
+        job = q.get(1)
+    assert (job.kind, job.payload, job.queue, job.priority, job.max_attempts) == (
+        "email.send", {"to": "ada@example.com"}, "mail", 5, 3)
+
+
+def test_enqueue_uses_the_database_named_by_jobq_db(app_dir):
+    path = str(app_dir / "elsewhere.db")
+    assert jobq("enqueue", "k", env={"JOBQ_DB": path}).stdout == "1\n"
+    assert os.path.exists(path) and not os.path.exists(app_dir / "jobs.db")
+
+
+def test_enqueue_with_a_delay_and_unique_key_returns_the_live_jobs_id_again(db):
+    first = jobq("enqueue", "k", "--unique-key", "u1", "--delay", "60", "--db", db).stdout
+    again = jobq("enqueue", "k", "--unique-key", "u1", "--db", db).stdout
+    assert first == again == "1\n"
+    assert json.loads(jobq("list", "--status", "scheduled", "--json", "--db", db).stdout)[0]["id"] == 1
+
+
+def test_enqueue_stdin_adds_one_job_per_line_in_batches(db):
+    lines = "".join(json.dumps({"payload": {"i": i}, "priority": i % 3}) + "\n" for i in range(1200))
+    result = jobq("enqueue", "bulk", "--stdin", "--json", "--db", db, input=lines + "\n")
+    assert result.exit_code == 0
+    out = json.loads(result.stdout)
+    assert out["count"] == 1200 and out["ids"] == list(range(1, 1201))
+    with Queue(db) as q:
+        assert q.stats().pending == 1200
+        assert q.get(7).payload == {"i": 6} and q.get(7).kind == "bulk"
+
+
+def test_enqueue_stdin_with_one_bad_line_writes_nothing(db):
+    lines = '{"kind": "a"}\n{"kind": "b"}\n{"kind": "c", "priority": "high"}\n'
+    one_line_error(jobq("enqueue", "--stdin", "--db", db, input=lines),
+                   "stdin line 3: priority must be an integer")
+    one_line_error(jobq("enqueue", "--stdin", "--db", db, input='{"kind": "a"}\nnot json\n'),
+                   "stdin line 2 is not valid JSON")
+    one_line_error(jobq("enqueue", "--stdin", "--db", db, input='{"kind": "a", "color": 1}\n'),
+                   "unknown key(s) color")
+    assert not os.path.exists(db)
+
+
+def test_enqueue_with_bad_json_is_a_one_line_error_and_writes_nothing(db):
+    one_line_error(jobq("enqueue", "k", "{nope", "--db", db), "PAYLOAD_JSON is not valid JSON")
+    one_line_error(jobq("enqueue", "k", "NaN", "--db", db), "not JSON-serializable")
+    assert not os.path.exists(db)
+
+
+# -- reading ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("command", [
+    ["stats"], ["list"], ["show", "1"], ["workers"], ["retry", "1"], ["cancel", "1"], ["reap"],
+    ["prune", "--older-than", "7d"],
+])
+def test_commands_other_than_enqueue_and_run_never_create_a_missing_database(db, command):
+    one_line_error(jobq(*command, "--db", db), "no such database file")
+    assert not os.path.exists(db)
+
+
+def test_stats_json_has_the_documented_keys(db, queue):
+    queue.enqueue("k", queue="mail")
+    queue.enqueue("k", delay=60)
+    data = json.loads(jobq("stats", "--json", "--db", db).stdout)
+    assert set(data) == {"now", "window", "pending", "scheduled", "retrying", "running", "dead",
+                         "succeeded_recent", "dead_recent", "cancelled_recent", "expired_leases",
+                         "oldest_pending_age", "queues"}
+    assert (data["pending"], data["scheduled"]) == (2, 1)
+    assert set(data["queues"]["mail"]) == {"pending", "running", "dead", "oldest_pending_age"}
+
+
+def test_stats_for_people_names_every_queue(db, queue):
+    queue.enqueue("k", queue="mail")
+    result = jobq("stats", "--db", db)
+    assert result.exit_code == 0 and "mail" in result.stdout and "pending" in result.stdout
+
+
+def test_list_filters_by_status_queue_and_kind_and_limits(db, queue):
+    for i in range(5):
+        queue.enqueue("a" if i % 2 else "b", queue="q1" if i < 3 else "q2")
+    data = json.loads(jobq("list", "--queue", "q1", "--kind", "b", "--json", "--db", db).stdout)
+    assert [j["id"] for j in data] == [3, 1]
+    assert len(json.loads(jobq("list", "--limit", "2", "--json", "--db", db).stdout)) == 2
+    assert set(data[0]) >= {"id", "kind", "queue", "status", "priority", "attempts",
+                            "max_attempts", "payload", "result", "error", "run_at", "created_at"}
+
+
+def test_list_with_an_unknown_status_is_a_one_line_error(db, queue):
+    one_line_error(jobq("list", "--status", "done", "--db", db), "unknown status 'done'")
+
+
+def test_show_gives_payload_error_and_every_attempt(db, queue):
+    job_id = queue.enqueue("k", {"x": 1}, max_attempts=1)
+    job = queue.claim("w1")
+    queue.fail(job.id, job.token, "Traceback (most recent call last):\nValueError: bad")
+    data = json.loads(jobq("show", str(job_id), "--json", "--db", db).stdout)
+    assert data["status"] == "dead" and data["payload"] == {"x": 1}
+    assert data["history"][0]["outcome"] == "failed" and "ValueError: bad" in data["history"][0]["error"]
+    human = jobq("show", str(job_id), "--db", db).stdout
+    assert "ValueError: bad" in human and "dead" in human
+
+
+def test_show_of_a_job_that_does_not_exist_is_a_one_line_error(db, queue):
+    one_line_error(jobq("show", "42", "--db", db), "no job with id 42")
+
+
+def test_database_text_is_shown_literally_never_as_markup_or_terminal_escapes(db, queue):
+    job_id = queue.enqueue("[bold red]kind[/]\x1b]52;c;SGVsbG8=\x07", {"x": "\x1b[2J"})
+    for args in (["list"], ["show", str(job_id)]):
+        out = jobq(*args, "--db", db).stdout
+        assert "\x1b" not in out and "\x07" not in out
+        assert "[bold red]kind" in out and "␛" in out
+
+
+def test_workers_lists_registered_workers(db, queue):
+    queue.register_worker("w-1", host="h", pid=123, queues=["mail"], concurrency=4)
+    data = json.loads(jobq("workers", "--json", "--db", db).stdout)
+    assert data[0]["id"] == "w-1" and data[0]["queues"] == ["mail"] and data[0]["concurrency"] == 4
+    assert set(data[0]) == {"id", "host", "pid", "queues", "concurrency", "busy", "started_at",
+                            "last_seen", "last_seen_ago"}
+
+
+# -- administering ----------------------------------------------------------------------
+
+def _dead_job(queue, kind="k"):
+    job_id = queue.enqueue(kind, max_attempts=1)
+    job = queue.claim("w")
+    queue.fail(job.id, job.token, "boom")
+    return job_id
+
+
+def test_retry_puts_one_dead_job_back_to_pending(db, queue):
+    job_id = _dead_job(queue)
+    assert json.loads(jobq("retry", str(job_id), "--json", "--db", db).stdout) == {"retried": 1}
+    assert queue.get(job_id).status == "pending"
+
+
+def test_retry_all_dead_retries_every_dead_job_of_a_kind(db, queue):
+    a, b, c = _dead_job(queue, "a"), _dead_job(queue, "a"), _dead_job(queue, "b")
+    assert jobq("retry", "--all-dead", "--kind", "a", "--db", db).stdout == "retried 2 job(s)\n"
+    assert [queue.get(i).status for i in (a, b, c)] == ["pending", "pending", "dead"]
+
+
+def test_retry_needs_exactly_one_of_an_id_and_all_dead(db, queue):
+    one_line_error(jobq("retry", "--db", db), "give a job ID or --all-dead")
+    one_line_error(jobq("retry", "1", "--all-dead", "--db", db), "give a job ID or --all-dead")
+
+
+def test_retry_of_a_pending_job_is_a_one_line_error(db, queue):
+    queue.enqueue("k")
+    one_line_error(jobq("retry", "1", "--db", db), "only dead or cancelled jobs can be retried")
+
+
+def test_cancel_of_a_pending_job_cancels_it_and_of_a_running_one_flags_it(db, queue):
+    pending = queue.enqueue("k", priority=-1)
+    running = queue.enqueue("k")
+    queue.claim("w")
+    assert json.loads(jobq("cancel", str(pending), "--json", "--db", db).stdout) == {
+        "id": pending, "status": "cancelled"}
+    assert "asked to stop" in jobq("cancel", str(running), "--db", db).stdout
+    assert queue.get(running).cancel_requested
+
+
+def test_reap_returns_jobs_whose_lease_ran_out(db):
+    with Queue(db) as q:
+        q.enqueue("k")
+        q.claim("w", lease=0.01)
+    import time
+
+    time.sleep(0.05)
+    assert json.loads(jobq("reap", "--json", "--db", db).stdout) == {"reaped": 1}
+
+
+def test_prune_deletes_finished_jobs_older_than_the_duration(db, queue):
+    _dead_job(queue)
+    assert json.loads(jobq("prune", "--older-than", "0s", "--json", "--db", db).stdout)["pruned"] >= 0
+    assert jobq("prune", "--older-than", "7d", "--db", db).stdout == "pruned 0 job(s)\n"
+
+
+@pytest.mark.parametrize("duration", ["7", "7x", "-1d", "d", ""])
+def test_prune_with_a_bad_duration_is_a_one_line_error(db, queue, duration):
+    if duration == "7":  # a bare number means seconds
+        assert jobq("prune", "--older-than", duration, "--db", db).exit_code == 0
+        return
+    one_line_error(jobq("prune", "--older-than", duration, "--db", db), "bad duration")
+
+
+# -- run --------------------------------------------------------------------------------
+
+def test_run_burst_processes_ready_jobs_and_exits_zero(db, queue, app_dir):
+    log = str(app_dir / "runs.txt")
+    for _ in range(10):
+        queue.enqueue("record", {"log": log})
+    result = jobq("run", "--app", "taskapp", "--burst", "--concurrency", "3", "--db", db)
+    assert result.exit_code == 0, result.output
+    assert queue.stats().succeeded_recent == 10
+    assert "succeeded" in result.stderr
+
+
+def test_run_with_an_attribute_name_uses_that_registry(db, queue):
+    queue.enqueue("nap", {})
+    assert jobq("run", "--app", "taskapp:other_name", "--burst", "--db", db).exit_code == 0
+    assert queue.get(1).status == "succeeded"
+
+
+@pytest.mark.parametrize("ref, message", [
+    ("no_such_module", "cannot import 'no_such_module': no such module"),
+    ("taskapp:missing", "module 'taskapp' has no attribute 'missing'"),
+    ("taskapp:not_a_registry", "taskapp:not_a_registry is a int, not a jobq Registry"),
+    ("bad-name", "--app must look like MODULE or MODULE:ATTR"),
+])
+def test_run_with_a_bad_app_exits_with_a_clear_error_before_claiming_anything(db, queue, ref,
+                                                                                message):
+    queue.enqueue("nap", {})
+    one_line_error(jobq("run", "--app", ref, "--burst", "--db", db), message)
+    assert queue.get(1).status == "pending" and queue.workers() == []
