@@ -30,10 +30,13 @@ _ENQUEUE_KEYS = frozenset(
 _LIST_STATUSES = frozenset({*JobStatus, "scheduled", "retrying"})
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def encode_json(value: Any, what: str = "payload") -> str:
     """Strict JSON (no NaN or Infinity): what another language's JSON reader accepts too."""
     try:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = _JSON.encode(value)
     except (TypeError, ValueError) as e:
         raise type(e)(f"{what} is not JSON-serializable: {e}") from None
     if not text.isascii():
@@ -126,7 +129,9 @@ class Queue:
                                  args["unique_key"], now)
         if isinstance(item, tuple) and len(item) in (1, 2):
             kind, payload = (item[0], None) if len(item) == 1 else item
-            return self._new_job(kind, payload, "default", 0, 0, None, None, None, now)
+            _check_name("kind", kind)  # the fast path for the common case: defaults elsewhere
+            return NewJob(kind, self._payload_text(payload), "default", 0, now,
+                          self.max_attempts, None)
         raise TypeError(f"an enqueue item is a (kind, payload) tuple or a dict, got {item!r:.80}")
 
     def _new_job(self, kind, payload, queue, priority, delay, run_at, max_attempts, unique_key,
@@ -139,13 +144,16 @@ class Queue:
         _check_int("max_attempts", max_attempts, minimum=1)
         if unique_key is not None:
             _check_name("unique_key", unique_key)
+        return NewJob(kind, self._payload_text(payload), queue, priority,
+                      _start_time(delay, run_at, now), max_attempts, unique_key)
+
+    def _payload_text(self, payload: Any) -> str:
         text = encode_json(payload)
         if len(text) * 4 > self.max_payload_bytes:  # a character is at most 4 UTF-8 bytes
             size = len(text.encode("utf-8"))
             if size > self.max_payload_bytes:
                 raise PayloadTooLarge(size, self.max_payload_bytes)
-        return NewJob(kind, text, queue, priority, _start_time(delay, run_at, now), max_attempts,
-                      unique_key)
+        return text
 
     # -- consuming ------------------------------------------------------------------------
 

@@ -612,8 +612,7 @@ def _nothing(c: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 
 def _insert_row(job: NewJob, now: float) -> tuple:
-    return (job.kind, job.payload, job.queue, job.priority, job.run_at, job.max_attempts,
-            job.unique_key, now)
+    return (*job, now)  # NewJob's fields are in _INSERT's column order
 
 
 def _leave_running(
