@@ -17,7 +17,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from rich.text import Text
-from textual import work
+from textual import events, work
+from textual.geometry import Size
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.worker import Worker, WorkerState
@@ -34,6 +35,9 @@ from .widgets.header import Header, HeaderState
 from .widgets.screens import ConfirmScreen, DetailScreen, HelpScreen, detail_text
 from .widgets.tables import JobTable
 
+_MAIN_VIEW_ACTIONS = frozenset({"filter", "clear_filter", "pause", "refresh", "sort",
+                                "sort_reverse", "group", "retry", "retry_all", "cancel_job",
+                                "view"})
 WIDE = 120  # columns from which the rich layout (more columns, longer sparklines) is used
 MIN_SIZE = (50, 12)  # below this: "terminal too small"
 
@@ -76,6 +80,8 @@ class MonitorApp(App):
         self._polling = False
         self._again = False
         self._timer = None
+        self._term_width = 0
+        self._mounted = False
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -93,6 +99,7 @@ class MonitorApp(App):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._mounted = True
         for tabs in self.query("Tabs"):
             tabs.can_focus = False
         self._apply_size()
@@ -100,25 +107,31 @@ class MonitorApp(App):
         self.request_poll()
         self.table().focus()
 
-    def on_resize(self) -> None:
-        self._apply_size()
+    def on_resize(self, event: events.Resize) -> None:
+        self._apply_size(event.size)
         self.render_all()
 
-    def _apply_size(self) -> None:
-        w, h = self.size
-        self.screen.set_class(w < MIN_SIZE[0] or h < MIN_SIZE[1], "-too-small")
-        self.screen.set_class(h < 20, "-short")
+    def _apply_size(self, size: Size | None = None) -> None:
+        w, h = size or self.size
+        self._term_width = w
+        self._main.set_class(w < MIN_SIZE[0] or h < MIN_SIZE[1], "-too-small")
+        self._main.set_class(h < 20, "-short")
+
+    @property
+    def _main(self):
+        """The monitor's own screen (widgets live there even while a modal is on top)."""
+        return self.screen_stack[0] if self.screen_stack else self.screen
 
     @property
     def wide(self) -> bool:
-        return self.size.width >= WIDE
+        return (self._term_width or self.size.width) >= WIDE
 
     @property
     def view(self) -> str:
-        return self.query_one("#tabs", TabbedContent).active or "running"
+        return self._main.query_one("#tabs", TabbedContent).active or "running"
 
     def table(self, view: str | None = None) -> JobTable:
-        return self.query_one(f"#table-{view or self.view}", JobTable)
+        return self._main.query_one(f"#table-{view or self.view}", JobTable)
 
     # -- polling --------------------------------------------------------------------------
 
@@ -129,6 +142,8 @@ class MonitorApp(App):
             self._timer = None
         if self._polling:
             self._again = True
+            return
+        if not self.screen_stack:
             return
         self._polling = True
         self._poll(self.view, self.filter, self.grouped, force)
@@ -184,11 +199,13 @@ class MonitorApp(App):
     # -- rendering ------------------------------------------------------------------------
 
     def render_all(self) -> None:
+        if not self._mounted or not self.screen_stack:
+            return  # before mount or while shutting down
         now = self.clock.now()
         st = HeaderState(self.source.path, self.live, self.interval, self.source.read_only,
                          self.beat)
-        self.query_one(Header).show(self.snapshot, now, st, self.wide)
-        banner = self.query_one("#banner", Static)
+        self._main.query_one(Header).show(self.snapshot, now, st, self.wide)
+        banner = self._main.query_one("#banner", Static)
         if self.error:
             text = Text("✗ database unavailable: ", "bold")
             text.append_text(display_text(self.error, limit=300))
@@ -217,7 +234,7 @@ class MonitorApp(App):
     def _render_status(self) -> None:
         t = Text(no_wrap=True, overflow="ellipsis")
         table = self.table()
-        t.append(f"{table.row_count} rows", "dim")
+        t.append(f"{table.row_count} row{'' if table.row_count == 1 else 's'}", "dim")
         if self.snapshot is not None and table.row_count >= 200:
             t.append(" (first 200; filter to narrow)", "dim")
         if not self.filter.empty:
@@ -234,7 +251,7 @@ class MonitorApp(App):
         if self.message:
             t.append("  ")
             t.append_text(self.message)
-        self.query_one("#status", Static).update(t)
+        self._main.query_one("#status", Static).update(t)
 
     def say(self, message: str | Text, style: str = "") -> None:
         """Show a one-line message in the status line (plain text, never markup)."""
@@ -271,7 +288,7 @@ class MonitorApp(App):
         self.request_poll()
 
     def _close_filter(self) -> None:
-        self.screen.remove_class("-filtering")
+        self._main.remove_class("-filtering")
         self.table().focus()
 
     # -- actions --------------------------------------------------------------------------
@@ -279,22 +296,24 @@ class MonitorApp(App):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("retry", "retry_all", "cancel_job") and self.source.read_only:
             return False  # hidden, not greyed out: a read-only monitor has no such keys
+        if self._modal_open() and action in _MAIN_VIEW_ACTIONS:
+            return False  # the main view's keys do nothing on the detail screen
         return True
 
     def action_view(self, view: str) -> None:
-        self.query_one("#tabs", TabbedContent).active = view
+        self._main.query_one("#tabs", TabbedContent).active = view
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
     def action_filter(self) -> None:
-        self.screen.add_class("-filtering")
-        box = self.query_one("#filter", Input)
+        self._main.add_class("-filtering")
+        box = self._main.query_one("#filter", Input)
         box.value = self.filter.text
         box.focus()
 
     def action_clear_filter(self) -> None:
-        box = self.query_one("#filter", Input)
+        box = self._main.query_one("#filter", Input)
         if box.has_focus:
             self._close_filter()
             return
@@ -306,6 +325,7 @@ class MonitorApp(App):
     def action_pause(self) -> None:
         self.live = not self.live
         self.say("live refresh resumed" if self.live else "paused: p resumes, r refreshes once")
+        self.render_all()
         if self.live:
             self.request_poll()
         elif self._timer is not None:
@@ -369,7 +389,7 @@ class MonitorApp(App):
         if row.group is not None:
             g = row.group
             filt = Filter(kind=g.kind, error=g.first_line or None)
-            self._confirm_retry_matching(filt, f"the dead {g.kind!r} jobs failing with this error")
+            self._confirm_retry_matching(filt, "every dead job of this group:")
             return
         job_id = row.job_id
         msg = Text(f"Retry dead job {job_id}? It runs again with a fresh allowance of attempts.")
@@ -381,7 +401,8 @@ class MonitorApp(App):
             self.say("retry all uses only queue:, kind: and error: — remove other filter terms",
                      "bold red")
             return
-        self._confirm_retry_matching(f, "every dead job" if f.empty else "the dead jobs matching")
+        self._confirm_retry_matching(f, "every dead job" if f.empty else
+                                     "every dead job matching the filter:")
 
     def _confirm_retry_matching(self, filt: Filter, what: str) -> None:
         try:
@@ -392,12 +413,13 @@ class MonitorApp(App):
         if n == 0:
             self.say("no dead jobs match")
             return
-        msg = Text(f"Retry {n} dead job{'s' if n != 1 else ''}? ({what}")
-        if not filt.empty or filt.kind or filt.error:
-            msg.append(": ")
-            msg.append_text(display_text(_filter_text(filt.kind, filt.error, filt.queue),
-                                         limit=120))
-        msg.append(")")
+        msg = Text(f"Retry {n} dead job{'s' if n != 1 else ''}?", "bold")
+        msg.append(f"\n{what}")
+        for label, value in (("queue", filt.queue), ("kind", filt.kind),
+                             ("error contains", filt.error)):
+            if value:
+                msg.append(f"\n  {label}: ")
+                msg.append_text(display_text(value, limit=120))
         self.push_screen(ConfirmScreen(msg), lambda yes: yes and self._act("retry_dead", filt))
 
     def action_cancel_job(self) -> None:
@@ -432,7 +454,12 @@ def _filter_text(kind: str | None, error: str | None, queue: str | None = None) 
     parts = []
     for name, value in (("queue", queue), ("kind", kind), ("error", error)):
         if value:
-            parts.append(f"{name}:{shlex.quote(value)}")
+            if not any(c in value for c in " \t\"'\\"):
+                parts.append(f"{name}:{value}")
+            elif '"' not in value and "\\" not in value:
+                parts.append(f'{name}:"{value}"')
+            else:
+                parts.append(f"{name}:{shlex.quote(value)}")
     return " ".join(parts)
 
 

@@ -56,3 +56,16 @@ async def settle(pilot) -> None:
         if not app._polling and not app.workers:
             return
     raise AssertionError("the app did not settle")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """Run ``async def`` tests on a fresh event loop (no async plugin needed)."""
+    import asyncio
+    import inspect
+
+    if inspect.iscoroutinefunction(pyfuncitem.obj):
+        names = pyfuncitem._fixtureinfo.argnames
+        asyncio.run(pyfuncitem.obj(**{n: pyfuncitem.funcargs[n] for n in names}))
+        return True
+    return None

@@ -1,0 +1,302 @@
+"""Pilot tests: every view, key and action against the fixture database at a fixed clock."""
+import pytest
+
+from conftest import make_app, settle
+from jobq_core.queue import Queue
+from jobq_tui.source import Unavailable
+from jobq_tui.widgets.screens import ConfirmScreen, DetailScreen, HelpScreen
+
+
+def rows(app):
+    t = app.table()
+    return [[c.plain for c in t.get_row_at(i)] for i in range(t.row_count)]
+
+
+def plain(app, selector):
+    w = app.query_one(selector)
+    return str(w.render()) if not hasattr(w, "content") else str(w.content)
+
+
+async def start(app, pilot):
+    await settle(pilot)
+    return app
+
+
+@pytest.mark.parametrize("key,view,first", [
+    ("1", "running", ["53", "build_report", "export", "w3", "1/3", "1:00", "✗ EXPIRED 0:42 ago"]),
+    ("2", "queues", ["crm", "3", "1", "0", "-"]),
+    ("3", "workers", ["w1", "app-1:774", "● ok", "3/4", "1s", "*"]),
+    ("4", "retries", ["47", "sync_crm", "crm", "1/3", "in 3:47",
+                      "TimeoutError: CRM did not answer"]),
+    ("5", "dead", ["5", "build_report", "2m00s ago", "KeyError: 'customer_id'"]),
+    ("6", "all", ["57", "▶ running", "sync_crm", "crm", "1/3", "5s"]),
+])
+async def test_each_view_shows_its_rows(db, clock, key, view, first):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        await pilot.press(key)
+        await settle(pilot)
+        assert app.view == view
+        assert rows(app)[0] == first
+
+
+async def test_states_read_without_colour(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        leases = [r[6] for r in rows(app)]
+        assert leases[:2] == ["✗ EXPIRED 0:42 ago", "! 0:03"]
+        assert rows(app)[-1][0] == "⊘57"  # cancel requested
+        await pilot.press("3")
+        await settle(pilot)
+        assert [r[2] for r in rows(app)] == ["● ok", "◐ late", "✗ lost"]
+
+
+async def test_header_shows_counts_rates_lag_and_warnings(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        text = str(app.query_one("#header").render())
+        for part in ("jobs.db", "● live", "pending 5", "running 5/6", "retry 3", "sched 4",
+                     "dead 6", "lag 20s", "! 1 lost worker", "! 1 expired lease", "/s ok"):
+            assert part in text, part
+
+
+async def test_lease_countdown_ticks_between_refreshes_without_reading(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        read_at = app.snapshot.read_at
+        clock.advance(4)
+        app._tick()
+        await pilot.pause()
+        assert [r[6] for r in rows(app)][:2] == ["✗ EXPIRED 0:46 ago", "✗ EXPIRED 0:01 ago"]
+        assert app.snapshot.read_at == read_at
+
+
+async def test_j_k_and_arrows_move_the_cursor(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        await pilot.press("j", "j", "down")
+        assert app.table().cursor_row == 3
+        await pilot.press("k", "up")
+        assert app.table().cursor_row == 1
+
+
+async def test_enter_opens_the_job_detail_and_esc_goes_back(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        await pilot.press("5", "d")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, DetailScreen)
+        body = str(app.screen.query_one("#detail-body").render())
+        assert '"img": "a.png"' in body and "attempts" in body and "disk full" in body
+        await pilot.press("j", "k", "r")
+        await settle(pilot)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, DetailScreen)
+
+
+async def test_enter_on_a_dead_group_lists_its_jobs(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        await pilot.press("5")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not app.grouped and len(rows(app)) == 5
+        assert app.filter.kind == "build_report"
+        assert "kind:build_report" in app.filter.text
+
+
+async def test_filter_with_prefixes_and_esc_clears_it(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        await pilot.press("slash", *"queue:mail", "enter")
+        await settle(pilot)
+        assert {r[2] for r in rows(app)} == {"mail"}
+        assert "queue:mail" in str(app.query_one("#status").render())
+        await pilot.press("6", "slash", "ctrl+u", *"worker:w3", "enter")
+        await settle(pilot)
+        assert [r[0] for r in rows(app)] == ["53"]
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.filter.empty and len(rows(app)) > 1
+
+
+async def test_free_words_filter_the_rows_shown(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        await pilot.press("slash", *"crm", "enter")
+        await settle(pilot)
+        assert [r[0] for r in rows(app)] == ["⊘57"]
+
+
+async def test_a_bad_filter_is_explained_and_not_applied(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        await pilot.press("slash", *'error:"open', "enter")
+        await settle(pilot)
+        assert "quotation" in str(app.query_one("#status").render())
+        assert app.filter.empty
+
+
+async def test_s_sorts_by_the_next_column_and_S_reverses(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        await pilot.press("s")  # by ID
+        assert [r[0] for r in rows(app)] == ["50", "53", "54", "55", "⊘57"]
+        await pilot.press("S")
+        assert [r[0] for r in rows(app)] == ["⊘57", "55", "54", "53", "50"]
+        assert "sorted by ID ↓" in str(app.query_one("#status").render())
+
+
+async def test_R_retries_the_selected_dead_job_after_confirmation(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        await pilot.press("5", "d")
+        await settle(pilot)
+        job_id = int(rows(app)[0][0])
+        await pilot.press("R")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.press("R", "y")
+        await settle(pilot)
+        assert len(rows(app)) == 5
+    with Queue(db, clock=clock) as q:
+        assert q.get(job_id).status == "pending"
+
+
+async def test_R_on_a_group_and_A_retry_everything_matching_after_saying_how_many(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        await pilot.press("5")
+        await settle(pilot)
+        await pilot.press("R")
+        assert "Retry 5 dead jobs?" in str(app.screen.message)
+        await pilot.press("escape")
+        await pilot.press("slash", *"queue:media", "enter")
+        await settle(pilot)
+        await pilot.press("A")
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "Retry 1 dead job?" in str(app.screen.message)
+        await pilot.press("y")
+        await settle(pilot)
+        assert "1 dead jobs are pending again" in str(app.query_one("#status").render())
+    with Queue(db, clock=clock) as q:
+        assert q.count("dead") == 5
+
+
+async def test_A_refuses_filter_terms_it_cannot_honour(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        await pilot.press("slash", *"worker:w1", "enter", "A")
+        await settle(pilot)
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert "only queue:" in str(app.query_one("#status").render())
+
+
+async def test_K_cancels_the_selected_job_after_confirmation(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        await pilot.press("K", "y")
+        await settle(pilot)
+        assert "cancel requested" in str(app.query_one("#status").render())
+    with Queue(db, clock=clock) as q:
+        assert q.get(53).cancel_requested
+
+
+async def test_p_pauses_and_resumes_live_refresh(db, clock):
+    app = make_app(db, clock, interval=0.1)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        await pilot.press("p")
+        assert not app.live and "PAUSED" in str(app.query_one("#header").render())
+        await settle(pilot)
+        with Queue(db, clock=clock) as q:
+            q.enqueue("new", queue="fresh")
+        await pilot.pause(0.3)
+        assert "fresh" not in app.snapshot.stats.queues
+        await pilot.press("p")
+        await settle(pilot)
+        assert app.live and "fresh" in app.snapshot.stats.queues
+
+
+async def test_read_only_hides_and_disables_the_actions(db, clock):
+    app = make_app(db, clock, read_only=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        offered = {b.binding.action for b in app.active_bindings.values()}  # the footer's
+        assert offered.isdisjoint({"retry", "retry_all", "cancel_job"})
+        assert "filter" in offered
+        await pilot.press("5", "d", "R", "A", "K")
+        await settle(pilot)
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert "read-only" in str(app.query_one("#header").render())
+
+
+async def test_help_opens_and_closes(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_q_quits(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        await pilot.press("q")
+        await pilot.pause()
+        assert not app.is_running
+
+
+@pytest.mark.parametrize("size", [(30, 8), (49, 24), (80, 11), (60, 16), (200, 50)])
+async def test_any_size_renders_or_says_too_small_never_crashes(db, clock, size):
+    app = make_app(db, clock)
+    async with app.run_test(size=size) as pilot:
+        await start(app, pilot)
+        small = size[0] < 50 or size[1] < 12
+        assert app.query_one("#too-small").display == small or not small
+        assert app.screen.has_class("-too-small") == small
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert not app.screen.has_class("-too-small")
+
+
+async def test_unavailable_database_shows_a_banner_and_recovers(db, clock, monkeypatch):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        real = app.source.poll
+
+        def locked(*a, **k):
+            raise Unavailable("jobs.db: the database stayed locked past the busy timeout")
+
+        monkeypatch.setattr(app.source, "poll", locked)
+        app.request_poll()
+        await settle(pilot)
+        banner = app.query_one("#banner")
+        assert banner.display and "locked" in str(banner.render())
+        assert len(rows(app)) == 5  # the last data stays
+        monkeypatch.setattr(app.source, "poll", real)
+        app.request_poll()
+        await settle(pilot)
+        assert not banner.display

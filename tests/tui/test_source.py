@@ -1,0 +1,139 @@
+"""The data source: reads snapshots read-only, reuses them while nothing changes, reports
+a database that is missing, foreign, locked or gone, and acts through its own connection."""
+import os
+import shutil
+
+import pytest
+
+from jobq_core.errors import DatabaseUnavailable
+from jobq_core.queue import Queue
+from jobq_tui.filters import Filter, parse_filter
+from jobq_tui.source import ReadOnly, Source, SourceError, Unavailable
+
+
+def opened(path, clock, **kw):
+    s = Source(path, clock=clock, **kw)
+    s.open()
+    return s
+
+
+def test_a_missing_path_is_refused_and_not_created(tmp_path, clock):
+    path = tmp_path / "nope.db"
+    with pytest.raises(SourceError, match="no such file"):
+        Source(path, clock=clock).open()
+    assert not path.exists()
+
+
+def test_a_file_that_is_not_sqlite_is_refused_clearly(tmp_path, clock):
+    path = tmp_path / "junk.db"
+    path.write_bytes(b"this is not a database at all" * 200)
+    with pytest.raises(SourceError, match="not an SQLite database"):
+        Source(path, clock=clock).open()
+    assert path.read_bytes().startswith(b"this is not")
+
+
+def test_an_sqlite_file_without_jobq_tables_is_refused_clearly(tmp_path, clock):
+    path = tmp_path / "empty.db"
+    path.write_bytes(b"")
+    with pytest.raises(SourceError, match="not a jobq database"):
+        Source(path, clock=clock).open()
+    assert path.stat().st_size == 0
+
+
+def test_a_directory_is_refused(tmp_path, clock):
+    with pytest.raises(SourceError, match="directory"):
+        Source(tmp_path, clock=clock).open()
+
+
+def test_snapshot_has_counts_lists_and_throughput(db, clock):
+    snap = opened(db, clock).poll("running", Filter())
+    assert snap.stats.running == 5 and snap.stats.dead == 6
+    assert len(snap.running) == 5 and len(snap.workers) == 3
+    assert sum(snap.throughput.succeeded) > 0
+
+
+def test_each_view_reads_its_own_rows(db, clock):
+    s = opened(db, clock)
+    assert len(s.poll("retries", Filter()).rows) == 3
+    assert [g.count for g in s.poll("dead", Filter()).rows] == [5, 1]
+    assert len(s.poll("dead", Filter(), grouped=False).rows) == 6
+    assert len(s.poll("all", parse_filter("status:dead queue:media")).rows) == 1
+
+
+def test_nothing_is_reread_while_data_version_stands_still(db, clock):
+    s = opened(db, clock)
+    first = s.poll("running", Filter())
+    clock.advance(1)
+    again = s.poll("running", Filter())
+    assert again.read_at == first.read_at and again.checked_at == first.read_at + 1
+    with Queue(db, clock=clock) as q:  # another connection commits
+        q.enqueue("new")
+    assert s.poll("running", Filter()).read_at == clock.now()
+
+
+def test_time_alone_forces_a_reread_after_max_reuse(db, clock):
+    s = opened(db, clock, max_reuse=5)
+    first = s.poll("running", Filter())
+    clock.advance(6)
+    assert s.poll("running", Filter()).read_at > first.read_at
+
+
+def test_a_vanished_database_is_reported_and_picked_up_again(db, clock, tmp_path):
+    s = opened(db, clock)
+    s.poll("running", Filter())
+    aside = tmp_path / "aside.db"
+    os.replace(db, aside)
+    with pytest.raises(Unavailable, match="gone"):
+        s.poll("running", Filter())
+    os.replace(aside, db)
+    assert s.poll("running", Filter()).stats.running == 5
+
+
+def test_a_database_replaced_by_garbage_is_reported_then_recovers(db, clock, tmp_path):
+    s = opened(db, clock)
+    s.poll("running", Filter())
+    good = tmp_path / "good.db"
+    shutil.copy(db, good)
+    for suffix in ("-wal", "-shm"):
+        if os.path.exists(f"{db}{suffix}"):
+            os.remove(f"{db}{suffix}")
+    tmp = tmp_path / "junk"
+    tmp.write_bytes(b"garbage" * 1000)
+    os.replace(tmp, db)
+    with pytest.raises(Unavailable):
+        s.poll("running", Filter())
+    os.replace(good, db)
+    assert s.poll("running", Filter(), force=True).stats.dead == 6
+
+
+def test_a_locked_database_is_reported_as_unavailable(db, clock, monkeypatch):
+    s = opened(db, clock)
+
+    def locked(*a, **k):
+        raise DatabaseUnavailable(f"{db}: the database stayed locked past the busy timeout")
+
+    monkeypatch.setattr(Queue, "data_version", locked)
+    with pytest.raises(Unavailable, match="locked"):
+        s.poll("running", Filter())
+    monkeypatch.undo()
+    assert s.poll("running", Filter()).stats.running == 5
+
+
+def test_actions_use_a_separate_connection_and_read_only_refuses_them(db, clock):
+    s = opened(db, clock)
+    dead = [j for j in s.poll("dead", Filter(), grouped=False).rows if j.kind == "build_report"]
+    s.retry(dead[0].id)
+    assert s.count_dead(Filter()) == 5
+    assert s.retry_dead(Filter(kind="build_report")) == 4
+    assert s.count_dead(Filter()) == 1
+    ro = opened(db, clock, read_only=True)
+    with pytest.raises(ReadOnly):
+        ro.retry(dead[1].id)
+    with pytest.raises(ReadOnly):
+        ro.cancel(dead[1].id)
+
+
+def test_watching_never_creates_side_files_other_than_sqlites_own(tmp_path, db, clock):
+    before = set(os.listdir(db.parent))
+    opened(db, clock, read_only=True).poll("all", Filter())
+    assert set(os.listdir(db.parent)) - before <= {"jobs.db-wal", "jobs.db-shm"}
