@@ -40,8 +40,8 @@ def demo(
     db: Annotated[Path, typer.Option("--db", metavar="PATH",
                                      help="Database file (default: ./jobq-demo.db).")] = DEMO_DB,
     duration: Annotated[Optional[float], typer.Option(
-        help="Stop after this many seconds (default: at Ctrl-C on a terminal, else "
-             f"{QUIET_DURATION:g}).")] = None,
+        help="Stop after this many seconds (default: at Ctrl-C or when the monitor is "
+             f"quit on a terminal, else {QUIET_DURATION:g}).")] = None,
     workers: Annotated[int, typer.Option(min=1, max=16, help="Worker count.")] = 2,
     concurrency: Annotated[int, typer.Option(min=1, max=64, help="Slots per worker.")] = 8,
     monitor: Annotated[Optional[bool], typer.Option(
@@ -71,7 +71,7 @@ def demo(
     try:
         if tty and monitor is not False and _monitor_available():
             if monitor or typer.confirm("Open the monitor here now?", default=True):
-                _open_monitor(db, duration)
+                _open_monitor(db)
             else:
                 _live(run, out, duration)
         elif tty:
@@ -154,14 +154,11 @@ def _monitor_available() -> bool:
     return True
 
 
-def _open_monitor(db: Path, duration: float | None) -> None:
+def _open_monitor(db: Path) -> None:
+    """Run jobq-tui in this terminal; the demo ends when the monitor is quit (a monitor
+    killed from outside could leave the terminal in its alternate screen)."""
     cmd = [sys.executable, "-m", "jobq_tui.main", str(db), "--beat", f"{LEASE / 3:g}"]
-    proc = subprocess.Popen(cmd)
-    try:
-        proc.wait(timeout=duration)
-    except subprocess.TimeoutExpired:
-        proc.terminate()
-        proc.wait()
+    subprocess.run(cmd, check=False)
 
 
 def _live(run: _DemoRun, out: Console, duration: float | None) -> None:

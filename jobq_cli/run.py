@@ -134,7 +134,7 @@ class LiveView:
             f" · {len(running)}/{w.concurrency} busy · up {render.span(time.monotonic() - self.started)}"
             f" · {counts}")
         table = Table(box=None, padding=(0, 2), show_edge=False)
-        for col in ("ID", "KIND", "TRY", "FOR", "PROGRESS"):
+        for col in ("ID", "KIND", "TRY", "FOR", "STATE"):
             table.add_column(col, no_wrap=True, overflow="ellipsis")
         for job, took, ctx in running[:20]:
             table.add_row(str(job.id), render.cell(job.kind, limit=30), str(job.attempts),
