@@ -23,3 +23,19 @@ class FakeClock:
     def set(self, t: float) -> None:
         with self._lock:
             self._now = float(t)
+
+
+def wait_for(condition, timeout: float = 10.0, interval: float = 0.01):
+    """Call ``condition`` until it returns something truthy and return that; raise
+    ``AssertionError`` after ``timeout`` seconds. For tests that wait on a worker: poll the
+    database with a deadline instead of sleeping a fixed time."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        time.sleep(interval)

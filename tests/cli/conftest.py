@@ -5,25 +5,14 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from jobq_core import Queue
+from jobq_core.testing import wait_for  # noqa: F401 - the tests import it from here
 
 HERE = Path(__file__).parent
-
-
-def wait_for(condition, timeout=15.0, interval=0.02):
-    """Poll ``condition`` until it returns something truthy; fail after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"condition not met within {timeout}s")
 
 
 @pytest.fixture

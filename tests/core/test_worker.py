@@ -9,19 +9,9 @@ import time
 import pytest
 
 from jobq_core import Backoff, LeaseLost, Queue, Registry, Worker
-from jobq_core.testing import FakeClock
+from jobq_core.testing import FakeClock, wait_for
 
 QUICK = Backoff(base=0.01, cap=0.01)
-
-
-def wait_for(condition, timeout=5.0, interval=0.01):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"condition not met within {timeout}s")
 
 
 @pytest.fixture
