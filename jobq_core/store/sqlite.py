@@ -32,13 +32,17 @@ from ..types import Attempt, Job, JobStatus, Outcome, QueueStats, RawJSON, Stats
 from .base import (
     Completion, ErrorGroup, ExtendResult, ListFilter, NewJob, RetryDelay, Throughput,
 )
-from .sqlite_schema import APP_ID, MIGRATIONS, SCHEMA_VERSION, TABLES
+from .sqlite_schema import (
+    APP_ID, INLINE_PAYLOAD_MAX, MIGRATIONS, PAGE_SIZE, SCHEMA_VERSION, TABLES,
+)
 
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 _BATCH = 1000  # rows per transaction for maintenance work, so writers never wait long
 
 _JOB_COLS = (
-    "id, kind, queue, payload, priority, status, attempts, max_attempts, run_at, lease_until, "
+    "id, kind, queue, "
+    "coalesce(payload, (SELECT p.payload FROM jobq_payloads p WHERE p.job_id=jobq_jobs.id)), "
+    "priority, status, attempts, max_attempts, run_at, lease_until, "
     "worker, token, result, error, created_at, started_at, finished_at, unique_key, progress, "
     "progress_message, cancel_requested, heartbeat_at"
 )
@@ -241,22 +245,18 @@ class SqliteStore:
 
     @_guarded
     def job_insert_many(self, jobs: Sequence[NewJob], now: float) -> list[int]:
-        if len(jobs) == 1 and jobs[0].unique_key is None:  # one statement: no BEGIN needed
+        if len(jobs) == 1 and not _needs_care(jobs[0]):  # one statement: no BEGIN needed
             return [self._conn.execute(_INSERT, _insert_row(jobs[0], now)).lastrowid]
         ids: list[int] = []
         with self._write() as c:
             plain: list[tuple] = []
             for job in jobs:
-                if job.unique_key is None:
+                if not _needs_care(job):
                     plain.append(_insert_row(job, now))
                     continue
                 ids += self._insert_plain(c, plain)
                 plain = []
-                row = c.execute(
-                    "SELECT id FROM jobq_jobs WHERE unique_key=? AND status IN ('pending','running')",
-                    (job.unique_key,),
-                ).fetchone()
-                ids.append(row[0] if row else c.execute(_INSERT, _insert_row(job, now)).lastrowid)
+                ids.append(self._insert_one(c, job, now))
             ids += self._insert_plain(c, plain)
         return ids
 
@@ -270,6 +270,22 @@ class SqliteStore:
         # We hold the write lock and each new id is max(id)+1: the batch got consecutive ids.
         last = c.execute("SELECT last_insert_rowid()").fetchone()[0]
         return list(range(last - len(rows) + 1, last + 1))
+
+    @staticmethod
+    def _insert_one(c: sqlite3.Connection, job: NewJob, now: float) -> int:
+        """A job with a unique key (which may exist already) or a big payload."""
+        if job.unique_key is not None:
+            row = c.execute(
+                "SELECT id FROM jobq_jobs WHERE unique_key=? AND status IN ('pending','running')",
+                (job.unique_key,),
+            ).fetchone()
+            if row:
+                return row[0]
+        if not _is_big(job.payload):
+            return c.execute(_INSERT, _insert_row(job, now)).lastrowid
+        job_id = c.execute(_INSERT, _insert_row(job._replace(payload=None), now)).lastrowid
+        c.execute("INSERT INTO jobq_payloads(job_id, payload) VALUES (?, ?)", (job_id, job.payload))
+        return job_id
 
     # -- consuming ----------------------------------------------------------------------
 
@@ -486,6 +502,8 @@ class SqliteStore:
                     batch = json.dumps(ids)
                     c.execute("DELETE FROM jobq_attempts WHERE job_id IN "
                               "(SELECT value FROM json_each(?))", (batch,))
+                    c.execute("DELETE FROM jobq_payloads WHERE job_id IN "
+                              "(SELECT value FROM json_each(?))", (batch,))
                     c.execute("DELETE FROM jobq_jobs WHERE id IN (SELECT value FROM json_each(?))",
                               (batch,))
             pruned += len(ids)
@@ -609,6 +627,16 @@ _REVIVE = (
 @contextmanager
 def _nothing(c: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     yield c
+
+
+def _is_big(payload: str) -> bool:
+    n = len(payload)  # characters; UTF-8 needs 1 to 4 bytes for each
+    return n > INLINE_PAYLOAD_MAX or (
+        n * 4 > INLINE_PAYLOAD_MAX and len(payload.encode()) > INLINE_PAYLOAD_MAX)
+
+
+def _needs_care(job: NewJob) -> bool:
+    return job.unique_key is not None or _is_big(job.payload)
 
 
 def _insert_row(job: NewJob, now: float) -> tuple:
@@ -753,6 +781,8 @@ def _installed_version(c: sqlite3.Connection, path: str) -> int:
 
 
 def _set_pragmas(c: sqlite3.Connection, path: str, synchronous: str) -> None:
+    if c.execute("PRAGMA page_count").fetchone()[0] == 0:  # empty file: its layout is ours
+        c.execute(f"PRAGMA page_size={PAGE_SIZE:d}")
     mode = c.execute("PRAGMA journal_mode=WAL").fetchone()[0]
     if str(mode).lower() != "wal":
         raise DatabaseError(f"{path}: cannot switch the database to WAL mode (it stays in {mode!r})")

@@ -11,7 +11,10 @@ jobs in the table as with none.
 from __future__ import annotations
 
 APP_ID = "jobq"
-TABLES = ("jobq_meta", "jobq_jobs", "jobq_attempts", "jobq_workers")
+PAGE_SIZE = 1024  # for files jobq creates: a job row is small, and every commit writes whole
+#                   pages to the WAL, so small pages make each claim and completion cheaper
+INLINE_PAYLOAD_MAX = 500  # bytes of JSON kept in the job row; bigger goes to jobq_payloads
+TABLES = ("jobq_meta", "jobq_jobs", "jobq_attempts", "jobq_payloads", "jobq_workers")
 
 _V1 = """
 CREATE TABLE jobq_meta(
@@ -23,7 +26,7 @@ CREATE TABLE jobq_jobs(
   id               INTEGER PRIMARY KEY,  -- never reused: prune keeps the newest job
   kind             TEXT    NOT NULL,
   queue            TEXT    NOT NULL,
-  payload          TEXT    NOT NULL,                   -- JSON
+  payload          TEXT,                               -- JSON; NULL: in jobq_payloads
   priority         INTEGER NOT NULL DEFAULT 0,
   status           TEXT    NOT NULL DEFAULT 'pending'
                    CHECK (status IN ('pending','running','succeeded','dead','cancelled')),
@@ -75,6 +78,14 @@ CREATE TABLE jobq_attempts(
 );
 CREATE INDEX jobq_attempts_job ON jobq_attempts(job_id);
 CREATE INDEX jobq_attempts_ended ON jobq_attempts(ended_at);
+
+-- Payloads too big to keep in the job row. SQLite rewrites a whole row, overflow pages
+-- included, on every update, so a big inline payload would be copied again by each claim,
+-- heartbeat and completion; kept here, it is written once.
+CREATE TABLE jobq_payloads(
+  job_id  INTEGER PRIMARY KEY,
+  payload TEXT    NOT NULL
+);
 
 CREATE TABLE jobq_workers(
   id          TEXT PRIMARY KEY,

@@ -42,6 +42,7 @@ def test_a_file_jobq_created_records_its_schema_version_in_user_version(db_path)
     Queue(db_path).close()
     conn = sqlite3.connect(db_path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert conn.execute("PRAGMA page_size").fetchone()[0] == 1024  # small rows, small pages
     Queue(db_path).close()  # reopening migrates nothing and keeps the data
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
@@ -90,6 +91,7 @@ def test_jobq_tables_can_live_in_an_applications_own_database(db_path):
     q.close()
     assert conn.execute("SELECT name FROM users").fetchall() == [("ada",)]
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 7  # the application's own
+    assert conn.execute("PRAGMA page_size").fetchone()[0] == 4096  # the application's layout
     assert Queue(db_path).list()[0].kind == "welcome"
 
 

@@ -134,3 +134,21 @@ def test_ids_are_never_reused_after_prune(queue, clock):
     clock.advance(10)
     assert queue.prune(older_than=1) == 2  # the newest job stays, holding the highest id
     assert queue.enqueue("k") > ids[-1]
+
+
+def test_a_big_payload_is_kept_out_of_the_job_row_and_read_back_everywhere(queue, clock):
+    big = {"body": "é" * 400}  # 800+ bytes of UTF-8: over the inline limit
+    small = {"body": "x"}
+    big_id, small_id = queue.enqueue_many([("k", big), ("k", small)])
+    assert queue.get(big_id).payload == big
+    assert [j.payload for j in queue.list(status="pending")] == [big, small]
+    row = queue.store._conn.execute(
+        "SELECT payload FROM jobq_jobs WHERE id=?", (big_id,)).fetchone()
+    assert row == (None,)  # claims and completions rewrite the row, never the payload
+    job = queue.claim("w")
+    assert job.id == big_id and job.payload == big
+    queue.complete(job.id, job.token)
+    queue.enqueue("k")  # the newest job is never pruned
+    clock.advance(10)
+    queue.prune(older_than=1)
+    assert queue.store._conn.execute("SELECT count(*) FROM jobq_payloads").fetchone() == (0,)
