@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .backoff import Backoff
+from .errors import LeaseLost
 
 if TYPE_CHECKING:
     from .queue import Queue
@@ -121,8 +122,6 @@ class JobContext:
 
     def heartbeat(self) -> None:
         """Extend this job's lease now (the worker also does so on its own schedule)."""
-        from .errors import LeaseLost
-
         result = self._queue.extend_many([(self.job_id, self._token)], lease=self._lease)
         if result.cancel_requested:
             self.cancelled.set()
@@ -134,11 +133,8 @@ class JobContext:
         """Store how far the job got (0..1) and an optional message for the monitor."""
         try:
             self._queue.progress(self.job_id, self._token, fraction, message)
-        except Exception as e:
-            from .errors import LeaseLost
-
-            if isinstance(e, LeaseLost):
-                self.cancelled.set()
+        except LeaseLost:
+            self.cancelled.set()
             raise
 
     def __repr__(self) -> str:

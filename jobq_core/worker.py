@@ -38,7 +38,7 @@ from .maintenance import Reaper
 from .queue import Queue, encode_json
 from .registry import JobContext, Registry, Task
 from .textsafe import clean, first_line
-from .types import Job, JobStatus
+from .types import Job, JobStatus, RawJSON
 
 log = logging.getLogger("jobq.worker")
 
@@ -282,7 +282,10 @@ class Worker:
     # -- running handlers -------------------------------------------------------------------
 
     def _dispatch(self, run: _Run) -> None:
-        if run.task is None:
+        if isinstance(run.job.payload, RawJSON):  # written by something other than jobq
+            self._finished(run, ("error", "the stored payload is not valid JSON; not retried",
+                                 True))
+        elif run.task is None:
             self._finished(run, ("error", f"no handler for kind {run.job.kind!r} (this worker "
                                  f"knows: {', '.join(self.registry.kinds()) or 'none'})", False))
         elif run.task.is_async:

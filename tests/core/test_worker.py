@@ -393,3 +393,18 @@ def test_a_registry_refuses_a_second_handler_for_the_same_kind():
 def test_a_registry_refuses_a_bad_timeout():
     with pytest.raises(ValueError, match="timeout must be > 0 seconds, got 0"):
         Registry().task("x", timeout=0)
+
+
+def test_a_job_whose_stored_payload_is_not_json_goes_dead_without_running(db, producer):
+    import sqlite3
+
+    r = Registry()
+    calls = []
+    r.task("k")(lambda p: calls.append(p))
+    job_id = producer.enqueue("k", {"fine": True})
+    with sqlite3.connect(db) as raw:  # another program wrote this row
+        raw.execute("UPDATE jobq_jobs SET payload='{oops' WHERE id=?", (job_id,))
+    burst(db, r)
+    job = producer.get(job_id)
+    assert (job.status, job.attempts, calls) == ("dead", 1, [])
+    assert "not valid JSON" in job.error
