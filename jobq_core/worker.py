@@ -29,12 +29,12 @@ import threading
 import time
 import traceback
 from collections.abc import Sequence
-import queue as _queue_mod
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import JobqError, LeaseLost
 from .maintenance import Reaper
+from .pool import DaemonPool
 from .queue import Queue, encode_json
 from .registry import JobContext, Registry, Task
 from .textsafe import clean, first_line
@@ -112,7 +112,7 @@ class Worker:
         self._outbox: list[_Run] = []
         self._outbox_cv = threading.Condition()
         self._closing = False
-        self._pool = _HandlerPool(concurrency + max(2, concurrency // 2))
+        self._pool = DaemonPool(concurrency + max(2, concurrency // 2))
         self._loop: asyncio.AbstractEventLoop | None = None
         self._hb_stop = threading.Event()
         shortest = min([self.lease, *(t.lease for t in _tasks(registry) if t.lease)])
@@ -484,51 +484,6 @@ class Worker:
                     run.ctx.cancelled.set()
                 if run.job.id in result.lost:
                     self._abandon(run, None)
-
-
-class _HandlerPool:
-    """Daemon threads that run handlers, started as needed up to ``limit``.
-
-    Daemon threads, unlike ``ThreadPoolExecutor``'s, do not hold the process open at exit:
-    a handler abandoned after the grace period must not stop ``jobq run`` from exiting.
-    The headroom above the worker's concurrency covers abandoned handlers still running.
-    """
-
-    def __init__(self, limit: int):
-        self._limit = limit
-        self._work: _queue_mod.SimpleQueue = _queue_mod.SimpleQueue()
-        self._lock = threading.Lock()
-        self._threads = 0
-        self._idle = 0
-
-    def submit(self, fn, *args) -> None:
-        with self._lock:
-            if self._idle > 0:  # reserve an idle thread for this item
-                self._idle -= 1
-                self._work.put((fn, args, True))
-                return
-            if self._threads >= self._limit:
-                self._work.put((fn, args, False))  # the first thread to free up takes it
-                return
-            self._threads += 1
-            n = self._threads
-        threading.Thread(target=self._serve, args=((fn, args, True),),
-                         name=f"jobq-handler-{n}", daemon=True).start()
-
-    def _serve(self, item) -> None:
-        while item is not None:
-            fn, args, _ = item
-            fn(*args)
-            with self._lock:
-                self._idle += 1
-            item = self._work.get()
-            if item is not None and not item[2]:
-                with self._lock:
-                    self._idle -= 1
-        self._work.put(None)  # pass the stop on to the next thread
-
-    def close(self) -> None:
-        self._work.put(None)
 
 
 def _tasks(registry: Registry) -> list[Task]:
