@@ -13,6 +13,7 @@ import typer
 from jobq_core import JobqError
 
 from . import admin, demo, produce, run
+from .common import DEFAULT_DB, DbOption
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   help="jobq: a background job queue on SQLite.")
@@ -28,6 +29,16 @@ app.command()(admin.cancel)
 app.command()(admin.reap)
 app.command()(admin.prune)
 app.command()(demo.demo)
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def tui(ctx: typer.Context, db: DbOption = DEFAULT_DB) -> None:
+    """Open the live monitor (jobq-tui) on the database.
+
+    Other options go to jobq-tui: --interval S, --read-only, --beat S."""
+    from jobq_tui.main import main as tui_main
+
+    raise typer.Exit(tui_main([str(db), *ctx.args]))
 
 
 @app.callback()

@@ -245,3 +245,8 @@ def test_run_with_a_bad_app_exits_with_a_clear_error_before_claiming_anything(db
     queue.enqueue("nap", {})
     one_line_error(jobq("run", "--app", ref, "--burst", "--db", db), message)
     assert queue.get(1).status == "pending" and queue.workers() == []
+
+
+def test_tui_on_a_missing_database_fails_without_creating_it(db):
+    result = runner.invoke(app, ["tui", "--db", db])
+    assert result.exit_code == 2 and not os.path.exists(db)

@@ -145,3 +145,15 @@ def test_the_demo_without_a_terminal_ends_on_its_own_with_a_summary(app_dir):
     assert json.loads(subprocess.run(
         [sys.executable, "-m", "jobq_cli.main", "workers", "--json", "--db", "demo.db"],
         cwd=app_dir, capture_output=True, text=True, timeout=30).stdout) == []
+
+
+def test_a_second_sigint_exits_at_once_leaving_the_lease_to_expire(db, queue, procs):
+    job_id = queue.enqueue("nap", {"first": 30})
+    w = procs.start("run", "--app", "taskapp", "--grace", "30", *LEASE, "--db", db)
+    wait_for(lambda: running_under(queue, job_id, w.pid, 1))
+    w.send_signal(signal.SIGINT)
+    wait_for(lambda: "stopping" in procs.log(w))
+    w.send_signal(signal.SIGINT)
+    assert w.wait(5) == 130
+    assert queue.get(job_id).status == "running"  # until its lease runs out and it is reaped
+    assert "second signal: exiting now" in procs.log(w)

@@ -408,3 +408,21 @@ def test_a_job_whose_stored_payload_is_not_json_goes_dead_without_running(db, pr
     job = producer.get(job_id)
     assert (job.status, job.attempts, calls) == ("dead", 1, [])
     assert "not valid JSON" in job.error
+
+
+def test_an_async_handler_past_its_timeout_is_cancelled_and_failed(db, producer):
+    r = Registry()
+    cancelled = threading.Event()
+
+    @r.task("hang", timeout=0.1)
+    async def hang(payload):
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    job_id = producer.enqueue("hang", max_attempts=1)
+    burst(db, r)
+    assert "timed out after 0.1s" in producer.get(job_id).error
+    assert cancelled.wait(2)
