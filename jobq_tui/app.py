@@ -22,6 +22,7 @@ from textual.geometry import Size
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.worker import Worker, WorkerState
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
 from jobq_core.clock import SYSTEM_CLOCK, Clock
@@ -40,6 +41,7 @@ _MAIN_VIEW_ACTIONS = frozenset({"filter", "clear_filter", "pause", "refresh", "s
                                 "view"})
 WIDE = 120  # columns from which the rich layout (more columns, longer sparklines) is used
 MIN_SIZE = (50, 12)  # below this: "terminal too small"
+RICH = (160, 40)  # from this size: queues and workers in a side column too
 
 
 class MonitorApp(App):
@@ -81,6 +83,8 @@ class MonitorApp(App):
         self._again = False
         self._timer = None
         self._term_width = 0
+        self._rich = False
+        self._preview_key: tuple | None = None
         self._mounted = False
 
     # -- layout ---------------------------------------------------------------------------
@@ -88,10 +92,19 @@ class MonitorApp(App):
     def compose(self) -> ComposeResult:
         yield Static(id="banner")
         yield Header(id="header")
-        with TabbedContent(initial="running", id="tabs"):
-            for i, v in enumerate(VIEWS):
-                with TabPane(f"{i + 1} {views.TITLES[v]}", id=v):
-                    yield JobTable(id=f"table-{v}")
+        with Horizontal(id="body"):
+            with Vertical(id="side"):  # only in the rich layout (see app.tcss)
+                yield Static(Text("Queues", "bold"), classes="side-title")
+                yield JobTable(id="side-queues", classes="side-table")
+                yield Static(Text("Workers", "bold"), classes="side-title")
+                yield JobTable(id="side-workers", classes="side-table")
+            with Vertical(id="right"):
+                with TabbedContent(initial="running", id="tabs"):
+                    for i, v in enumerate(VIEWS):
+                        with TabPane(f"{i + 1} {views.TITLES[v]}", id=v):
+                            yield JobTable(id=f"table-{v}")
+                with VerticalScroll(id="preview"):  # rich layout: the highlighted job
+                    yield Static(id="preview-body")
         yield Static(id="status")
         yield Input(placeholder='queue:NAME kind:NAME worker:ID error:"text" words…',
                     id="filter")
@@ -100,8 +113,8 @@ class MonitorApp(App):
 
     def on_mount(self) -> None:
         self._mounted = True
-        for tabs in self.query("Tabs"):
-            tabs.can_focus = False
+        for widget in [*self.query("Tabs"), *self.query(".side-table")]:
+            widget.can_focus = False  # keys go to the main table; the mouse still works
         self._apply_size()
         self.set_interval(1.0, self._tick)
         self.request_poll()
@@ -116,6 +129,8 @@ class MonitorApp(App):
         self._term_width = w
         self._main.set_class(w < MIN_SIZE[0] or h < MIN_SIZE[1], "-too-small")
         self._main.set_class(h < 20, "-short")
+        self._main.set_class(w >= RICH[0] and h >= RICH[1], "-rich")
+        self._rich = w >= RICH[0] and h >= RICH[1]
 
     @property
     def _main(self):
@@ -162,7 +177,11 @@ class MonitorApp(App):
         """The poll's result is taken here, after its thread has finished, so the next
         poll never starts while the last one is still on its way out."""
         worker = event.worker
-        if worker.group != "poll" or not worker.is_finished:
+        if worker.group not in ("poll", "preview") or not worker.is_finished:
+            return
+        if worker.group == "preview":
+            if event.state == WorkerState.SUCCESS and worker.result[0] == self._preview_key:
+                self._main.query_one("#preview-body", Static).update(worker.result[1])
             return
         if event.state == WorkerState.SUCCESS:
             self._poll_done(*worker.result)
@@ -213,6 +232,9 @@ class MonitorApp(App):
             banner.update(text)
         banner.display = bool(self.error)
         self._render_table(now)
+        if self._rich and self.snapshot is not None:
+            self._render_side(now)
+            self._want_preview()
         self._render_status()
 
     def _render_table(self, now: float) -> None:
@@ -230,6 +252,41 @@ class MonitorApp(App):
         if col is not None and rows and col < len(rows[0].sort):
             rows.sort(key=lambda r: _sortable(r.sort[col]), reverse=rev)
         table.set_rows(rows)
+
+    def _want_preview(self) -> None:
+        """Show the highlighted job below the table (rich layout only); read it again only
+        when the highlight or the database changed."""
+        if not self._rich:
+            return
+        row = self.table().current_row()
+        job_id = None if row is None else row.job_id
+        key = (job_id, None if self.snapshot is None else self.snapshot.version)
+        if key == self._preview_key:
+            return
+        self._preview_key = key
+        if job_id is None:
+            self._main.query_one("#preview-body", Static).update(Text(""))
+        else:
+            self._load_preview(key)
+
+    @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
+    def _load_preview(self, key: tuple) -> tuple[tuple, Text]:
+        try:
+            job, attempts = self.source.detail(key[0])
+            return key, detail_text(job, attempts, self.clock.now(), key[0])
+        except Unavailable as e:
+            return key, display_text(str(e), "bold red")
+
+    def on_data_table_row_highlighted(self, event: JobTable.RowHighlighted) -> None:
+        if event.data_table is self.table():
+            self._want_preview()
+
+    def _render_side(self, now: float) -> None:
+        for view in ("queues", "workers"):
+            table = self._main.query_one(f"#side-{view}", JobTable)
+            table.set_columns(views.columns(view, False, False))
+            snap = _as_view(self.snapshot, view)
+            table.set_rows(views.rows(snap, now, wide=False, beat=self.beat))
 
     def _render_status(self) -> None:
         t = Text(no_wrap=True, overflow="ellipsis")

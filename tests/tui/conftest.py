@@ -50,8 +50,13 @@ def make_app(path, clock, *, read_only=False, interval=3600.0, **kw) -> MonitorA
 async def settle(pilot) -> None:
     """Wait until the poll (and any action or detail read) in flight has landed."""
     app = pilot.app
+    from textual.worker import WorkerCancelled
+
     for _ in range(50):
-        await app.workers.wait_for_complete()
+        try:
+            await app.workers.wait_for_complete()
+        except WorkerCancelled:  # a newer preview replaced an older one: fine
+            pass
         await pilot.pause()
         if not app._polling and not app.workers:
             return
