@@ -126,12 +126,14 @@ class Worker:
         thread); with ``burst``, until no job is ready and none is running. Returns after a
         clean shutdown: running jobs finished or released, the worker deregistered."""
         restore = self._install_signals() if handle_signals else None
-        threads = self._start()
         try:
-            self._claim_loop(burst)
-            self._drain()
+            threads = self._start()
+            try:
+                self._claim_loop(burst)
+                self._drain()
+            finally:
+                self._shutdown(threads)
         finally:
-            self._shutdown(threads)
             if restore:
                 restore()
 
