@@ -250,3 +250,9 @@ def test_run_with_a_bad_app_exits_with_a_clear_error_before_claiming_anything(db
 def test_tui_on_a_missing_database_fails_without_creating_it(db):
     result = runner.invoke(app, ["tui", "--db", db])
     assert result.exit_code == 2 and not os.path.exists(db)
+
+
+def test_without_db_or_jobq_db_the_database_is_jobs_db_in_the_current_directory(app_dir):
+    assert json.loads(jobq("enqueue", "k", "--json").stdout) == {"id": 1}
+    assert (app_dir / "jobs.db").exists()
+    assert json.loads(jobq("list", "--json").stdout)[0]["kind"] == "k"
