@@ -21,7 +21,8 @@ _KEYS = ("kind", "payload", "queue", "priority", "delay", "max_attempts", "uniqu
 
 @friendly
 def enqueue(
-    kind: Annotated[Optional[str], typer.Argument(help="The job's kind (its handler).")] = None,
+    kind: Annotated[Optional[str], typer.Argument(metavar="[KIND]",
+                                                  help="The job's kind (its handler).")] = None,
     payload: Annotated[Optional[str], typer.Argument(metavar="[PAYLOAD_JSON]",
                                                      help="JSON payload (default: null).")] = None,
     queue: Annotated[str, typer.Option(help="Queue name.")] = "default",
