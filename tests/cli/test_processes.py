@@ -38,11 +38,15 @@ def test_enqueue_as_a_process_prints_the_id_and_a_bad_payload_exits_1_with_one_l
 def test_two_processes_with_four_slots_each_drain_300_jobs_each_exactly_once(db, queue, procs,
                                                                              app_dir):
     log = str(app_dir / "runs.txt")
-    ids = queue.enqueue_many([("record", {"log": log, "sleep": 0.02}) for _ in range(300)])
-    workers = [procs.start("run", "--app", "taskapp", "--concurrency", "4", "--burst", *LEASE,
-                           "--db", db) for _ in range(2)]
+    workers = [procs.start("run", "--app", "taskapp", "--concurrency", "4", *LEASE, "--db", db)
+               for _ in range(2)]
+    wait_for(lambda: len(queue.workers()) == 2)  # both idle and polling before work arrives
+    ids = queue.enqueue_many([("record", {"log": log, "sleep": 0.01}) for _ in range(300)])
+    wait_for(lambda: queue.stats().succeeded_recent == 300, timeout=60)
     for p in workers:
-        assert p.wait(60) == 0, procs.log(p)
+        p.send_signal(signal.SIGTERM)
+    for p in workers:
+        assert p.wait(10) == 0, procs.log(p)
     runs = collections.Counter()
     pids = set()
     for line in open(log):
@@ -53,6 +57,7 @@ def test_two_processes_with_four_slots_each_drain_300_jobs_each_exactly_once(db,
     assert pids == {p.pid for p in workers}  # both took part
     jobs = queue.list(limit=1000)
     assert {(j.status, j.attempts) for j in jobs} == {("succeeded", 1)}
+    assert queue.workers() == []
 
 
 def test_a_worker_killed_mid_job_has_the_job_reaped_and_completed_by_another(db, queue, procs):
