@@ -6,6 +6,12 @@ from jobq_core import Queue
 from jobq_core.testing import FakeClock
 
 
+def pytest_addoption(parser):
+    parser.addoption("--soak", type=float, default=0.0, metavar="SECONDS",
+                     help="run the chaos scenarios' fault injection for this long (default: "
+                          "a short run)")
+
+
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()

@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from checker import check
+from history import read_history
+
+from jobq_core import Queue
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class ChaosRun:
+    """Real worker and producer processes on one database, with a shared history log."""
+
+    def __init__(self, tmp_path):
+        self.db = str(tmp_path / "jobs.db")
+        self.history = str(tmp_path / "history.jsonl")
+        self.logs = tmp_path
+        self.procs: list[subprocess.Popen] = []
+        self.faults = 0
+        Queue(self.db).close()
+
+    def _spawn(self, script: str, *args: str, env: dict | None = None) -> subprocess.Popen:
+        n = len(self.procs)
+        log = open(self.logs / f"proc{n}.log", "w")
+        p = subprocess.Popen([sys.executable, os.path.join(HERE, script), *args],
+                             stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+        log.close()
+        self.procs.append(p)
+        return p
+
+    def worker(self, *opts: str, env: dict | None = None) -> subprocess.Popen:
+        return self._spawn("chaos_worker.py", self.db, self.history, *opts, env=env)
+
+    def producer(self, batches: int, size: int) -> subprocess.Popen:
+        return self._spawn("producer.py", self.db, self.history, str(batches), str(size))
+
+    def enqueue(self, items) -> list[int]:
+        from history import HistoryWriter
+
+        with Queue(self.db) as q:
+            ids = q.enqueue_many(items)
+        w = HistoryWriter(self.history)
+        w.write("enqueued", ids=ids)
+        w.close()
+        return ids
+
+    def kill(self, p: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
+        p.send_signal(sig)
+        self.faults += 1
+
+    def events(self) -> list[dict]:
+        return read_history(self.history)
+
+    def wait_for(self, condition, timeout: float, what: str) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout}s waiting for {what}; "
+                                     f"logs in {self.logs}")
+            time.sleep(0.02)
+
+    def unfinished(self) -> int:
+        with Queue(self.db, read_only=True) as q:
+            s = q.stats()
+            return s.pending + s.running
+
+    def check(self, **kwargs):
+        return check(self.events(), self.db, **kwargs)
+
+    def stop_all(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGCONT)
+                p.kill()
+            p.wait()
+
+
+@pytest.fixture
+def chaos(tmp_path):
+    run = ChaosRun(tmp_path)
+    yield run
+    run.stop_all()
+
+
+@pytest.fixture
+def soak(request) -> float:
+    return float(request.config.getoption("--soak"))
