@@ -128,7 +128,7 @@ jobq-tui — live monitor of a jobq database
   j k ↑ ↓        move          g G   top / bottom
   enter          job detail (on a dead group: list its jobs)
   esc            back; clears the filter
-  /              filter: words, queue:NAME kind:NAME worker:ID error:TEXT status:S
+  /              filter: words and queue:Q kind:K worker:W error:TEXT status:S
                  quote values with spaces: error:"connection refused"
   s / S          sort by the next column / reverse the order
   d              dead jobs: grouped by error, or one row each
@@ -139,8 +139,9 @@ jobq-tui — live monitor of a jobq database
   ?              this help      q  quit
 
 Actions ask first and are hidden with --read-only.
-States read without colour: ! near expiry, ✗ expired/lost/dead, ◐ late, ⊘ cancel.
-Text from the database is shown literally; control characters appear as ␛ ␇ ␀ ⟨U+202E⟩.
+States read without colour: ! near expiry, ✗ expired/lost/dead, ◐ late,
+⊘ cancel. Text from the database is shown literally; control characters
+appear as ␛ ␇ ␀ ⟨U+202E⟩.
 """
 
 

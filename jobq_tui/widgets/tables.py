@@ -57,11 +57,13 @@ class JobTable(DataTable):
             sig = tuple(_sig(c) for c in row.cells)
             old = self._cells.get(row.key)
             if old is None:
+                self._widen(row.cells, range(len(col_keys)))
                 self.add_row(*row.cells, key=row.key)
             elif old != sig:
-                for i, (a, b) in enumerate(zip(old, sig)):
-                    if a != b:
-                        self.update_cell(row.key, col_keys[i], row.cells[i])
+                changed = [i for i, (a, b) in enumerate(zip(old, sig)) if a != b]
+                self._widen(row.cells, changed)
+                for i in changed:
+                    self.update_cell(row.key, col_keys[i], row.cells[i], update_width=True)
             self._cells[row.key] = sig
         order = [r.key for r in rows]
         self.rows_by_key = {r.key: r for r in rows}
@@ -74,6 +76,16 @@ class JobTable(DataTable):
             index = order.index(keep)
             if index != self.cursor_row:
                 self.move_cursor(row=index, animate=False, scroll=False)
+
+    def _widen(self, cells: tuple[Text, ...], indexes) -> None:
+        """Grow column widths *before* the cells land. DataTable measures new rows only
+        when idle, and a frame drawn in between is cached at the old widths (the cache
+        key has no width), which leaves columns squeezed until the next change."""
+        for i in indexes:
+            column = self.columns[self._columns_sig[i]]
+            width = cells[i].cell_len
+            if width > column.content_width:
+                column.content_width = width
 
     def current_key(self) -> str | None:
         if not self.row_count:
