@@ -152,10 +152,19 @@ def _claim_params(queues: Sequence[str], now: float, limit: int) -> list:
     return [*params, limit]
 
 
+_WRITE_FAILED = frozenset(getattr(sqlite3, name, -1) for name in (
+    "SQLITE_IOERR_WRITE", "SQLITE_IOERR_TRUNCATE",
+    "SQLITE_IOERR_SHMSIZE"))
+
+
 def _translate(e: sqlite3.Error, path: str) -> JobqError:
-    code = (getattr(e, "sqlite_errorcode", None) or 0) & 0xFF
+    extended = getattr(e, "sqlite_errorcode", None) or 0
+    code = extended & 0xFF
     if code == sqlite3.SQLITE_FULL:
         return StorageFull(f"{path}: the disk or file size limit is full ({e})")
+    if extended in _WRITE_FAILED:  # EFBIG and most ENOSPC paths surface as these
+        return StorageFull(f"{path}: writing failed: the disk is full or the file size limit "
+                           f"was reached ({e})")
     if code in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT):
         return NotADatabase(f"{path} is not an SQLite database, or it is corrupt ({e})")
     if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -26,17 +27,23 @@ class ChaosRun:
         self.faults = 0
         Queue(self.db).close()
 
-    def _spawn(self, script: str, *args: str, env: dict | None = None) -> subprocess.Popen:
+    def _spawn(self, script: str, *args: str, env: dict | None = None,
+               file_limit: int | None = None) -> subprocess.Popen:
         n = len(self.procs)
         log = open(self.logs / f"proc{n}.log", "w")
         p = subprocess.Popen([sys.executable, os.path.join(HERE, script), *args],
-                             stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+                             stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
+                             preexec_fn=None if file_limit is None else _limit_files(file_limit))
         log.close()
         self.procs.append(p)
         return p
 
-    def worker(self, *opts: str, env: dict | None = None) -> subprocess.Popen:
-        return self._spawn("chaos_worker.py", self.db, self.history, *opts, env=env)
+    def worker(self, *opts: str, env: dict | None = None,
+               file_limit: int | None = None) -> subprocess.Popen:
+        """``file_limit``: RLIMIT_FSIZE for the process (a full disk, as it sees it);
+        SIGUSR1 lifts it."""
+        return self._spawn("chaos_worker.py", self.db, self.history, *opts, env=env,
+                           file_limit=file_limit)
 
     def producer(self, batches: int, size: int) -> subprocess.Popen:
         return self._spawn("producer.py", self.db, self.history, str(batches), str(size))
@@ -80,6 +87,12 @@ class ChaosRun:
                 p.send_signal(signal.SIGCONT)
                 p.kill()
             p.wait()
+
+
+def _limit_files(size: int):
+    def limit() -> None:  # runs in the child between fork and exec
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, resource.RLIM_INFINITY))
+    return limit
 
 
 @pytest.fixture

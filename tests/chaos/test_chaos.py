@@ -6,9 +6,13 @@ that keeps feeding jobs and killing workers for that long.
 from __future__ import annotations
 
 import json
+import os
 import random
+import resource
 import signal
 import sqlite3
+import subprocess
+import sys
 import time
 
 import pytest
@@ -202,3 +206,36 @@ def test_handlers_that_raise_exit_spin_hang_or_return_junk_fail_cleanly(chaos):
     assert "no handler for kind 'no-such-kind'" in errors["no-such-kind"]
     report = chaos.check()
     assert not report.violations, report
+
+
+def _room(chaos, spare: int) -> int:
+    """A file-size limit leaving ``spare`` bytes past the database's files as they are."""
+    sizes = [os.path.getsize(p) for p in (chaos.db, chaos.db + "-wal") if os.path.exists(p)]
+    return max(sizes) + spare
+
+
+def test_a_full_disk_fails_enqueue_clearly_and_workers_recover_when_space_returns(chaos):
+    ids = chaos.enqueue([("work", {"ms": 1, "pad": "x" * 300}) for _ in range(300)])
+    limit = _room(chaos, 48 * 1024)
+    jobq = [sys.executable, "-m", "jobq_cli.main"]
+    full = subprocess.run(
+        [*jobq, "enqueue", "--db", chaos.db, "--stdin"], capture_output=True, text=True,
+        input=json.dumps({"kind": "work", "payload": {"blob": "x" * 2_000_000}}) + "\n",
+        timeout=60,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE,
+                                              (limit, resource.RLIM_INFINITY)))
+    assert full.returncode != 0
+    assert "full" in full.stderr and "Traceback" not in full.stderr, full.stderr
+    assert full.stdout == "" and full.stderr.count("\n") == 1
+    w = chaos.worker("--concurrency", "4", "--lease", "0.5", file_limit=limit)
+    chaos.wait_for(lambda: "full" in "".join(p.read_text() for p in chaos.logs.glob("*.log")),
+                   30, "the worker to hit the full disk")
+    chaos.faults += 1
+    assert w.poll() is None  # still alive, backing off
+    chaos.kill(w, signal.SIGUSR1)  # space returns
+    _finish(chaos)
+    _stop(chaos, w)
+    report = chaos.check()
+    assert not report.violations, report
+    with Queue(chaos.db) as q:
+        assert q.count(status="succeeded") == len(ids)
