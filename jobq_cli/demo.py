@@ -59,8 +59,7 @@ def demo(
         duration = QUIET_DURATION
     out = Console(highlight=False, markup=False)
     backoff = Backoff(base=0.5, cap=3.0)
-    with Queue(db, backoff=backoff) as q:
-        pass  # create the file and schema before anything else opens it
+    Queue(db).close()  # create the file and schema before the workers open it
     _quiet_logs()
     run = _DemoRun(db, workers, concurrency, backoff)
     watch = f"jobq-tui {db}" if " " not in str(db) else f"jobq-tui '{db}'"
@@ -164,9 +163,13 @@ def _open_monitor(db: Path) -> None:
 def _live(run: _DemoRun, out: Console, duration: float | None) -> None:
     deadline = None if duration is None else time.monotonic() + duration
     out.print("Press Ctrl-C to stop.")
-    with Live(_DemoView(run), console=out, refresh_per_second=4, transient=False):
-        while deadline is None or time.monotonic() < deadline:
-            time.sleep(0.1)
+    view = _DemoView(run)
+    try:
+        with Live(view, console=out, refresh_per_second=4, transient=False):
+            while deadline is None or time.monotonic() < deadline:
+                time.sleep(0.1)
+    finally:
+        view.queue.close()
 
 
 def _quiet(run: _DemoRun, out: Console, duration: float) -> None:
