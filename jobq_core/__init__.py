@@ -10,6 +10,7 @@ from .errors import (
     JobNotFound,
     JobqError,
     LeaseLost,
+    NetworkFilesystemWarning,
     NotADatabase,
     PayloadTooLarge,
     SchemaTooNew,
@@ -21,9 +22,9 @@ from .registry import JobContext, Registry
 from .worker import Worker
 
 __all__ = [
-    "DEFAULT_LEASE", "DEFAULT_MAX_ATTEMPTS", "Attempt", "Backoff", "Clock", "DatabaseError",
-    "DatabaseUnavailable", "ForeignTable", "InvalidState", "Job", "JobNotFound", "JobStatus",
-    "JobqError", "LeaseLost", "NotADatabase", "Outcome", "PayloadTooLarge", "Queue",
-    "QueueStats", "RawJSON", "SchemaTooNew", "Stats", "StorageFull", "SystemClock", "WorkerInfo",
-    "JobContext", "Registry", "Worker",
+    "Attempt", "Backoff", "Clock", "DEFAULT_LEASE", "DEFAULT_MAX_ATTEMPTS", "DatabaseError",
+    "DatabaseUnavailable", "ForeignTable", "InvalidState", "Job", "JobContext", "JobNotFound",
+    "JobStatus", "JobqError", "LeaseLost", "NetworkFilesystemWarning", "NotADatabase",
+    "Outcome", "PayloadTooLarge", "Queue", "QueueStats", "RawJSON", "Registry", "SchemaTooNew",
+    "Stats", "StorageFull", "SystemClock", "Worker", "WorkerInfo",
 ]

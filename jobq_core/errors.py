@@ -58,3 +58,8 @@ class StorageFull(JobqError):
 
 class DatabaseUnavailable(JobqError):
     """The database is locked for longer than the busy timeout, read-only, or gone."""
+
+
+class NetworkFilesystemWarning(UserWarning):
+    """The database is on a network filesystem, where SQLite's WAL mode is unsafe: its
+    shared-memory index only works between processes on one machine."""

@@ -353,6 +353,12 @@ class Queue:
 
     # -- misc -----------------------------------------------------------------------------
 
+    @property
+    def snapshot(self) -> bool:
+        """True when a read-only queue could only open a frozen snapshot of the file (a WAL
+        database in a directory it cannot write): later changes will not show."""
+        return bool(getattr(self.store, "snapshot", False))
+
     def data_version(self) -> int:
         """Changes whenever another connection commits: poll it to notice new work cheaply."""
         return self.store.data_version()

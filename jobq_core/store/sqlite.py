@@ -14,6 +14,7 @@ import json
 import os
 import sqlite3
 import threading
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
@@ -24,6 +25,7 @@ from ..errors import (
     InvalidState,
     JobNotFound,
     JobqError,
+    NetworkFilesystemWarning,
     NotADatabase,
     SchemaTooNew,
     StorageFull,
@@ -159,7 +161,7 @@ _WRITE_FAILED = frozenset(getattr(sqlite3, name, -1) for name in (
 
 def _translate(e: sqlite3.Error, path: str) -> JobqError:
     extended = getattr(e, "sqlite_errorcode", None) or 0
-    code = extended & 0xFF
+    code = _code(e)
     if code == sqlite3.SQLITE_FULL:
         return StorageFull(f"{path}: the disk or file size limit is full ({e})")
     if extended in _WRITE_FAILED:  # EFBIG and most ENOSPC paths surface as these
@@ -169,6 +171,9 @@ def _translate(e: sqlite3.Error, path: str) -> JobqError:
         return NotADatabase(f"{path} is not an SQLite database, or it is corrupt ({e})")
     if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
         return DatabaseUnavailable(f"{path}: the database stayed locked past the busy timeout ({e})")
+    if code == sqlite3.SQLITE_CANTOPEN:
+        return DatabaseUnavailable(f"{path}: cannot open the database file (is it or its "
+                                   f"directory read-only, or did it vanish?) ({e})")
     if code == sqlite3.SQLITE_READONLY:
         return DatabaseUnavailable(f"{path}: the database is read-only here ({e})")
     return DatabaseUnavailable(f"{path}: {e}")
@@ -206,9 +211,21 @@ class SqliteStore:
         self.path = os.fspath(path)
         self.read_only = read_only
         self._lock = threading.RLock()
+        self.snapshot = False  # True: a read-only view that cannot see later changes
+        _warn_if_network(self.path)
         self._conn = _connect(self.path, busy_timeout, read_only, create and not read_only)
         try:
-            version = _installed_version(self._conn, self.path)
+            try:
+                version = _installed_version(self._conn, self.path)
+            except sqlite3.OperationalError as e:
+                if not (read_only and _code(e) == sqlite3.SQLITE_CANTOPEN):
+                    raise
+                # A WAL database in a directory we cannot write (no -shm to share): read
+                # it as an immutable snapshot rather than not at all.
+                self._conn.close()
+                self._conn = _connect(self.path, busy_timeout, read_only, False, immutable=True)
+                self.snapshot = True
+                version = _installed_version(self._conn, self.path)
             if not read_only:
                 _set_pragmas(self._conn, self.path, synchronous)
                 if version < SCHEMA_VERSION:
@@ -735,7 +752,47 @@ def _stats(store: SqliteStore, now: float, window: float) -> Stats:
 # -- opening ----------------------------------------------------------------------------
 
 
-def _connect(path: str, busy_timeout: float, read_only: bool, create: bool) -> sqlite3.Connection:
+_NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs",
+               "lustre", "fuse.sshfs", "fuse.s3fs", "fuse.gcsfuse", "fuse.rclone")
+
+
+def filesystem_type(path: str, mounts: str | None = None) -> str | None:
+    """The type of the filesystem holding ``path``, from /proc/self/mounts (None where
+    that cannot be read, e.g. not on Linux)."""
+    if mounts is None:
+        try:
+            with open("/proc/self/mounts", encoding="utf-8", errors="replace") as f:
+                mounts = f.read()
+        except OSError:
+            return None
+    target = os.path.realpath(path)
+    best, kind = "", None
+    for line in mounts.splitlines():
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = fields[1].replace("\\040", " ")
+        inside = target == point or target.startswith(point.rstrip("/") + "/")
+        if inside and len(point) >= len(best):
+            best, kind = point, fields[2]
+    return kind
+
+
+def _warn_if_network(path: str) -> None:
+    kind = filesystem_type(os.path.dirname(os.path.abspath(path)) or ".")
+    if kind in _NETWORK_FS:
+        warnings.warn(
+            f"{path} is on a network filesystem ({kind}): SQLite's WAL mode does not work "
+            "there, and jobs may be lost or run twice; keep the database on a local disk",
+            NetworkFilesystemWarning, stacklevel=4)
+
+
+def _code(e: sqlite3.Error) -> int:
+    return (getattr(e, "sqlite_errorcode", None) or 0) & 0xFF
+
+
+def _connect(path: str, busy_timeout: float, read_only: bool, create: bool,
+             immutable: bool = False) -> sqlite3.Connection:
     if os.path.isdir(path):
         raise DatabaseError(f"{path} is a directory, not a database file")
     if not os.path.exists(path):
@@ -748,6 +805,8 @@ def _connect(path: str, busy_timeout: float, read_only: bool, create: bool) -> s
         except OSError as e:
             raise DatabaseError(f"{path}: cannot create the database file ({e.strerror})") from None
     target = f"file:{_uri_path(path)}?mode=ro" if read_only else path
+    if immutable:
+        target += "&immutable=1"
     try:
         conn = sqlite3.connect(
             target, timeout=busy_timeout, isolation_level=None, check_same_thread=False,

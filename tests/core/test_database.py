@@ -143,3 +143,86 @@ def test_reap_and_stats_read_only_partial_indexes_never_the_whole_table(queue):
     dead_list = plan(f"SELECT id FROM jobq_jobs WHERE {' AND '.join(conds)} ORDER BY {order}",
                      *params)
     assert "INDEX jobq_jobs_finished" in dead_list and "TEMP B-TREE" not in dead_list, dead_list
+
+
+def _in_read_only_mount(directory, code):
+    """Run ``code`` in a child that sees ``directory`` mounted read-only (root and a mount
+    namespace are needed: file modes alone do not stop root)."""
+    import subprocess
+    import sys
+
+    script = (f"mount --bind {directory} {directory} && "
+              f"mount -o remount,ro,bind {directory} && exec {sys.executable} -c \"$0\"")
+    try:
+        return subprocess.run(["unshare", "-m", "sh", "-c", script, code],
+                              capture_output=True, text=True, timeout=60)
+    except FileNotFoundError:
+        pytest.skip("unshare is not available")
+
+
+def test_a_database_in_a_read_only_directory_is_shown_read_only_and_refused_for_writing(tmp_path):
+    q = Queue(tmp_path / "jobs.db")
+    q.enqueue("visible")
+    q.close()  # the last connection removes -wal and -shm
+    code = ("from jobq_core import Queue, DatabaseUnavailable\n"
+            f"q = Queue({str(tmp_path / 'jobs.db')!r}, read_only=True)\n"
+            "print([j.kind for j in q.list()], q.snapshot)\n"
+            "try:\n"
+            f"    Queue({str(tmp_path / 'jobs.db')!r})\n"
+            "except DatabaseUnavailable as e:\n"
+            "    print('refused:', e)\n")
+    result = _in_read_only_mount(tmp_path, code)
+    if "Operation not permitted" in result.stderr or "mount:" in result.stderr:
+        pytest.skip(f"no mount namespace here: {result.stderr.strip()}")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "['visible'] True"
+    assert lines[1].startswith("refused:") and "read-only" in lines[1]
+
+
+def _damaged_copy(tmp_path, damage):
+    path = tmp_path / "damaged.db"
+    q = Queue(path)
+    q.enqueue_many([("k", {"n": i, "pad": "x" * 200}) for i in range(3000)])
+    q.close()
+    data = bytearray(path.read_bytes())
+    path.write_bytes(damage(data))
+    return path
+
+
+@pytest.mark.parametrize("damage", [
+    pytest.param(lambda d: d[: len(d) // 2], id="truncated"),
+    pytest.param(lambda d: d[:100] + os.urandom(len(d) - 100), id="random pages"),
+    pytest.param(lambda d: b"\0" * 16 + d[16:], id="header wiped"),
+])
+def test_a_truncated_or_corrupted_file_gives_a_jobq_error_never_a_raw_sqlite_one(tmp_path, damage):
+    path = _damaged_copy(tmp_path, damage)
+    with pytest.raises(NotADatabase, match="corrupt"):
+        q = Queue(path)
+        try:  # the header may still read fine: the damage shows when the pages are read
+            q.list(limit=5000)
+            q.stats()
+        finally:
+            q.close()
+
+
+MOUNTS = """\
+/dev/vda / ext4 rw,relatime 0 0
+server:/export /mnt/shared nfs4 rw,relatime 0 0
+//nas/jobs /mnt/nas cifs rw 0 0
+tmpfs /mnt/shared/local tmpfs rw 0 0
+"""
+
+
+def test_the_filesystem_of_a_path_is_read_from_the_longest_matching_mount_point():
+    from jobq_core.store.sqlite import filesystem_type
+
+    assert filesystem_type("/mnt/shared/app/jobs.db", MOUNTS) == "nfs4"
+    assert filesystem_type("/mnt/nas/jobs.db", MOUNTS) == "cifs"
+    assert filesystem_type("/mnt/shared/local/jobs.db", MOUNTS) == "tmpfs"
+    assert filesystem_type("/mnt/sharedish/jobs.db", MOUNTS) == "ext4"
+
+
+def test_a_database_on_a_local_disk_opens_without_a_network_warning(db_path, recwarn):
+    Queue(db_path).close()
+    assert not [w for w in recwarn if "network filesystem" in str(w.message)]
