@@ -259,15 +259,17 @@ class Queue:
 
     def list(self, status: str | None = None, queue: str | None = None, kind: str | None = None,
              *, worker: str | None = None, error_contains: str | None = None, limit: int = 100,
-             offset: int = 0) -> list[Job]:
+             offset: int = 0, payloads: bool = True) -> list[Job]:
         """Jobs matching every filter given. ``status`` may also be ``"scheduled"`` (pending,
-        not yet due) or ``"retrying"`` (pending after a failed attempt)."""
+        not yet due) or ``"retrying"`` (pending after a failed attempt). With
+        ``payloads=False`` payloads and results are not read (they come back as None):
+        cheaper for listings that do not show them."""
         if status is not None and status not in _LIST_STATUSES:
             raise ValueError(f"unknown status {status!r}; expected one of "
                              f"{', '.join(sorted(_LIST_STATUSES))}")
         _check_int("limit", limit, minimum=0)
         _check_int("offset", offset, minimum=0)
-        where = ListFilter(status, queue, kind, worker, error_contains, limit, offset)
+        where = ListFilter(status, queue, kind, worker, error_contains, limit, offset, payloads)
         return self.store.job_list(where, self.clock.now())
 
     def attempts(self, job_id: int) -> list[Attempt]:

@@ -47,6 +47,7 @@ class ListFilter:
     error_contains: str | None = None
     limit: int = 100
     offset: int = 0
+    payloads: bool = True  # False: leave payload and result unread (None), for listings
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,6 +48,11 @@ _JOB_COLS = (
     "worker, token, result, error, created_at, started_at, finished_at, unique_key, progress, "
     "progress_message, cancel_requested, heartbeat_at"
 )
+# The same columns with payload and result left unread: listings never load what they
+# do not show (a payload may be megabytes).
+_JOB_COLS_LEAN = _JOB_COLS.replace(
+    "coalesce(payload, (SELECT p.payload FROM jobq_payloads p WHERE p.job_id=jobq_jobs.id))",
+    "NULL").replace("token, result,", "token, NULL,")
 _INSERT = (
     "INSERT INTO jobq_jobs(kind, payload, queue, priority, run_at, max_attempts, unique_key, "
     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -441,7 +446,7 @@ class SqliteStore:
     @_guarded
     def job_list(self, where: ListFilter, now: float) -> list[Job]:
         conds, params, order = _list_conditions(where, now)
-        sql = f"SELECT {_JOB_COLS} FROM jobq_jobs"
+        sql = f"SELECT {_JOB_COLS if where.payloads else _JOB_COLS_LEAN} FROM jobq_jobs"
         if conds:
             sql += " WHERE " + " AND ".join(conds)
         sql += f" ORDER BY {order} LIMIT ? OFFSET ?"

@@ -121,3 +121,14 @@ def test_list_filters_and_orders_jobs(queue, clock):
     assert [j.id for j in queue.list(queue="r")] == [c]
     with pytest.raises(ValueError, match="unknown status 'bogus'"):
         queue.list(status="bogus")
+
+
+def test_a_listing_can_leave_payloads_and_results_unread(queue):
+    job_id = queue.enqueue("k", {"big": "x" * 5000})
+    job = queue.claim("w")
+    queue.complete(job.id, job.token, {"r": 1})
+    lean = queue.list(payloads=False)[0]
+    assert lean.id == job_id and lean.payload is None and lean.result is None
+    assert lean.status == "succeeded" and lean.kind == "k"
+    full = queue.list()[0]
+    assert full.payload == {"big": "x" * 5000} and full.result == {"r": 1}
