@@ -21,6 +21,7 @@ from textual import events, work
 from textual.geometry import Size
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.worker import Worker, WorkerState
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
@@ -220,6 +221,12 @@ class MonitorApp(App):
     def render_all(self) -> None:
         if not self._mounted or not self.screen_stack:
             return  # before mount or while shutting down
+        try:
+            self._render_all()
+        except NoMatches:  # a timer fired while the app exits and widgets are torn down
+            return
+
+    def _render_all(self) -> None:
         now = self.clock.now()
         st = HeaderState(self.source.path, self.live, self.interval, self.source.read_only,
                          self.beat)

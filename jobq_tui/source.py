@@ -36,6 +36,7 @@ SPARK_BUCKET = 10.0  # seconds per sparkline bucket
 SPARK_SPAN = 300.0  # seconds of history in the sparklines
 READ_BUSY_TIMEOUT = 1.0  # a poll never waits long on a lock: it reports and tries again
 WRITE_BUSY_TIMEOUT = 5.0
+GROUPS_EVERY = 5.0  # seconds: dead jobs are regrouped at most this often while data changes
 
 
 class SourceError(Exception):
@@ -127,7 +128,7 @@ class Source:
                     and 0 <= now - last.read_at < self.max_reuse):
                 self._last = replace(last, checked_at=now)
                 return self._last
-            snap = self._read(q, version, view, filt, grouped, now)
+            snap = self._read(q, version, view, filt, grouped, now, force)
         except JobqError as e:
             self.close()
             raise Unavailable(_plain_error(e)) from None
@@ -151,26 +152,31 @@ class Source:
         return self._queue
 
     def _read(self, q: Queue, version: int, view: str, filt: Filter, grouped: bool,
-              now: float) -> Snapshot:
+              now: float, force: bool = False) -> Snapshot:
         started = time.monotonic()
         stats = q.stats(window=3600.0)
         throughput = q.throughput(span=SPARK_SPAN, bucket=SPARK_BUCKET)
         workers = tuple(q.workers())
         # Unfiltered: the header's expired-lease warning must see every running job.
-        running = tuple(q.list("running", limit=ROW_LIMIT))
+        running = tuple(q.list("running", limit=ROW_LIMIT, payloads=False))
+        narrow = dict(queue=filt.queue, kind=filt.kind, worker=filt.worker,
+                      error_contains=filt.error, limit=ROW_LIMIT, payloads=False)
         rows: tuple[Any, ...] = ()
         if view == "retries":
-            rows = tuple(q.list("retrying", filt.queue, filt.kind, worker=filt.worker,
-                                error_contains=filt.error, limit=ROW_LIMIT))
+            rows = tuple(q.list("retrying", **narrow))
         elif view == "dead" and grouped:
-            rows = tuple(q.dead_groups(queue=filt.queue, kind=filt.kind,
-                                       error_contains=filt.error, limit=ROW_LIMIT))
+            last = self._last
+            if (not force and last is not None
+                    and (last.view, last.filter, last.grouped) == (view, filt, True)
+                    and 0 <= now - last.read_at < GROUPS_EVERY):
+                rows = last.rows  # grouping reads every dead job's error: not every second
+            else:
+                rows = tuple(q.dead_groups(queue=filt.queue, kind=filt.kind,
+                                           error_contains=filt.error, limit=ROW_LIMIT))
         elif view == "dead":
-            rows = tuple(q.list("dead", filt.queue, filt.kind, worker=filt.worker,
-                                error_contains=filt.error, limit=ROW_LIMIT))
+            rows = tuple(q.list("dead", **narrow))
         elif view == "all":
-            rows = tuple(q.list(filt.status, filt.queue, filt.kind, worker=filt.worker,
-                                error_contains=filt.error, limit=ROW_LIMIT))
+            rows = tuple(q.list(filt.status, **narrow))
         return Snapshot(view, filt, grouped, version, now, now, time.monotonic() - started,
                         stats, throughput, workers, running, rows)
 
