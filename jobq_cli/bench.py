@@ -1,0 +1,243 @@
+"""``jobq bench``: how fast jobq runs on this machine and disk, every figure checked for
+correctness (each job stored, or succeeded exactly once). The measurements are in
+``bench_runs``; this module parses options, shows progress and prints the results.
+
+Measurements run one after another, each on its own fresh database in a temporary
+directory that is removed afterwards, even on Ctrl-C. A failed correctness check still
+prints every result, then exits with status 1.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from jobq_core.store import sqlite as sqlite_store
+
+from . import bench_runs as runs
+from .common import JsonOption, fail, friendly, print_json
+
+WORKLOADS = ("enqueue", "batch", "drain", "worker", "latency", "scale")
+SYNCHRONOUS = ("NORMAL", "FULL")
+
+Step = tuple[str, Callable[[runs.Settings, runs.Note], dict]]
+
+
+@friendly
+def bench(
+    jobs: Annotated[int, typer.Option(help="Jobs per enqueue and drain measurement.")] = 20_000,
+    processes: Annotated[int, typer.Option(
+        help="Processes of the multi-process drains (the single-process ones always run).")] = 4,
+    scale_jobs: Annotated[int, typer.Option(
+        help="Backlog (and finished history) of the scale measurements; try 1000000.")] = 200_000,
+    samples: Annotated[int, typer.Option(help="Jobs timed by the latency measurement.")] = 200,
+    only: Annotated[Optional[str], typer.Option(
+        metavar="WORKLOAD[,WORKLOAD]", help=f"Run only these: {', '.join(WORKLOADS)}.")] = None,
+    db_dir: Annotated[Optional[Path], typer.Option(
+        metavar="PATH", help="Put the databases in a new temporary directory inside PATH "
+                             "(the disk to measure; default: the system's temporary directory)."
+    )] = None,
+    synchronous: Annotated[str, typer.Option(
+        metavar="NORMAL|FULL", help="SQLite synchronous mode of every connection.")] = "NORMAL",
+    as_json: JsonOption = False,
+) -> None:
+    """Measure jobq on this machine: enqueue, drain, worker, latency, scale.
+
+    Workloads (--only): enqueue = one job per transaction, then enqueue_many with 1000 per
+    call (batch); drain = claim + complete one job at a time in 1 and in --processes
+    processes; worker = Worker(...).run(burst=True) with a no-op handler and default
+    settings in 1 and --processes processes; latency = enqueue-to-start for an idle worker
+    in another process (p50, p99) and its idle CPU use; scale = draining the first 10,000
+    jobs of a --scale-jobs backlog against a 10,000 backlog (scale_backlog), and claims and
+    stats() with --scale-jobs jobs finished two days ago in the table against none
+    (scale_history). Every measurement checks that each job succeeded exactly once.
+
+    --json prints {"jobq", "python", "sqlite", "platform", "cpus", "filesystem",
+    "synchronous", "jobs", "processes", "scale_jobs", "samples", "ok", "results"}. "results"
+    maps enqueue, batch, drain_api_1, drain_api_n, drain_worker_1, drain_worker_n, latency,
+    scale_backlog, scale_history (the *_n rows only with --processes > 1) to rows with
+    "jobs", "processes", "seconds", "rate" (jobs/s) and the checks "ok", "expected",
+    "counted", "duplicates", "redelivered", "lost", "errors". drain_worker_* add
+    "ratio_to_api"; latency adds "samples", "p50_ms", "p99_ms", "max_ms",
+    "idle_cpu_percent"; scale_backlog adds "backlog_small", "backlog_large", "rate_small",
+    "rate_large", "ratio"; scale_history adds "finished", "rate_empty", "rate_full",
+    "ratio", "stats_ms_empty", "stats_ms_full", "stats_ratio". Every ratio is a speed
+    ratio: 1.0 means no slower.
+    """
+    chosen = _check_options(jobs, processes, scale_jobs, samples, only, db_dir, synchronous)
+    workdir = Path(tempfile.mkdtemp(prefix="jobq-bench-", dir=db_dir))
+    try:
+        s = runs.Settings(workdir, jobs, processes, scale_jobs, samples, synchronous.upper())
+        steps = _steps(s, chosen)
+        results = _run(s, steps)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    report = {**_environment(s, workdir), "ok": all(r["ok"] for r in results.values()),
+              "results": results}
+    if as_json:
+        print_json(report)
+    else:
+        out = Console(highlight=False, markup=False, emoji=False)
+        if not out.is_terminal:
+            out = Console(highlight=False, markup=False, emoji=False, width=120)
+        out.print(_table(report))
+    failed = [f"{k} ({_check_text(r)})" for k, r in results.items() if not r["ok"]]
+    if failed:
+        fail(f"correctness check failed: {'; '.join(failed)}")
+
+
+def _check_options(jobs: int, processes: int, scale_jobs: int, samples: int,
+                   only: str | None, db_dir: Path | None, synchronous: str) -> list[str]:
+    for name, value, low in (("--jobs", jobs, 1), ("--processes", processes, 1),
+                             ("--scale-jobs", scale_jobs, 10), ("--samples", samples, 1)):
+        if value < low:
+            fail(f"{name} must be >= {low}, got {value}")
+    if processes > 64:
+        fail(f"--processes must be <= 64, got {processes}")
+    if synchronous.upper() not in SYNCHRONOUS:
+        fail(f"--synchronous must be NORMAL or FULL, got {synchronous!r}")
+    if db_dir is not None and not db_dir.is_dir():
+        fail(f"--db-dir {str(db_dir)!r} is not an existing directory")
+    if only is None:
+        return list(WORKLOADS)
+    chosen = [w.strip().lower() for w in only.split(",") if w.strip()]
+    for w in chosen:
+        if w not in WORKLOADS:
+            fail(f"unknown workload {w!r} in --only; choose from {', '.join(WORKLOADS)}")
+    if not chosen:
+        fail(f"--only names no workload; choose from {', '.join(WORKLOADS)}")
+    return chosen
+
+
+def _steps(s: runs.Settings, chosen: list[str]) -> list[Step]:
+    counts = [(1, "1")] + ([(s.processes, "n")] if s.processes > 1 else [])
+    steps: list[Step] = []
+    if "enqueue" in chosen:
+        steps.append(("enqueue", runs.enqueue))
+    if "batch" in chosen:
+        steps.append(("batch", runs.batch))
+    for name, role, fn in (("drain", "api", runs.drain_api), ("worker", "worker", runs.drain_worker)):
+        if name in chosen:
+            steps += [(f"drain_{role}_{suffix}", functools.partial(fn, processes=n))
+                      for n, suffix in counts]
+    if "latency" in chosen:
+        steps.append(("latency", runs.latency))
+    if "scale" in chosen:
+        steps += [("scale_backlog", runs.scale_backlog), ("scale_history", runs.scale_history)]
+    return steps
+
+
+def _run(s: runs.Settings, steps: list[Step]) -> dict[str, dict]:
+    """Run the steps in order, with a Rich progress display on a terminal (stderr), one
+    plain line per step otherwise. A process failure ends the run as a one-line error."""
+    err = Console(stderr=True, highlight=False, markup=False, emoji=False)
+    results: dict[str, dict] = {}
+    if err.is_terminal:
+        columns = (SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(),
+                   MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=err, transient=True, refresh_per_second=4) as progress:
+            task = progress.add_task("jobq bench", total=len(steps))
+            for key, fn in steps:
+                progress.update(task, description=key)
+                _step(s, results, key, fn, lambda text: progress.update(task, description=text))
+                progress.console.print(_line(key, results[key]))
+                progress.advance(task)
+    else:
+        for n, (key, fn) in enumerate(steps, 1):
+            _step(s, results, key, fn, lambda text: None)
+            err.print(f"[{n}/{len(steps)}] {_line(key, results[key])}", soft_wrap=True)
+    return results
+
+
+def _step(s: runs.Settings, results: dict[str, dict], key: str, fn, note) -> None:
+    try:
+        results[key] = fn(s, note)
+    except runs.BenchError as e:
+        fail(f"{key}: {e}")
+    _add_ratios(results)
+
+
+def _add_ratios(results: dict[str, dict]) -> None:
+    for suffix in ("1", "n"):
+        worker, api = results.get(f"drain_worker_{suffix}"), results.get(f"drain_api_{suffix}")
+        if worker is not None:
+            worker["ratio_to_api"] = runs._ratio(worker["rate"], api and api["rate"])
+
+
+def _environment(s: runs.Settings, workdir: Path) -> dict:
+    try:
+        version = metadata.version("jobq")
+    except metadata.PackageNotFoundError:
+        version = None
+    return {"jobq": version, "python": platform.python_version(),
+            "sqlite": sqlite_store.sqlite3.sqlite_version,  # the library the store links
+            "platform": platform.platform(), "cpus": os.cpu_count(),
+            "filesystem": sqlite_store.filesystem_type(str(workdir)),
+            "synchronous": s.synchronous, "jobs": s.jobs, "processes": s.processes,
+            "scale_jobs": s.scale_jobs, "samples": s.samples}
+
+
+# -- output ----------------------------------------------------------------------------------
+
+def _result_text(key: str, r: dict) -> str:
+    if key == "latency":
+        return (f"p50 {r['p50_ms']:.1f} ms · p99 {r['p99_ms']:.1f} ms · "
+                f"idle CPU {r['idle_cpu_percent']:.1f}%")
+    if key == "scale_backlog":
+        return f"{r['rate_large']:,.0f} jobs/s at {r['backlog_large']:,} pending"
+    if key == "scale_history":
+        return (f"{r['rate_full']:,.0f} jobs/s, stats {r['stats_ms_full']:.2f} ms "
+                f"with {r['finished']:,} finished")
+    return f"{r['rate']:,.0f} jobs/s"
+
+
+def _ratio_text(key: str, r: dict) -> str:
+    def x(v):
+        return "-" if v is None else f"{v:.2f}x"
+    if key.startswith("drain_worker"):
+        return f"{x(r.get('ratio_to_api'))} API drain"
+    if key == "scale_backlog":
+        return f"{x(r['ratio'])} of {r['backlog_small']:,} pending"
+    if key == "scale_history":
+        return f"{x(r['ratio'])} claims, {x(r['stats_ratio'])} stats vs empty"
+    return ""
+
+
+def _check_text(r: dict) -> str:
+    if r["ok"]:
+        return f"ok {r['counted']:,}/{r['expected']:,}"
+    bad = [f"{r[k]:,} {k}" for k in ("lost", "duplicates", "redelivered", "errors") if r[k]]
+    return "FAILED: " + (", ".join(bad) or f"{r['counted']:,}/{r['expected']:,}")
+
+
+def _line(key: str, r: dict) -> str:
+    ratio = _ratio_text(key, r)
+    return (f"{key}: {r['jobs']:,} jobs, {r['processes']} proc: {_result_text(key, r)}"
+            f"{f' ({ratio})' if ratio else ''}, {_check_text(r)}")
+
+
+def _table(report: dict) -> Table:
+    fs = f", {report['filesystem']}" if report["filesystem"] else ""
+    table = Table(title=f"jobq bench · synchronous={report['synchronous']} · "
+                        f"{report['cpus']} CPUs{fs} · Python {report['python']}, "
+                        f"SQLite {report['sqlite']}", title_justify="left")
+    for name, justify in (("workload", "left"), ("jobs", "right"), ("procs", "right"),
+                          ("result", "left"), ("ratio", "left"), ("check", "left")):
+        table.add_column(name, justify=justify, no_wrap=name != "result")
+    for key, r in report["results"].items():
+        table.add_row(key, f"{r['jobs']:,}", str(r["processes"]), _result_text(key, r),
+                      _ratio_text(key, r), Text(_check_text(r), style="green" if r["ok"] else "bold red"))
+    return table
