@@ -27,3 +27,10 @@ def queue(db_path, clock):
     q = Queue(db_path, clock=clock)
     yield q
     q.close()
+
+
+def pytest_collection_modifyitems(config, items):
+    soak = config.getoption("--soak")
+    if soak:  # a soak runs as long as asked: lift the per-test timeout for it
+        for item in items:
+            item.add_marker(pytest.mark.timeout(soak + 600))
