@@ -120,12 +120,14 @@ def _drain(s: Settings, note: Note, role: str, processes: int) -> dict:
 
 
 def _finished_row(q: Queue, n: int, processes: int, seconds: float, ran: list[int],
-                  errors: int) -> dict:
-    """Checks ``n`` jobs: ``ran`` lists one id per completion (or handler call) seen."""
-    succeeded = q.list(status="succeeded", limit=n + 1, payloads=False)
-    return _row(n, processes, seconds, expected=n, counted=len(succeeded),
+                  errors: int, history: int = 0) -> dict:
+    """Checks ``n`` jobs: ``ran`` lists one id per completion (or handler call) seen;
+    ``history`` jobs had succeeded, earlier than all of them, before the workload."""
+    newest = q.list(status="succeeded", limit=n, payloads=False)
+    return _row(n, processes, seconds, expected=n,
+                counted=q.count(status="succeeded") - history,
                 duplicates=len(ran) - len(set(ran)),
-                redelivered=sum(1 for j in succeeded if j.attempts != 1), errors=errors)
+                redelivered=sum(1 for j in newest if j.attempts != 1), errors=errors)
 
 
 def _row(jobs: int, processes: int, seconds: float, *, expected: int, counted: int,
@@ -329,26 +331,61 @@ def _latency_worker(db: str, synchronous: str, conn) -> None:
 # -- scale -----------------------------------------------------------------------------------
 
 def scale_backlog(s: Settings, note: Note) -> dict:
-    """Claim + complete the first ``scale_sample`` jobs of a backlog of ``scale_jobs``,
-    against all ``scale_sample`` jobs of a backlog of just that many (one process)."""
+    """Claim + complete the first ``scale_sample`` jobs of a ``scale_jobs`` backlog, against
+    all jobs of a backlog of ``scale_sample`` (one process, the two interleaved)."""
     n = s.scale_sample
-    small = _timed_drain(s, note, "scale-small", n, n)
-    large = _timed_drain(s, note, "scale-large", s.scale_jobs, n)
-    rows = (small, large)
-    row = _row(n, 1, large[0], expected=2 * n, counted=sum(r[1]["counted"] for r in rows),
-               **{k: sum(r[1][k] for r in rows) for k in ("duplicates", "redelivered", "errors")})
-    return {**row, "backlog_small": n, "backlog_large": s.scale_jobs,
-            "rate_small": small[1]["rate"], "rate_large": large[1]["rate"],
-            "ratio": _ratio(large[1]["rate"], small[1]["rate"])}
+    with s.queue("backlog-small") as small, s.queue("backlog-large") as large:
+        note(f"scale: enqueueing backlogs of {n:,} and {s.scale_jobs:,}")
+        _fill(small, n)
+        _fill(large, s.scale_jobs)
+        note(f"scale: draining {n:,} from each")
+        (t_small, ran_small), (t_large, ran_large) = _interleaved_drains([small, large], n)
+        rows = [_finished_row(small, n, 1, t_small, ran_small, 0),
+                _finished_row(large, n, 1, t_large, ran_large, 0)]
+    return {**_sum_rows(rows), "backlog_small": n, "backlog_large": s.scale_jobs,
+            "rate_small": rows[0]["rate"], "rate_large": rows[1]["rate"],
+            "ratio": _ratio(rows[1]["rate"], rows[0]["rate"])}
 
 
-def _timed_drain(s: Settings, note: Note, name: str, backlog: int, n: int) -> tuple[float, dict]:
-    with s.queue(name) as q:
-        note(f"scale: enqueueing a backlog of {backlog:,}")
-        _fill(q, backlog)
-        note(f"scale: draining {n:,} of {backlog:,}")
-        seconds, ran = _claim_and_complete(q, n)
-        return seconds, _finished_row(q, n, 1, seconds, ran, 0)
+def scale_history(s: Settings, note: Note) -> dict:
+    """``stats()`` calls, then claim + complete of ``scale_sample`` jobs, with
+    ``scale_jobs`` jobs in the table that finished two days ago (outside stats' one-hour
+    window), against a table without them (one process, the two interleaved)."""
+    n, history = s.scale_sample, s.scale_jobs
+    note(f"scale: filling {history:,} finished jobs")
+    with s.queue("history-full", clock=_Past(HISTORY_AGE)) as old:
+        _fill(old, history)
+        while jobs := old.claim_many("bench-history", BATCH):
+            old.complete_many([(j.id, j.token, None) for j in jobs])
+    with s.queue("history-empty") as empty, s.queue("history-full") as full:
+        _fill(empty, n)
+        _fill(full, n, start=history)
+        note(f"scale: stats() and {n:,} claims, with and without {history:,} finished jobs")
+        stats_ms = [0.0, 0.0]
+        for _ in range(STATS_CALLS):
+            for k, q in enumerate((empty, full)):
+                t0 = time.perf_counter()
+                q.stats()
+                stats_ms[k] += (time.perf_counter() - t0) * 1000 / STATS_CALLS
+        (t_empty, ran_empty), (t_full, ran_full) = _interleaved_drains([empty, full], n)
+        rows = [_finished_row(empty, n, 1, t_empty, ran_empty, 0),
+                _finished_row(full, n, 1, t_full, ran_full, 0, history=history)]
+    return {**_sum_rows(rows), "finished": history, "rate_empty": rows[0]["rate"],
+            "rate_full": rows[1]["rate"], "ratio": _ratio(rows[1]["rate"], rows[0]["rate"]),
+            "stats_ms_empty": round(stats_ms[0], 3), "stats_ms_full": round(stats_ms[1], 3),
+            "stats_ratio": _ratio(stats_ms[0], stats_ms[1])}
+
+
+def _interleaved_drains(queues: list[Queue], n: int) -> list[tuple[float, list[int]]]:
+    """Claim + complete ``n`` jobs from each queue, one at a time, taking turns every
+    ``BATCH`` jobs, so that the machine's changing load falls on both alike.
+    Returns (seconds, completed ids) per queue."""
+    out: list[tuple[float, list[int]]] = [(0.0, []) for _ in queues]
+    for first in range(0, n, BATCH):
+        for k, q in enumerate(queues):
+            seconds, ran = _claim_and_complete(q, min(BATCH, n - first))
+            out[k] = (out[k][0] + seconds, out[k][1] + ran)
+    return out
 
 
 def _claim_and_complete(q: Queue, n: int) -> tuple[float, list[int]]:
@@ -363,39 +400,12 @@ def _claim_and_complete(q: Queue, n: int) -> tuple[float, list[int]]:
     return time.perf_counter() - t0, ran
 
 
-def scale_history(s: Settings, note: Note) -> dict:
-    """Claim + complete and ``stats()`` with ``scale_jobs`` jobs that finished two days ago
-    in the table (outside stats' one-hour window), against an empty table."""
-    n = s.scale_sample
-    empty = _claims_and_stats(s, note, "history-empty", 0, n)
-    full = _claims_and_stats(s, note, "history-full", s.scale_jobs, n)
-    rows = (empty, full)
-    row = _row(n, 1, full["seconds"], expected=2 * n, counted=sum(r["counted"] for r in rows),
-               **{k: sum(r[k] for r in rows) for k in ("duplicates", "redelivered", "errors")})
-    return {**row, "finished": s.scale_jobs, "rate_empty": empty["rate"],
-            "rate_full": full["rate"], "ratio": _ratio(full["rate"], empty["rate"]),
-            "stats_ms_empty": empty["stats_ms"], "stats_ms_full": full["stats_ms"],
-            "stats_ratio": _ratio(empty["stats_ms"], full["stats_ms"])}
-
-
-def _claims_and_stats(s: Settings, note: Note, name: str, history: int, n: int) -> dict:
-    if history:
-        note(f"scale: filling {history:,} finished jobs")
-        with s.queue(name, clock=_Past(HISTORY_AGE)) as old:
-            _fill(old, history)
-            while jobs := old.claim_many("bench-history", BATCH):
-                old.complete_many([(j.id, j.token, None) for j in jobs])
-    with s.queue(name) as q:
-        _fill(q, n, start=history)
-        note(f"scale: {STATS_CALLS} stats() calls and {n:,} claims with {history:,} finished")
-        t0 = time.perf_counter()
-        for _ in range(STATS_CALLS):
-            q.stats()
-        stats_ms = (time.perf_counter() - t0) * 1000 / STATS_CALLS
-        seconds, ran = _claim_and_complete(q, n)
-        counted = q.count(status="succeeded") - history
-        row = _row(n, 1, seconds, expected=n, counted=counted, duplicates=len(ran) - len(set(ran)))
-    return {**row, "stats_ms": round(stats_ms, 3)}
+def _sum_rows(rows: list[dict]) -> dict:
+    """One row for a comparison: the jobs and rate of its last side, the checks of both."""
+    checks = {k: sum(r[k] for r in rows) for k in ("duplicates", "redelivered", "errors")}
+    last = rows[-1]
+    return _row(last["jobs"], 1, last["seconds"], expected=sum(r["expected"] for r in rows),
+                counted=sum(r["counted"] for r in rows), **checks)
 
 
 class _Past:
