@@ -316,7 +316,8 @@ def _latency_worker(db: str, synchronous: str, conn) -> None:
 
         with Queue(db, synchronous=synchronous) as q:
             worker = Worker(q, registry)
-            thread = threading.Thread(target=worker.run, kwargs={"handle_signals": False})
+            thread = threading.Thread(target=worker.run, kwargs={"handle_signals": False},
+                                      daemon=True)
             thread.start()
             while (command := conn.recv()) == "cpu":
                 conn.send(("ok", time.process_time()))  # every thread of this process
