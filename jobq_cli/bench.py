@@ -93,7 +93,7 @@ def bench(
     else:
         out = Console(highlight=False, markup=False, emoji=False)
         if not out.is_terminal:
-            out = Console(highlight=False, markup=False, emoji=False, width=130)
+            out = Console(highlight=False, markup=False, emoji=False, width=140)
         out.print(_table(report))
     failed = [f"{k} ({_check_text(r)})" for k, r in results.items() if not r["ok"]]
     if failed:

@@ -33,7 +33,7 @@ SMALL_BACKLOG = 10_000  # the reference backlog of the scale measurements
 HISTORY_AGE = 2 * 86400.0  # the finished jobs of scale_history ended this long ago
 IDLE_SECONDS = 2.0  # how long the latency worker's idle CPU use is measured
 STATS_CALLS = 50
-START_TIMEOUT = 60.0  # a spawned process that is not ready by then has failed
+START_TIMEOUT = 60.0  # a benchmark process that is not ready (or done waiting) by then failed
 
 Note = Callable[[str], None]
 
@@ -97,7 +97,7 @@ def _stored_row(q: Queue, ids: list[int], n: int, seconds: float) -> dict:
 # -- draining --------------------------------------------------------------------------------
 
 def drain_api(s: Settings, note: Note, processes: int) -> dict:
-    """Claim + complete, one job at a time, in ``processes`` spawned processes."""
+    """Claim + complete, one job at a time, in each of ``processes`` fresh processes."""
     return _drain(s, note, "api", processes)
 
 
@@ -143,7 +143,7 @@ def _row(jobs: int, processes: int, seconds: float, *, expected: int, counted: i
 # -- processes -------------------------------------------------------------------------------
 
 def run_processes(role: str, db: str, synchronous: str, n: int) -> tuple[list[dict], float]:
-    """Start ``n`` spawned processes running ``role``; once all have opened the database,
+    """Start ``n`` fresh processes running ``role``; once all have opened the database,
     release them together. Returns their results and the seconds from the release to the
     last one's end (``perf_counter`` is one system-wide clock on Linux, macOS and Windows)."""
     ctx = _context()
@@ -224,8 +224,12 @@ def _drain_with_worker(q: Queue) -> dict:
     registry.task(KIND)(lambda _payload, ctx: ran.append(ctx.job_id))
     worker = Worker(q, registry)
     worker.run(burst=True, handle_signals=False)
-    c = worker.counts
-    return {"ids": ran, "errors": c["failed"] + c["dead"] + c["lost"] + c["released"]}
+    return {"ids": ran, "errors": _worker_errors(worker)}
+
+
+def _worker_errors(worker: Worker) -> int:
+    """Runs that did not simply succeed: none are expected of a no-op handler."""
+    return sum(worker.counts[k] for k in ("failed", "dead", "lost", "released", "cancelled"))
 
 
 # -- latency ---------------------------------------------------------------------------------
@@ -319,12 +323,11 @@ def _latency_worker(db: str, synchronous: str, conn) -> None:
             thread = threading.Thread(target=worker.run, kwargs={"handle_signals": False},
                                       daemon=True)
             thread.start()
-            while (command := conn.recv()) == "cpu":
+            while conn.recv() == "cpu":
                 conn.send(("ok", time.process_time()))  # every thread of this process
             worker.stop()
             thread.join()
-            c = worker.counts
-        conn.send(("ok", (ran, c["failed"] + c["dead"] + c["lost"] + c["released"])))
+        conn.send(("ok", (ran, _worker_errors(worker))))
     except BaseException as e:  # noqa: BLE001 - reported by the parent as one line
         conn.send(("error", f"{type(e).__name__}: {e}"))
 
