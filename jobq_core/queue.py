@@ -208,6 +208,24 @@ class Queue:
             return []
         return self.store.job_complete_many(completions, self.clock.now())
 
+    def complete_and_claim(self, items: Iterable[tuple[int, int, Any]], worker_id: str,
+                           limit: int, *, queues: Sequence[str] | None = None,
+                           lease: float = DEFAULT_LEASE) -> tuple[list[bool], list[Job]]:
+        """``complete_many(items)`` and ``claim_many(worker_id, limit, ...)`` in one
+        transaction: a busy worker commits once per batch instead of twice."""
+        _check_name("worker_id", worker_id)
+        _check_int("limit", limit, minimum=0)
+        _check_lease(lease)
+        if isinstance(queues, str):
+            queues = [queues]
+        completions = [
+            Completion(job_id, token, None if result is None else encode_json(result, "result"))
+            for job_id, token, result in items
+        ]
+        now = self.clock.now()
+        return self.store.job_complete_and_claim(completions, now, worker_id, queues,
+                                                 now + lease, limit)
+
     def fail(self, job_id: int, token: int, error: str, *, retry_in: float | None = None) -> Job:
         """Record a failed attempt. The job runs again after a backoff delay (``retry_in``
         seconds instead, when given; 0 means now), or goes dead when its attempts are used

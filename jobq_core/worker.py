@@ -43,6 +43,8 @@ from .types import Job, JobStatus, RawJSON
 log = logging.getLogger("jobq.worker")
 
 _RUNNING, _FINISHING, _GONE = "running", "finishing", "gone"
+_GROUP_COMMIT_AFTER = 0.0005  # a write slower than this makes the completer batch harder
+_GROUP_COMMIT_MAX = 0.005  # never hold an outcome back longer than this
 
 
 @dataclass(eq=False)
@@ -111,7 +113,11 @@ class Worker:
         self._stopping = threading.Event()
         self._outbox: list[_Run] = []
         self._outbox_cv = threading.Condition()
+        self._writing = False  # the completer holds outcomes it has not written yet
+        self._write_took = 0.0  # seconds the completer's last write took
         self._closing = False
+        self._claim_lock = threading.Lock()  # one claim at a time: slots are never overbooked
+        self._backlog = True  # the last claim filled every free slot: more may be ready
         self._pool = DaemonPool(concurrency + max(2, concurrency // 2))
         self._loop: asyncio.AbstractEventLoop | None = None
         self._hb_stop = threading.Event()
@@ -226,25 +232,30 @@ class Worker:
     def _claim_loop(self, burst: bool) -> None:
         seen_version: int | None = None
         next_claim = 0.0
-        backlog = True  # the last claim filled every free slot: more may be ready
         while not self._stopping.is_set():
             self._wake.clear()
             self._check_timeouts()
             free = self.concurrency - self._busy()
-            if free > 0:
+            # While completions wait to be written, leave the claim to the completer: it
+            # claims for the freed slots in the same transaction (one commit, not two).
+            if free > 0 and not self._completions_pending():
                 version = self.queue.data_version()
                 now = time.monotonic()
                 idle = not self._runs
-                if backlog or version != seen_version or now >= next_claim or (burst and idle):
+                if (self._backlog or version != seen_version or now >= next_claim
+                        or (burst and idle)):
                     seen_version = version
                     next_claim = now + self.idle_claim_interval
-                    got = self._claim(free)
-                    backlog = got == free
+                    got = self._claim()
                     if not got and burst and not self._runs:
                         return
                     if got:
                         continue
             self._wake.wait(self._wait_time(free > 0))
+
+    def _completions_pending(self) -> bool:
+        with self._outbox_cv:
+            return self._writing or any(r.outcome[0] == "ok" for r in self._outbox)
 
     def _wait_time(self, polling: bool) -> float:
         wait = self.poll_interval if polling else 0.25
@@ -255,13 +266,23 @@ class Worker:
             wait = min(wait, max(0.0, min(deadlines) - time.monotonic()))
         return wait
 
-    def _claim(self, free: int) -> int:
-        try:
-            jobs = self.queue.claim_many(self.id, free, queues=self.queues, lease=self.lease)
-        except JobqError as e:
-            log.warning("claim failed, retrying: %s", e)
-            self._stopping.wait(min(1.0, self.lease / 3))
-            return 0
+    def _claim(self) -> int:
+        with self._claim_lock:
+            free = self.concurrency - self._busy()
+            if free <= 0:
+                return 0
+            try:
+                jobs = self.queue.claim_many(self.id, free, queues=self.queues,
+                                             lease=self.lease)
+            except JobqError as e:
+                log.warning("claim failed, retrying: %s", e)
+                self._stopping.wait(min(1.0, self.lease / 3))
+                return 0
+            self._backlog = len(jobs) == free
+            return self._adopt(jobs)
+
+    def _adopt(self, jobs: list[Job]) -> int:
+        """Start handlers for freshly claimed jobs (the caller holds ``_claim_lock``)."""
         runs = [self._new_run(job) for job in jobs]
         with self._lock:
             for run in runs:
@@ -379,25 +400,43 @@ class Worker:
             with self._outbox_cv:
                 while not self._outbox and not self._closing:
                     self._outbox_cv.wait()
+                self._group_commit()
                 batch, self._outbox = self._outbox, []
                 if not batch and self._closing:
                     return
+                self._writing = True
+            started = time.monotonic()
             try:
                 self._write(batch)
             except Exception:  # noqa: BLE001 - keep writing later outcomes; leases expire
                 log.exception("writing the outcomes of %d job(s) failed", len(batch))
+            self._write_took = time.monotonic() - started
             with self._lock:
                 for run in batch:
                     run.state = _GONE
                     self._runs.pop(run.job.id, None)
+            with self._outbox_cv:
+                self._writing = False
             self._wake.set()
+
+    def _group_commit(self) -> None:
+        """When a write is slow (an fsync per commit under synchronous=FULL), wait up to
+        half a write's time for the other running handlers to finish, so that one commit
+        carries all their outcomes. Fast writes never wait. Called holding ``_outbox_cv``."""
+        if self._write_took < _GROUP_COMMIT_AFTER or self._closing:
+            return
+        deadline = time.monotonic() + min(self._write_took / 2, _GROUP_COMMIT_MAX)
+        while self._busy() and not self._closing:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            self._outbox_cv.wait(left)
 
     def _write(self, batch: list[_Run]) -> None:
         done = [r for r in batch if r.outcome[0] == "ok"]
         if done:
             try:
-                accepted = self.queue.complete_many(
-                    [(r.job.id, r.job.token, r.outcome[1]) for r in done])
+                accepted = self._complete(done)
             except JobqError as e:
                 log.error("completing %d job(s) failed (their leases will expire and they run "
                           "again): %s", len(done), e)
@@ -415,6 +454,20 @@ class Worker:
                 self._write_failure(run, run.outcome[1], run.outcome[2])
             elif run.outcome[0] == "release":
                 self._write_release(run)
+
+    def _complete(self, done: list[_Run]) -> list[bool]:
+        """Write completions, claiming jobs for the free slots in the same transaction."""
+        items = [(r.job.id, r.job.token, r.outcome[1]) for r in done]
+        if self._stopping.is_set():
+            return self.queue.complete_many(items)
+        with self._claim_lock:
+            free = self.concurrency - self._busy()
+            accepted, jobs = self.queue.complete_and_claim(
+                items, self.id, max(0, free), queues=self.queues, lease=self.lease)
+            if free > 0:
+                self._backlog = len(jobs) == free
+            self._adopt(jobs)
+        return accepted
 
     def _write_failure(self, run: _Run, error: str, give_up: bool) -> None:
         task, attempts = run.task, run.job.attempts

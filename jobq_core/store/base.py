@@ -101,6 +101,13 @@ class Store(Protocol):
         self, leases: Iterable[tuple[int, int]], now: float, lease_until: float
     ) -> ExtendResult: ...
 
+    def job_complete_and_claim(
+        self, completions: Sequence[Completion], now: float, worker: str,
+        queues: Sequence[str] | None, lease_until: float, limit: int,
+    ) -> tuple[list[bool], list[Job]]:
+        """``job_complete_many`` then ``job_claim``, in one transaction."""
+        ...
+
     def job_complete_many(self, completions: Sequence[Completion], now: float) -> list[bool]:
         """One transaction; per item, whether it was accepted (False: fenced out)."""
         ...

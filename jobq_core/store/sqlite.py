@@ -324,11 +324,15 @@ class SqliteStore:
     def job_claim(
         self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float, limit: int
     ) -> list[Job]:
+        return self._claim(self._conn, worker, queues, now, lease_until, limit)
+
+    @staticmethod
+    def _claim(c: sqlite3.Connection, worker: str, queues: Sequence[str] | None, now: float,
+               lease_until: float, limit: int) -> list[Job]:
         queues = list(dict.fromkeys(queues)) if queues else []
         sql = _claim_sql(len(queues), limit == 1)
         params = [lease_until, worker, now, now, *_claim_params(queues, now, limit)]
-        rows = self._conn.execute(sql, params).fetchall()
-        jobs = [_job(r) for r in rows]
+        jobs = [_job(r) for r in c.execute(sql, params).fetchall()]
         jobs.sort(key=lambda j: (-j.priority, j.run_at, j.id))  # RETURNING order is unspecified
         return jobs
 
@@ -348,6 +352,19 @@ class SqliteStore:
                 elif row[0]:
                     cancel.add(job_id)
         return ExtendResult(frozenset(lost), frozenset(cancel))
+
+    @_guarded
+    def job_complete_and_claim(
+        self, completions: Sequence[Completion], now: float, worker: str,
+        queues: Sequence[str] | None, lease_until: float, limit: int,
+    ) -> tuple[list[bool], list[Job]]:
+        """Complete, then claim up to ``limit`` jobs, in one transaction: one commit (one
+        fsync under synchronous=FULL) where a worker would otherwise make two."""
+        with self._write() as c:
+            accepted = [c.execute(_COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1
+                        for x in completions]
+            jobs = self._claim(c, worker, queues, now, lease_until, limit) if limit > 0 else []
+        return accepted, jobs
 
     @_guarded
     def job_complete_many(self, completions: Sequence[Completion], now: float) -> list[bool]:

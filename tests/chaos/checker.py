@@ -3,7 +3,7 @@
   nothing lost          every acknowledged enqueue is in the database, in a final state
   one completion        at most one accepted completion per job
   the final token       an accepted completion carries the job's final token, and the job
-                        is succeeded with it
+                        is succeeded with it; a succeeded job's token is a logged claim's
   attempts bounded      attempts never exceed max_attempts
   one live lease        a job is claimed again only after the earlier claim ended or its
                         lease (at least its first term) ran out
@@ -68,11 +68,15 @@ def check(events: list[dict], db_path: str, *, expect_final: bool = True,
             else:
                 jobs[job_id] = job
     report.jobs = len(jobs)
+    claimed_tokens = {e["token"] for cs in claims.values() for e in cs}
     for job_id, job in jobs.items():
         if expect_final and job.status not in FINAL:
             report.fail(f"job {job_id} is still {job.status}")
         if job.attempts > job.max_attempts:
             report.fail(f"job {job_id}: {job.attempts} attempts > max {job.max_attempts}")
+        if job.status == "succeeded" and job.token not in claimed_tokens:
+            report.fail(f"job {job_id} succeeded under token {job.token}, which no logged "
+                        "claim holds (the history log is blind to some claim path)")
         tokens = accepted.get(job_id, [])
         if len(tokens) > 1:
             report.fail(f"job {job_id}: {len(tokens)} completions accepted")

@@ -25,19 +25,36 @@ class ObservedQueue(Queue):
 
     def claim_many(self, worker_id, limit, **kwargs):
         jobs = super().claim_many(worker_id, limit, **kwargs)
-        for job in jobs:
-            self.history.write("claimed", job=job.id, token=job.token, attempt=job.attempts,
-                               lease=job.lease_until - job.started_at, worker=worker_id)
+        self._log_claims(jobs, worker_id)
         return jobs
 
     def complete_many(self, items):
         items = list(items)
+        self._maybe_die(items)
+        results = super().complete_many(items)
+        self._log_completions(items, results)
+        return results
+
+    def _maybe_die(self, items) -> None:
         if any(job_id in self.die_before_commit for job_id, _, _ in items):
             os.kill(os.getpid(), signal.SIGKILL)
-        results = super().complete_many(items)
+
+    def _log_claims(self, jobs, worker_id) -> None:
+        for job in jobs:
+            self.history.write("claimed", job=job.id, token=job.token, attempt=job.attempts,
+                               lease=job.lease_until - job.started_at, worker=worker_id)
+
+    def _log_completions(self, items, results) -> None:
         for (job_id, token, _), ok in zip(items, results):
             self.history.write("accepted" if ok else "rejected", job=job_id, token=token)
-        return results
+
+    def complete_and_claim(self, items, worker_id, limit, **kwargs):
+        items = list(items)
+        self._maybe_die(items)
+        results, jobs = super().complete_and_claim(items, worker_id, limit, **kwargs)
+        self._log_completions(items, results)
+        self._log_claims(jobs, worker_id)
+        return results, jobs
 
     def fail(self, job_id, token, error, **kwargs):
         return self._record_failure(super().fail, job_id, token, error, **kwargs)

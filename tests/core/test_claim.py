@@ -88,3 +88,18 @@ def test_the_claim_uses_the_partial_pending_indexes_and_never_sorts_the_backlog(
     plan = queue.store.explain_claim(["mail"], limit=4)
     assert any("INDEX jobq_jobs_pending_queue (queue=?)" in line for line in plan), plan
     assert not any("TEMP B-TREE" in line for line in plan), plan
+
+
+def test_complete_and_claim_finishes_a_batch_and_takes_the_next_in_one_go(queue, clock):
+    ids = queue.enqueue_many([("k", i) for i in range(5)])
+    a = queue.claim("w", lease=60)
+    b = queue.claim("w", lease=1)
+    clock.advance(2)
+    assert queue.reap() == 1  # b's lease ran out: its completion will be fenced out
+    accepted, jobs = queue.complete_and_claim(
+        [(a.id, a.token, "done"), (b.id, b.token, "stale")], "w", 2)
+    assert accepted == [True, False]
+    assert queue.get(a.id).result == "done" and queue.get(b.id).result is None
+    assert [j.id for j in jobs] == ids[2:4]  # b waits out its backoff
+    accepted, more = queue.complete_and_claim([(j.id, j.token, "ok") for j in jobs], "w", 0)
+    assert accepted == [True, True] and more == []
