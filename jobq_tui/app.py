@@ -12,6 +12,7 @@ Invariants and hazards:
 """
 from __future__ import annotations
 
+import math
 import shlex
 from dataclasses import replace
 from pathlib import Path
@@ -33,7 +34,7 @@ from . import views
 from .filters import Filter, FilterError, parse_filter
 from .safe_text import display_text
 from .source import VIEWS, Snapshot, Source, Unavailable
-from .widgets.header import Header, HeaderState
+from .widgets.header import Header, HeaderState, TextLine
 from .widgets.screens import ConfirmScreen, DetailScreen, HelpScreen, detail_text
 from .widgets.tables import JobTable
 
@@ -85,6 +86,7 @@ class MonitorApp(App):
         self._timer = None
         self._term_width = 0
         self._rich = False
+        self._table_key: tuple | None = None
         self._preview_key: tuple | None = None
         self._mounted = False
 
@@ -106,7 +108,7 @@ class MonitorApp(App):
                             yield JobTable(id=f"table-{v}")
                 with VerticalScroll(id="preview"):  # rich layout: the highlighted job
                     yield Static(id="preview-body")
-        yield Static(id="status")
+        yield TextLine(id="status")
         yield Input(placeholder='queue:NAME kind:NAME worker:ID error:"text" words…',
                     id="filter")
         yield Static(Text("terminal too small"), id="too-small")
@@ -191,10 +193,14 @@ class MonitorApp(App):
 
     def _poll_done(self, snap: Snapshot | None, error: str | None) -> None:
         self._polling = False
+        same = snap is not None and snap.reused and error == self.error
         self.error = error
         if snap is not None:
             self.snapshot = snap
-        self.render_all()
+        if same:  # nothing was re-read: only the "updated … ago" stamp moves
+            self.render_all(tables=False)
+        else:
+            self.render_all()
         if self._again:
             self._again = False
             self.request_poll()
@@ -218,19 +224,19 @@ class MonitorApp(App):
 
     # -- rendering ------------------------------------------------------------------------
 
-    def render_all(self) -> None:
+    def render_all(self, tables: bool = True) -> None:
         if not self._mounted or not self.screen_stack:
             return  # before mount or while shutting down
         try:
-            self._render_all()
+            self._render_all(tables)
         except NoMatches:  # a timer fired while the app exits and widgets are torn down
             return
 
-    def _render_all(self) -> None:
+    def _render_all(self, tables: bool) -> None:
         now = self.clock.now()
         st = HeaderState(self.source.path, self.live, self.interval, self.source.read_only,
                          self.beat)
-        self._main.query_one(Header).show(self.snapshot, now, st, self.wide)
+        self._main.query_one(Header).show_state(self.snapshot, now, st, self.wide)
         banner = self._main.query_one("#banner", Static)
         if self.error:
             text = Text("✗ database unavailable: ", "bold")
@@ -238,6 +244,21 @@ class MonitorApp(App):
             text.append(" — showing the last data read; retrying…")
             banner.update(text)
         banner.display = bool(self.error)
+        if not tables:
+            self._render_status()
+            return
+        # Whole seconds: countdowns change once a second, whichever timer asks; and the
+        # tables are rebuilt at most once per second and state (a full redraw of a table
+        # costs far more than building its rows).
+        now = math.floor(now)
+        snap = self.snapshot
+        key = (None if snap is None else (snap.read_at, snap.version, snap.view, snap.grouped),
+               now, self.view, self.grouped, tuple(self.sort_by.items()), self.filter,
+               self.wide, self._rich, self.error)
+        if key == self._table_key:
+            self._render_status()
+            return
+        self._table_key = key
         self._render_table(now)
         if self._rich and self.snapshot is not None:
             self._render_side(now)
@@ -284,8 +305,8 @@ class MonitorApp(App):
         except Unavailable as e:
             return key, display_text(str(e), "bold red")
 
-    def on_data_table_row_highlighted(self, event: JobTable.RowHighlighted) -> None:
-        if event.data_table is self.table():
+    def on_job_table_row_highlighted(self, event: JobTable.RowHighlighted) -> None:
+        if event.table is self.table():
             self._want_preview()
 
     def _render_side(self, now: float) -> None:
@@ -315,7 +336,7 @@ class MonitorApp(App):
         if self.message:
             t.append("  ")
             t.append_text(self.message)
-        self._main.query_one("#status", Static).update(t)
+        self._main.query_one("#status", TextLine).show(t)
 
     def say(self, message: str | Text, style: str = "") -> None:
         """Show a one-line message in the status line (plain text, never markup)."""
@@ -333,10 +354,10 @@ class MonitorApp(App):
         self.table().focus()
         self.request_poll()
 
-    def on_data_table_row_selected(self, event: JobTable.RowSelected) -> None:
+    def on_job_table_row_selected(self, event: JobTable.RowSelected) -> None:
         self.action_open()
 
-    def on_data_table_header_selected(self, event: JobTable.HeaderSelected) -> None:
+    def on_job_table_header_selected(self, event: JobTable.HeaderSelected) -> None:
         name = self._sort_name(self.view)
         col, rev = self.sort_by.get(name, (None, False))
         self.sort_by[name] = (event.column_index, not rev if col == event.column_index else False)

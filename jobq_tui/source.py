@@ -67,6 +67,7 @@ class Snapshot:
     workers: tuple[WorkerInfo, ...]
     running: tuple[Job, ...]
     rows: tuple[Any, ...] = field(default=())  # jobs or ErrorGroups of the view
+    reused: bool = False  # True: the database had not changed; these are the last rows
 
 
 class Source:
@@ -126,7 +127,7 @@ class Source:
             if (not force and last is not None and last.version == version
                     and (last.view, last.filter, last.grouped) == (view, filt, grouped)
                     and 0 <= now - last.read_at < self.max_reuse):
-                self._last = replace(last, checked_at=now)
+                self._last = replace(last, checked_at=now, reused=True)
                 return self._last
             snap = self._read(q, version, view, filt, grouped, now, force)
         except JobqError as e:

@@ -43,14 +43,17 @@ class Row:
 # -- formatting --------------------------------------------------------------------------
 
 def fmt_dur(seconds: float | None) -> str:
-    """A short age: 42s, 12m05s, 3h12m, 2d04h."""
+    """A short age: 42s, 9m05s, 12m, 3h12m, 2d04h. Past ten minutes seconds are dropped:
+    nobody needs them there, and a cell that changes every second costs a redraw."""
     if seconds is None:
         return "-"
     s = max(0, int(seconds))
     if s < 60:
         return f"{s}s"
-    if s < 3600:
+    if s < 600:
         return f"{s // 60}m{s % 60:02d}s"
+    if s < 3600:
+        return f"{s // 60}m"
     if s < 86400:
         return f"{s // 3600}h{s % 3600 // 60:02d}m"
     return f"{s // 86400}d{s % 86400 // 3600:02d}h"

@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual.widgets import Static
+from textual.widget import Widget
 
 from ..safe_text import display_text
 from ..source import Snapshot
@@ -53,8 +53,7 @@ def header_text(snap: Snapshot | None, now: float, st: HeaderState, wide: bool) 
         t.append(" · reading…", DIM)
         return t
     age = max(0.0, now - snap.checked_at)
-    t.append(f" · {'updated ' if wide else ''}"
-             + (f"{age:.1f}s ago" if age < 60 else f"{fmt_dur(age)} ago"),
+    t.append(f" · {'updated ' if wide else ''}{fmt_dur(age)} ago",
              WARN if age > max(5.0, 3 * st.interval) else "")
     warnings = _warnings(snap, now, st.beat)
     if warnings:
@@ -108,8 +107,32 @@ def _warnings(snap: Snapshot, now: float, beat: float) -> list[str]:
     return out
 
 
-class Header(Static):
-    """Three lines of status; re-rendered every tick (cheap: a few dozen characters)."""
+class TextLine(Widget):
+    """Fixed-height text that is redrawn, never re-laid-out, when it changes.
 
-    def show(self, snap: Snapshot | None, now: float, st: HeaderState, wide: bool) -> None:
-        self.update(header_text(snap, now, st, wide))
+    ``Static.update`` asks for a new layout of the whole screen each time (its size might
+    change); a line that changes every second must not cost a relayout every second.
+    Its height comes from the stylesheet.
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._text = Text()
+        self._sig: tuple = ()
+
+    def show(self, text: Text) -> None:
+        sig = (text.plain, tuple(text.spans))
+        if sig != self._sig:
+            self._text, self._sig = text, sig
+            self.refresh()
+
+    def render(self) -> Text:
+        return self._text
+
+
+class Header(TextLine):
+    """Three lines of status, rebuilt every tick from the last snapshot and the clock."""
+
+    def show_state(self, snap: Snapshot | None, now: float, st: HeaderState,
+                   wide: bool) -> None:
+        self.show(header_text(snap, now, st, wide))

@@ -48,18 +48,25 @@ def make_app(path, clock, *, read_only=False, interval=3600.0, **kw) -> MonitorA
 
 
 async def settle(pilot) -> None:
-    """Wait until the poll (and any action or detail read) in flight has landed."""
-    app = pilot.app
+    """Wait until the poll (and any action or detail read) in flight has landed: idle
+    twice in a row, so a message still on its way (an Input's Submitted) is not missed."""
     from textual.worker import WorkerCancelled
 
-    for _ in range(50):
+    app = pilot.app
+    quiet = 0
+    for _ in range(200):
         try:
             await app.workers.wait_for_complete()
         except WorkerCancelled:  # a newer preview replaced an older one: fine
             pass
         await pilot.pause()
         if not app._polling and not app.workers:
-            return
+            quiet += 1
+            if quiet >= 3:
+                return
+            await pilot.pause(0.01)
+        else:
+            quiet = 0
     raise AssertionError("the app did not settle")
 
 

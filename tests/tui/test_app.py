@@ -300,3 +300,24 @@ async def test_unavailable_database_shows_a_banner_and_recovers(db, clock, monke
         app.request_poll()
         await settle(pilot)
         assert not banner.display
+
+
+async def test_no_color_turns_the_app_monochrome_and_states_still_read(db, clock, monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app(db, clock)
+    assert app.no_color
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        assert [r[6] for r in rows(app)][:2] == ["✗ EXPIRED 0:42 ago", "! 0:03"]
+
+
+async def test_clicking_a_column_header_sorts_by_it_and_a_tab_switches_view(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        await pilot.click("#table-running", offset=(8, 0))  # the KIND header
+        await pilot.click("#table-running", offset=(8, 0))  # again: reversed
+        assert [r[1] for r in rows(app)][0] == "sync_crm"
+        await pilot.click("#tabs Tab#--content-tab-workers")
+        await settle(pilot)
+        assert app.view == "workers"
