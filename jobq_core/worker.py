@@ -39,6 +39,7 @@ from .queue import Queue, encode_json
 from .registry import JobContext, Registry, Task
 from .textsafe import clean, first_line
 from .types import Job, JobStatus, RawJSON
+from .wakeup import FileWatch
 
 log = logging.getLogger("jobq.worker")
 
@@ -65,8 +66,10 @@ class Worker:
 
     ``concurrency`` slots run handlers at once; ``queues`` (None: all) limits what is
     claimed; ``lease`` is the default lease term in seconds; ``grace`` is how long a stop
-    waits for running handlers before their jobs are released; ``poll_interval`` is how
-    often an idle worker checks the database for changes (a cheap read).
+    waits for running handlers before their jobs are released. An idle worker sleeps until
+    another process writes the database (inotify, on Linux) and then starts new jobs within
+    a millisecond or two; where that is unavailable it checks every ``poll_interval``
+    seconds (a cheap read), and while some slots are busy it looks for work as often.
     """
 
     def __init__(
@@ -124,6 +127,7 @@ class Worker:
         shortest = min([self.lease, *(t.lease for t in _tasks(registry) if t.lease)])
         self._beat_every = shortest / 3
         self._reaper = Reaper(queue, interval=min(self.lease, 60.0))
+        self._watch = FileWatch.open(queue.path) if os.path.exists(queue.path) else None
 
     # -- public -----------------------------------------------------------------------------
 
@@ -147,6 +151,8 @@ class Worker:
         """Stop claiming and shut down gracefully. Safe from any thread or signal handler."""
         self._stopping.set()
         self._wake.set()
+        if self._watch is not None:
+            self._watch.wake()
 
     @property
     def stopping(self) -> bool:
@@ -194,6 +200,9 @@ class Worker:
         self._hb_stop.set()
         threads[0].join()
         self._pool.close()
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._loop.stop)
         try:
@@ -251,7 +260,28 @@ class Worker:
                         return
                     if got:
                         continue
+                if not self._runs and not burst:
+                    seen_version = self._idle_wait(seen_version, next_claim)
+                    continue
             self._wake.wait(self._wait_time(free > 0))
+
+    def _idle_wait(self, seen: int | None, until: float) -> int | None:
+        """Nothing running: sleep until another process commits (``PRAGMA data_version``
+        changes), ``until`` (the next look for delayed jobs) passes, or the worker is
+        woken. With a file watch the sleep costs nothing and ends within a millisecond of
+        a commit; without one, ``data_version`` is polled every ``poll_interval``."""
+        while not self._wake.is_set():
+            left = until - time.monotonic()
+            if left <= 0:
+                break
+            if self._watch is not None:
+                if not self._watch.wait(min(left, 1.0)):
+                    continue  # a timeout, or a write to some other file
+            elif self._wake.wait(min(left, self.poll_interval)):
+                break
+            if self.queue.data_version() != seen:
+                break
+        return seen  # unchanged: the caller compares, sees the change and claims
 
     def _completions_pending(self) -> bool:
         with self._outbox_cv:

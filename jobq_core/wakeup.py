@@ -1,0 +1,119 @@
+"""Waking an idle worker when another process writes the database, without polling.
+
+On Linux, inotify reports every write() to the database's files (a commit appends to the
+``-wal`` file), so an idle worker can sleep in ``select`` and wake within a millisecond of
+a commit in any process, at no CPU cost while nothing happens. Elsewhere (or when inotify
+is unavailable, e.g. out of watches) ``FileWatch.open`` returns None and the worker polls.
+
+The watch may wake for writes that bring no new job (this process's own heartbeats, a
+checkpoint): the caller confirms with ``PRAGMA data_version`` before claiming.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import select
+import struct
+import sys
+
+_IN_MODIFY = 0x00000002
+_IN_CLOSE_WRITE = 0x00000008
+_IN_MOVED_TO = 0x00000080
+_IN_CREATE = 0x00000100
+_IN_NONBLOCK = 0o4000
+_IN_CLOEXEC = 0o2000000
+_EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of name
+
+
+def _libc():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.inotify_init1.argtypes = [ctypes.c_int]
+        libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+        return libc
+    except (OSError, AttributeError):
+        return None
+
+
+class FileWatch:
+    """Blocks until one of a database's files is written, ``wake()`` is called, or a
+    timeout passes."""
+
+    def __init__(self, fd: int, prefix: bytes):
+        self._fd = fd
+        self._prefix = prefix
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+
+    @classmethod
+    def open(cls, db_path: str) -> FileWatch | None:
+        libc = _libc()
+        if libc is None:
+            return None
+        fd = libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
+        if fd < 0:
+            return None
+        directory = os.path.dirname(os.path.abspath(db_path)) or "."
+        mask = _IN_MODIFY | _IN_CLOSE_WRITE | _IN_MOVED_TO | _IN_CREATE
+        if libc.inotify_add_watch(fd, os.fsencode(directory), mask) < 0:
+            os.close(fd)
+            return None
+        return cls(fd, os.fsencode(os.path.basename(db_path)))
+
+    def wait(self, timeout: float) -> bool:
+        """True when a database file was written (or ``wake()`` called) within ``timeout``."""
+        try:
+            ready, _, _ = select.select([self._fd, self._wake_r], [], [], max(0.0, timeout))
+        except (OSError, ValueError):  # closed under us: behave as a timeout
+            return False
+        woke = False
+        if self._wake_r in ready:
+            _drain(self._wake_r)
+            woke = True
+        if self._fd in ready:
+            woke = self._ours(_drain(self._fd)) or woke
+        return woke
+
+    def wake(self) -> None:
+        """Make a ``wait`` in another thread return now. Safe from a signal handler."""
+        try:
+            os.write(self._wake_w, b"!")
+        except (BlockingIOError, OSError):
+            pass  # already pending, or closed
+
+    def _ours(self, data: bytes) -> bool:
+        """Whether the events name one of the database's files (db, -wal, -shm, -journal)."""
+        offset = 0
+        while offset + _EVENT.size <= len(data):
+            _wd, _mask, _cookie, length = _EVENT.unpack_from(data, offset)
+            name = data[offset + _EVENT.size: offset + _EVENT.size + length].rstrip(b"\0")
+            if name.startswith(self._prefix):
+                return True
+            offset += _EVENT.size + length
+        return False
+
+    def close(self) -> None:
+        for fd in (self._fd, self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _drain(fd: int) -> bytes:
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except (BlockingIOError, InterruptedError):
+            break
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
