@@ -189,6 +189,10 @@ def _guarded(method):
 
     @functools.wraps(method)
     def wrapper(self: SqliteStore, *args, **kwargs):
+        if self._pid != os.getpid():
+            raise DatabaseUnavailable(
+                f"{self.path}: this Queue was opened before a fork; using its connection in "
+                "the child could corrupt the database: open a new Queue in each process")
         with self._lock:
             try:
                 return method(self, *args, **kwargs)
@@ -215,6 +219,7 @@ class SqliteStore:
             raise ValueError(f"busy_timeout must be >= 0 seconds, got {busy_timeout!r}")
         self.path = os.fspath(path)
         self.read_only = read_only
+        self._pid = os.getpid()  # SQLite connections must not cross a fork
         self._lock = threading.RLock()
         self.snapshot = False  # True: a read-only view that cannot see later changes
         _warn_if_network(self.path)

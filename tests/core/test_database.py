@@ -6,7 +6,8 @@ import stat
 import pytest
 
 from jobq_core import (
-    DatabaseError, ForeignTable, JobqError, NotADatabase, Queue, SchemaTooNew,
+    DatabaseError, DatabaseUnavailable, ForeignTable, JobqError, NotADatabase, Queue,
+    SchemaTooNew,
 )
 from jobq_core.store import sqlite as sqlite_store
 from jobq_core.store.sqlite_schema import SCHEMA_VERSION
@@ -226,3 +227,19 @@ def test_the_filesystem_of_a_path_is_read_from_the_longest_matching_mount_point(
 def test_a_database_on_a_local_disk_opens_without_a_network_warning(db_path, recwarn):
     Queue(db_path).close()
     assert not [w for w in recwarn if "network filesystem" in str(w.message)]
+
+
+def test_a_queue_used_after_a_fork_refuses_instead_of_corrupting_the_file(db_path):
+    q = Queue(db_path)
+    q.enqueue("k")
+    pid = os.fork()
+    if pid == 0:  # the child: the inherited connection must not be used
+        try:
+            q.enqueue("from the child")
+        except DatabaseUnavailable as e:
+            os._exit(0 if "before a fork" in str(e) else 2)
+        os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert [j.kind for j in q.list()] == ["k"]
+    q.close()
