@@ -7,6 +7,7 @@ in the README) and the exit status: 0 success, 1 a reported error, 2 a usage err
 from __future__ import annotations
 
 import sys
+import warnings
 
 import typer
 
@@ -47,7 +48,13 @@ def _root() -> None:
     """jobq: a background job queue on SQLite."""
 
 
+def _one_line_warning(message, category, filename, lineno, line=None) -> str:
+    """Warnings (a database on a network filesystem) as one plain line, not a source dump."""
+    return f"jobq: warning: {message}\n"
+
+
 def main() -> int:
+    warnings.formatwarning = _one_line_warning
     try:
         app()
     except JobqError as e:
