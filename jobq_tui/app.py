@@ -19,23 +19,23 @@ from pathlib import Path
 
 from rich.text import Text
 from textual import events, work
-from textual.geometry import Size
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.css.query import NoMatches
-from textual.worker import Worker, WorkerState
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
+from textual.geometry import Size
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState
 
 from jobq_core.clock import SYSTEM_CLOCK, Clock
-from jobq_core.errors import JobqError
 
 from . import views
+from .actions import WriteActions
 from .filters import Filter, FilterError, parse_filter
 from .safe_text import display_text
 from .source import VIEWS, Snapshot, Source, Unavailable
 from .widgets.header import Header, HeaderState, TextLine
-from .widgets.screens import ConfirmScreen, DetailScreen, HelpScreen, detail_text
+from .widgets.screens import DetailScreen, HelpScreen, detail_text
 from .widgets.tables import JobTable
 
 _MAIN_VIEW_ACTIONS = frozenset({"filter", "clear_filter", "pause", "refresh", "sort",
@@ -46,7 +46,7 @@ MIN_SIZE = (50, 12)  # below this: "terminal too small"
 RICH = (160, 40)  # from this size: queues and workers in a side column too
 
 
-class MonitorApp(App):
+class MonitorApp(WriteActions, App):
     CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "jobq"
     ENABLE_COMMAND_PALETTE = False
@@ -465,74 +465,6 @@ class MonitorApp(App):
             text = Text("database unavailable: ", "bold red")
             text.append_text(display_text(str(e), limit=300))
         self.call_from_thread(screen.show, text)
-
-    def action_retry(self) -> None:
-        row = self.table().current_row()
-        if self.view not in ("dead", "all") or row is None:
-            self.say("R retries the selected dead job: open the Dead view (5)")
-            return
-        if row.group is not None:
-            g = row.group
-            filt = Filter(kind=g.kind, error=g.first_line or None)
-            self._confirm_retry_matching(filt, "every dead job of this group:")
-            return
-        job_id = row.job_id
-        msg = Text(f"Retry dead job {job_id}? It runs again with a fresh allowance of attempts.")
-        self.push_screen(ConfirmScreen(msg), lambda yes: yes and self._act("retry", job_id))
-
-    def action_retry_all(self) -> None:
-        f = self.filter
-        if f.worker or f.words or f.status:
-            self.say("retry all uses only queue:, kind: and error: — remove other filter terms",
-                     "bold red")
-            return
-        self._confirm_retry_matching(f, "every dead job" if f.empty else
-                                     "every dead job matching the filter:")
-
-    def _confirm_retry_matching(self, filt: Filter, what: str) -> None:
-        try:
-            n = self.source.count_dead(filt)
-        except Unavailable as e:
-            self.say(str(e), "bold red")
-            return
-        if n == 0:
-            self.say("no dead jobs match")
-            return
-        msg = Text(f"Retry {n} dead job{'s' if n != 1 else ''}?", "bold")
-        msg.append(f"\n{what}")
-        for label, value in (("queue", filt.queue), ("kind", filt.kind),
-                             ("error contains", filt.error)):
-            if value:
-                msg.append(f"\n  {label}: ")
-                msg.append_text(display_text(value, limit=120))
-        self.push_screen(ConfirmScreen(msg), lambda yes: yes and self._act("retry_dead", filt))
-
-    def action_cancel_job(self) -> None:
-        row = self.table().current_row()
-        if row is None or row.job_id is None or row.group is not None:
-            self.say("K cancels the selected job: select a pending or running job")
-            return
-        msg = Text(f"Cancel job {row.job_id}? A pending job is cancelled at once; a running "
-                   "one is asked to stop at its next heartbeat.")
-        self.push_screen(ConfirmScreen(msg), lambda yes: yes and self._act("cancel", row.job_id))
-
-    @work(thread=True, group="act")
-    def _act(self, what: str, arg) -> None:
-        try:
-            if what == "retry":
-                self.source.retry(arg)
-                done = f"job {arg} is pending again"
-            elif what == "cancel":
-                status = self.source.cancel(arg)
-                done = (f"job {arg} cancelled" if status == "cancelled"
-                        else f"job {arg}: cancel requested; it stops at its next heartbeat")
-            else:
-                done = f"{self.source.retry_dead(arg)} dead jobs are pending again"
-            style = "green"
-        except (JobqError, OSError) as e:
-            done, style = f"{what} failed: {e}", "bold red"
-        self.call_from_thread(self.say, done, style)
-        self.call_from_thread(self.request_poll, True)
 
 
 def _filter_text(kind: str | None, error: str | None, queue: str | None = None) -> str:

@@ -72,7 +72,7 @@ class Snapshot:
 
 class Source:
     def __init__(self, path: str | os.PathLike[str], *, clock: Clock | None = None,
-                 read_only: bool = False, max_reuse: float = 10.0):
+                 read_only: bool = False, max_reuse: float = 30.0):
         self.path = os.fspath(path)
         self.clock: Clock = clock or SYSTEM_CLOCK
         self.read_only = read_only

@@ -15,7 +15,6 @@ from rich.text import Text
 from jobq_core.store.base import ErrorGroup
 from jobq_core.types import Job, JobStatus, WorkerInfo
 
-from .filters import Filter
 from .safe_text import display_text, first_line
 from .source import Snapshot
 

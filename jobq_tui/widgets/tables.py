@@ -85,6 +85,7 @@ class JobTable(ScrollView, can_focus=True):
         self._sigs: dict[str, tuple] = {}
         self._strips: dict[str, Strip] = {}  # row key -> rendered row, without cursor
         self._header: Strip | None = None
+        self._cell_cache: dict[tuple, list[Segment]] = {}
         self.cursor_row = 0
         self.rows_by_key: dict[str, Row] = {}
 
@@ -173,13 +174,23 @@ class JobTable(ScrollView, can_focus=True):
         self.virtual_size = Size(width, len(self._rows) + 1)
 
     def _line(self, cells, style: Style) -> Strip:
-        line = Text(no_wrap=True, end="")
+        segments: list[Segment] = []
         for cell, width in zip(cells, self._widths):
+            segments += self._cell(cell, width)
+        return Strip(Segment.apply_style(segments, style))
+
+    def _cell(self, cell: Text, width: int) -> list[Segment]:
+        """One cell padded to ``width`` (plus the gaps), cached: in a row that a tick
+        redraws, most cells (id, kind, queue) are the same as a second ago."""
+        key = (cell.plain, str(cell.style), tuple(cell.spans), cell.justify, width)
+        segments = self._cell_cache.get(key)
+        if segments is None:
             text = cell.copy()
+            text.end = ""
             if text.cell_len > width:
                 text.truncate(width, overflow="ellipsis")
             pad = width - text.cell_len
-            line.append(" " * _GAP)
+            line = Text(" " * _GAP, end="")
             if pad and text.justify == "right":
                 line.append(" " * pad)
                 line.append_text(text)
@@ -187,8 +198,11 @@ class JobTable(ScrollView, can_focus=True):
                 line.append_text(text)
                 line.append(" " * pad)
             line.append(" " * _GAP)
-        segments = [s for s in line.render(self.app.console) if s.text != "\n"]
-        return Strip(Segment.apply_style(segments, style))
+            segments = [s for s in line.render(self.app.console) if s.text != "\n"]
+            if len(self._cell_cache) > 20_000:
+                self._cell_cache.clear()
+            self._cell_cache[key] = segments
+        return segments
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
@@ -229,6 +243,7 @@ class JobTable(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._strips.clear()
+        self._cell_cache.clear()
         self._header = None
 
     # -- input ----------------------------------------------------------------------------

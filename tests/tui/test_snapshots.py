@@ -17,6 +17,8 @@ def keys(*pressed):
         for key in pressed:
             await pilot.press(key)
             await settle(pilot)
+        await pilot.pause(0.2)  # the footer redraws its keys a moment after focus moves
+        await settle(pilot)
     return run_before
 
 

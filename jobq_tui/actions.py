@@ -1,0 +1,91 @@
+"""The monitor's write actions: retry a dead job, retry every dead job matching the
+filter, cancel a job. A mixin of ``MonitorApp``.
+
+Each asks first, with a confirmation that says how many jobs it touches, and then runs in
+a thread through ``Source`` (a short-lived write connection per action). Read-only
+monitors never get here: ``MonitorApp.check_action`` hides these keys.
+"""
+from __future__ import annotations
+
+from rich.text import Text
+from textual import work
+
+from jobq_core.errors import JobqError
+
+from .filters import Filter
+from .safe_text import display_text
+from .source import Unavailable
+from .widgets.screens import ConfirmScreen
+
+
+class WriteActions:
+    """Needs from its host app: ``source``, ``filter``, ``view``, ``table()``, ``say()``,
+    ``request_poll()``, ``push_screen()`` and ``call_from_thread()``."""
+
+    def action_retry(self) -> None:
+        row = self.table().current_row()
+        if self.view not in ("dead", "all") or row is None:
+            self.say("R retries the selected dead job: open the Dead view (5)")
+            return
+        if row.group is not None:
+            g = row.group
+            filt = Filter(kind=g.kind, error=g.first_line or None)
+            self._confirm_retry_matching(filt, "every dead job of this group:")
+            return
+        job_id = row.job_id
+        msg = Text(f"Retry dead job {job_id}? It runs again with a fresh allowance of attempts.")
+        self.push_screen(ConfirmScreen(msg), lambda yes: yes and self._act("retry", job_id))
+
+    def action_retry_all(self) -> None:
+        f = self.filter
+        if f.worker or f.words or f.status:
+            self.say("retry all uses only queue:, kind: and error: — remove other filter terms",
+                     "bold red")
+            return
+        self._confirm_retry_matching(f, "every dead job" if f.empty else
+                                     "every dead job matching the filter:")
+
+    def _confirm_retry_matching(self, filt: Filter, what: str) -> None:
+        try:
+            n = self.source.count_dead(filt)
+        except Unavailable as e:
+            self.say(str(e), "bold red")
+            return
+        if n == 0:
+            self.say("no dead jobs match")
+            return
+        msg = Text(f"Retry {n} dead job{'s' if n != 1 else ''}?", "bold")
+        msg.append(f"\n{what}")
+        for label, value in (("queue", filt.queue), ("kind", filt.kind),
+                             ("error contains", filt.error)):
+            if value:
+                msg.append(f"\n  {label}: ")
+                msg.append_text(display_text(value, limit=120))
+        self.push_screen(ConfirmScreen(msg), lambda yes: yes and self._act("retry_dead", filt))
+
+    def action_cancel_job(self) -> None:
+        row = self.table().current_row()
+        if row is None or row.job_id is None or row.group is not None:
+            self.say("K cancels the selected job: select a pending or running job")
+            return
+        msg = Text(f"Cancel job {row.job_id}? A pending job is cancelled at once; a running "
+                   "one is asked to stop at its next heartbeat.")
+        self.push_screen(ConfirmScreen(msg), lambda yes: yes and self._act("cancel", row.job_id))
+
+    @work(thread=True, group="act")
+    def _act(self, what: str, arg) -> None:
+        try:
+            if what == "retry":
+                self.source.retry(arg)
+                done = f"job {arg} is pending again"
+            elif what == "cancel":
+                status = self.source.cancel(arg)
+                done = (f"job {arg} cancelled" if status == "cancelled"
+                        else f"job {arg}: cancel requested; it stops at its next heartbeat")
+            else:
+                done = f"{self.source.retry_dead(arg)} dead jobs are pending again"
+            style = "green"
+        except (JobqError, OSError) as e:
+            done, style = f"{what} failed: {e}", "bold red"
+        self.call_from_thread(self.say, done, style)
+        self.call_from_thread(self.request_poll, True)
