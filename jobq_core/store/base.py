@@ -75,14 +75,22 @@ class Throughput:
 
 @dataclass(frozen=True, slots=True)
 class ErrorGroup:
-    """Dead jobs of one kind whose last error starts with the same line."""
+    """Dead jobs of one kind that failed the same way: the same error line once numbers
+    are ignored (``HTTP 502 for invoice INV-59476`` and ``... INV-59480`` are one group).
+
+    The error line is the first line of the error, or for a Python traceback its last
+    line (the exception). ``match`` is a substring every job of the group has in its
+    error (the line up to its first number): ``error_contains=match`` with ``kind``
+    selects the group, and may also take in other groups whose line starts alike.
+    """
 
     kind: str
-    first_line: str
+    line: str  # the error line of the group's most recent job
     count: int
     last_finished_at: float
     last_id: int  # the most recent dead job of the group
     queues: tuple[str, ...]
+    match: str
 
 
 class Store(Protocol):
@@ -165,7 +173,7 @@ class Store(Protocol):
         ...
 
     def job_dead_groups(self, where: ListFilter) -> list[ErrorGroup]:
-        """Dead jobs matching ``where`` grouped by kind and first line of their last error,
+        """Dead jobs matching ``where`` grouped by kind and error line (see ErrorGroup),
         largest group first, at most ``where.limit`` groups."""
         ...
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import sqlite3
 import threading
 import warnings
@@ -598,17 +599,32 @@ class SqliteStore:
             ListFilter(JobStatus.DEAD, where.queue, where.kind, where.worker, where.error_contains),
             0.0,
         )
-        # finished_at IS NOT NULL (always true of dead jobs) lets the partial index serve.
+        # SQL groups by first line and the error's tail (where a traceback's exception
+        # line is); Python then merges groups whose error line differs only in numbers.
         rows = self._conn.execute(
             "SELECT kind, substr(coalesce(error, ''), 1, "
-            "instr(coalesce(error, '') || char(10), char(10)) - 1) AS line, count(*), "
-            "max(finished_at), max(id), json_group_array(DISTINCT queue) FROM jobq_jobs "
-            f"WHERE {' AND '.join(conds)} AND finished_at IS NOT NULL "
-            "GROUP BY kind, line ORDER BY 3 DESC, 4 DESC LIMIT ?",
-            [*params, where.limit],
+            "instr(coalesce(error, '') || char(10), char(10)) - 1), "
+            "substr(coalesce(error, ''), -300), count(*), max(finished_at), max(id), "
+            "json_group_array(DISTINCT queue) FROM jobq_jobs "
+            f"WHERE {' AND '.join(conds)} AND finished_at IS NOT NULL GROUP BY 1, 2, 3",
+            params,
         ).fetchall()
-        return [ErrorGroup(r[0], r[1], r[2], r[3], r[4], tuple(sorted(json.loads(r[5]))))
-                for r in rows]
+        groups: dict[tuple[str, str], dict] = {}
+        for kind, first, tail, n, finished, last_id, queues in rows:
+            line = _error_line(first, tail)
+            g = groups.setdefault((kind, _DIGITS.sub("#", line)), {
+                "kind": kind, "line": line, "count": 0, "last_finished_at": finished,
+                "last_id": last_id, "queues": set(), "match": _DIGITS.split(line, 1)[0],
+            })
+            g["count"] += n
+            g["queues"].update(json.loads(queues))
+            if last_id > g["last_id"]:
+                g.update(line=line, last_id=last_id, last_finished_at=finished)
+        out = [ErrorGroup(**{**g, "queues": tuple(sorted(g["queues"])),
+                             "match": g["match"].strip() or g["line"]})
+               for g in groups.values()]
+        out.sort(key=lambda g: (-g.count, -g.last_finished_at))
+        return out[: where.limit]
 
     @_guarded
     def stats(self, now: float, window: float) -> Stats:
@@ -717,6 +733,19 @@ _LIST_ORDER = {
     "retrying": "run_at, id",
     JobStatus.RUNNING: "lease_until, id",
 }
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def _error_line(first: str, tail: str) -> str:
+    """The line that says what went wrong: the first line, or for a Python traceback
+    (which starts "Traceback") its last non-blank line, the exception."""
+    if first.startswith("Traceback"):
+        lines = [ln for ln in tail.splitlines() if ln.strip()]
+        if lines:
+            return lines[-1].strip()
+    return first.strip()
 
 
 def _list_conditions(where: ListFilter, now: float) -> tuple[list[str], list, str]:
