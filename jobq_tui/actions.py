@@ -29,7 +29,7 @@ class WriteActions:
             return
         if row.group is not None:
             g = row.group
-            filt = Filter(kind=g.kind, error=g.first_line or None)
+            filt = Filter(kind=g.kind, error=g.match or None)
             self._confirm_retry_matching(filt, "every dead job of this group:")
             return
         job_id = row.job_id

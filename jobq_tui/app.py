@@ -445,8 +445,8 @@ class MonitorApp(WriteActions, App):
             return
         if row.group is not None:  # a dead group: drill down to its jobs
             g = row.group
-            self.filter = Filter(kind=g.kind, error=g.first_line or None,
-                                 text=_filter_text(g.kind, g.first_line))
+            self.filter = Filter(kind=g.kind, error=g.match or None,
+                                 text=_filter_text(g.kind, g.match))
             self.grouped = False
             self.render_all()
             self.request_poll()

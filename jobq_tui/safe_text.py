@@ -77,6 +77,17 @@ def first_line(value: object) -> str:
     return s.split("\n", 1)[0].rstrip("\r")
 
 
+def error_line(error: object) -> str:
+    """The line of an error that says what went wrong: its first line, or for a Python
+    traceback (which starts "Traceback") its last non-blank line, the exception."""
+    line = first_line(error)
+    if line.startswith("Traceback"):
+        lines = [ln for ln in str(error).splitlines() if ln.strip()]
+        if lines:
+            return lines[-1].strip()
+    return line
+
+
 def display_text(value: object, style: str = "", *, multiline: bool = False,
                  limit: int | None = None) -> Text:
     """A ``Text`` showing ``value`` literally (see the module invariants)."""

@@ -15,7 +15,7 @@ from rich.text import Text
 from jobq_core.store.base import ErrorGroup
 from jobq_core.types import Job, JobStatus, WorkerInfo
 
-from .safe_text import display_text, first_line
+from .safe_text import display_text, error_line
 from .source import Snapshot
 
 WARN, BAD, DIM, OK = "yellow", "bold red", "dim", "green"
@@ -178,7 +178,7 @@ def rows(snap: Snapshot, now: float, *, wide: bool, beat: float) -> list[Row]:
                and snap.filter.matches(w.id, w.host, w.pid, " ".join(w.queues or ()))]
     elif view == "dead" and snap.grouped:
         out = [_group(g, now, wide, lim) for g in snap.rows
-               if snap.filter.matches(g.kind, g.first_line, " ".join(g.queues))]
+               if snap.filter.matches(g.kind, g.line, " ".join(g.queues))]
     else:
         make = {"retries": _retry, "dead": _dead, "all": _any}[view]
         out = [make(j, now, wide, lim) for j in snap.rows
@@ -243,7 +243,7 @@ def _worker(w: WorkerInfo, now: float, beat: float, wide: bool, lim: int) -> Row
 def _retry(j: Job, now: float, wide: bool, lim: int) -> Row:
     wait = j.run_at - now
     nxt = _t(f"in {fmt_clock(wait)}") if wait > 0 else _t("due now", WARN)
-    line = first_line(j.error)
+    line = error_line(j.error)
     return _build("retries", wide, str(j.id), {
         "id": (_id(j.id), j.id),
         "kind": (display_text(j.kind, limit=lim), j.kind),
@@ -255,17 +255,17 @@ def _retry(j: Job, now: float, wide: bool, lim: int) -> Row:
 
 
 def _group(g: ErrorGroup, now: float, wide: bool, lim: int) -> Row:
-    return _build("dead_groups", wide, f"g:{g.kind}\x00{g.first_line}", {
+    return _build("dead_groups", wide, f"g:{g.kind}\x00{g.match}\x00{g.last_id}", {
         "count": (Text(f"{g.count}", BAD, justify="right"), g.count),
         "kind": (display_text(g.kind, limit=lim), g.kind),
         "queues": (display_text(",".join(g.queues), limit=lim), g.queues),
         "last": (_t(f"{fmt_dur(now - g.last_finished_at)} ago"), -g.last_finished_at),
-        "error": (display_text(g.first_line, limit=120), g.first_line),
+        "error": (display_text(g.line, limit=120), g.line),
     }, job_id=g.last_id, group=g)
 
 
 def _dead(j: Job, now: float, wide: bool, lim: int) -> Row:
-    line = first_line(j.error)
+    line = error_line(j.error)
     died = now - (j.finished_at or now)
     return _build("dead", wide, str(j.id), {
         "id": (_id(j.id), j.id),
@@ -278,7 +278,7 @@ def _dead(j: Job, now: float, wide: bool, lim: int) -> Row:
 
 
 def _any(j: Job, now: float, wide: bool, lim: int) -> Row:
-    line = first_line(j.error)
+    line = error_line(j.error)
     status = status_cell(j, now)
     return _build("all", wide, str(j.id), {
         "id": (_id(j.id), j.id),

@@ -56,6 +56,8 @@ class JobTable(ScrollView, can_focus=True):
         Binding("home,g", "edge(-1)", "top", show=False),
         Binding("end,G", "edge(1)", "bottom", show=False),
         Binding("enter", "select", "detail", show=False),
+        Binding("left,h", "sideways(-8)", "left", show=False),
+        Binding("right,l", "sideways(8)", "right", show=False),
     ]
 
     class RowHighlighted(Message):
@@ -256,6 +258,9 @@ class JobTable(ScrollView, can_focus=True):
 
     def action_edge(self, step: int) -> None:
         self.move_cursor(row=0 if step < 0 else len(self._rows) - 1)
+
+    def action_sideways(self, step: int) -> None:
+        self.scroll_to(x=max(0, self.scroll_offset.x + step), animate=False)
 
     def action_select(self) -> None:
         if self._rows:

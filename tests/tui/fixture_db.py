@@ -28,9 +28,10 @@ def build(path, clock: FakeClock | None = None, hostile: str | None = None) -> F
             q.enqueue("build_report" + h, {"report": i, "note": h}, queue="export", max_attempts=1)
         q.enqueue("resize", {"img": "a.png"}, queue="media", max_attempts=1)
         for j in q.claim_many("w1" + h, 10):
-            err = (f"KeyError: 'customer_id'{h}\nTraceback (most recent call last):\n"
-                   f"  File \"reports.py\", line 3, in build\nKeyError: 'customer_id'"
-                   if j.kind.startswith("build") else "OSError: disk full")
+            err = ("Traceback (most recent call last):\n"
+                   f"  File \"reports.py\", line 3, in build\n    fetch(customer){h}\n"
+                   f"RuntimeError: billing API returned HTTP 502 for invoice INV-{1000 + j.id}"
+                   f"{h}\n" if j.kind.startswith("build") else "OSError: disk full")
             q.fail(j.id, j.token, err)
         # retries: failed once, waiting for their next attempt
         for i in range(3):

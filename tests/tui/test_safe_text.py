@@ -3,7 +3,7 @@ import unicodedata
 
 import pytest
 
-from jobq_tui.safe_text import clean, display_text, first_line
+from jobq_tui.safe_text import clean, display_text, error_line, first_line
 
 HOSTILE = [
     "[bold]loud[/bold]", "[@click=app.quit]click me[/]", "\x1b[2J\x1b[31mred",
@@ -47,3 +47,9 @@ def test_first_line_of_a_traceback():
 
 def test_ordinary_unicode_is_left_alone():
     assert clean("café — 東京 ✓") == "café — 東京 ✓"
+
+
+def test_the_error_line_of_a_traceback_is_its_exception():
+    tb = 'Traceback (most recent call last):\n  File "x.py", line 1\nValueError: bad\n\n'
+    assert error_line(tb) == "ValueError: bad"
+    assert error_line("OSError: disk full\nmore") == "OSError: disk full"

@@ -55,7 +55,11 @@ def test_snapshot_has_counts_lists_and_throughput(db, clock):
 def test_each_view_reads_its_own_rows(db, clock):
     s = opened(db, clock)
     assert len(s.poll("retries", Filter()).rows) == 3
-    assert [g.count for g in s.poll("dead", Filter()).rows] == [5, 1]
+    groups = s.poll("dead", Filter()).rows
+    assert [g.count for g in groups] == [5, 1]  # invoice numbers differ: still one group
+    assert groups[0].line.startswith("RuntimeError: billing API returned HTTP 502 for")
+    assert groups[0].match == "RuntimeError: billing API returned HTTP"
+    assert s.count_dead(Filter(kind=groups[0].kind, error=groups[0].match)) == 5
     assert len(s.poll("dead", Filter(), grouped=False).rows) == 6
     assert len(s.poll("all", parse_filter("status:dead queue:media")).rows) == 1
 
