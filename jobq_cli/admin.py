@@ -39,7 +39,7 @@ def list_jobs(
 ) -> None:
     """Jobs, newest first (pending: in claim order; running: nearest lease end first)."""
     with open_queue(db) as q:
-        jobs = q.list(status, queue, kind, limit=limit)
+        jobs = q.list(status, queue, kind, limit=limit, payloads=as_json)  # the table omits them
         now = q.clock.now()
     if as_json:
         print_json([render.job_json(j) for j in jobs])
