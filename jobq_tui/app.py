@@ -252,7 +252,8 @@ class MonitorApp(WriteActions, App):
         # costs far more than building its rows).
         now = math.floor(now)
         snap = self.snapshot
-        key = (None if snap is None else (snap.read_at, snap.version, snap.view, snap.grouped),
+        key = (None if snap is None else
+               (snap.read_at, snap.version, snap.view, snap.grouped, snap.filter),
                now, self.view, self.grouped, tuple(self.sort_by.items()), self.filter,
                self.wide, self._rich, self.error)
         if key == self._table_key:

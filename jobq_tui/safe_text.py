@@ -7,74 +7,19 @@ enqueues or runs jobs; an operator's terminal must not be steered by them. Invar
   a bidi override/isolate, a line or paragraph separator or any other invisible format
   character: each is replaced by a visible stand-in (``␛``, ``␇``, ``␀``, ``⟨U+202E⟩``).
   So no escape sequence (CSI, OSC 52 clipboard writes, title changes) reaches the terminal.
-* Only ``display_text`` makes ``Text`` for widgets, and a ``Text`` is never parsed as
+* ``clean`` (shared with the command line, in ``jobq_core.textsafe``) does the above;
+  only ``display_text`` makes ``Text`` for widgets, and a ``Text`` is never parsed as
   markup: ``[bold]`` or ``[@click=app.quit]`` from the database show as those characters.
   Never pass database strings to anything that parses markup (``Static("...")``,
   ``notify(markup=True)``, f-strings into markup).
 """
 from __future__ import annotations
 
-import unicodedata
-from functools import lru_cache
-
 from rich.text import Text
 
-_PICTURES = {i: chr(0x2400 + i) for i in range(0x20)}  # ␀ ␁ ... ␟
-_PICTURES[0x7F] = "␡"
-_PICTURES[0x1B] = "␛"
-_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-ELLIPSIS = "…"
+from jobq_core.textsafe import ELLIPSIS, clean, first_line
 
-
-@lru_cache(maxsize=4096)
-def _visible(ch: str) -> str:
-    code = ord(ch)
-    if code in _PICTURES:
-        return _PICTURES[code]
-    if unicodedata.category(ch) in _HIDDEN_CATEGORIES:
-        return f"⟨U+{code:04X}⟩"
-    return ch
-
-
-def _is_plain(s: str) -> bool:
-    return s.isprintable()
-
-
-def clean(value: object, *, multiline: bool = False, limit: int | None = None) -> str:
-    """``value`` as text with every control/invisible character made visible.
-
-    ``multiline`` keeps newlines (and turns tabs into 4 spaces) for scrollable detail
-    panes; otherwise newlines show as ``⏎`` so one value is one line. ``limit`` cuts the
-    result to that many characters, ending in ``…``.
-    """
-    if value is None:
-        return ""
-    s = value if isinstance(value, str) else str(value)
-    if limit is not None and len(s) > limit * 4:
-        s = s[: limit * 4]  # a long value never costs more than a short one to clean
-    if not _is_plain(s):
-        out = []
-        for ch in s:
-            if ch == "\n":
-                out.append("\n" if multiline else "⏎")
-            elif ch == "\t":
-                out.append("    " if multiline else " ")
-            elif ch == "\r" and multiline:
-                continue
-            else:
-                out.append(ch if ch.isprintable() else _visible(ch))
-        s = "".join(out)
-    if limit is not None and len(s) > limit:
-        s = s[: max(0, limit - 1)] + ELLIPSIS
-    return s
-
-
-def first_line(value: object) -> str:
-    """The first line of a (multi-line) error, stripped; '' for None."""
-    if value is None:
-        return ""
-    s = str(value).strip()
-    return s.split("\n", 1)[0].rstrip("\r")
+__all__ = ["ELLIPSIS", "clean", "display_text", "error_line", "first_line"]
 
 
 def error_line(error: object) -> str:
