@@ -125,7 +125,7 @@ HELP = """\
 jobq-tui — live monitor of a jobq database
 
   1-6 / tab      views: Running Queues Workers Retries Dead All
-  j k ↑ ↓        move          g G   top / bottom
+  j k ↑ ↓        move          g G   top / bottom       h l ← →  sideways
   enter          job detail (on a dead group: list its jobs)
   esc            back; clears the filter
   /              filter: words and queue:Q kind:K worker:W error:TEXT status:S
