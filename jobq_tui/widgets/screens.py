@@ -124,7 +124,7 @@ class DetailScreen(Screen):
 HELP = """\
 jobq-tui — live monitor of a jobq database
 
-  1-6 / tab      views: Running Queues Workers Retries Dead All
+  1-6            views: Running Queues Workers Retries Dead All (or click a tab)
   j k ↑ ↓        move          g G   top / bottom       h l ← →  sideways
   enter          job detail (on a dead group: list its jobs)
   esc            back; clears the filter
