@@ -92,10 +92,7 @@ RUNNING_BY_QUEUE = (
     "SELECT queue, count(*), sum(lease_until<?) FROM jobq_jobs WHERE status='running' "
     "GROUP BY queue"
 )
-DEAD_BY_QUEUE = (  # "finished_at IS NOT NULL" (always true for dead) selects the partial index
-    "SELECT queue, count(*) FROM jobq_jobs WHERE status='dead' AND finished_at IS NOT NULL "
-    "GROUP BY queue"
-)
+DEAD_BY_QUEUE = "SELECT queue, count(*) FROM jobq_jobs WHERE status='dead' GROUP BY queue"
 RECENT_FINISHED = (
     "SELECT status, count(*) FROM jobq_jobs WHERE status IN "
     "('succeeded','dead','cancelled') AND finished_at>=? GROUP BY status"

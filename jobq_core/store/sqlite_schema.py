@@ -59,6 +59,8 @@ CREATE INDEX jobq_jobs_running ON jobq_jobs(lease_until) WHERE status = 'running
 -- recent throughput, dead/cancelled lists, prune
 CREATE INDEX jobq_jobs_finished ON jobq_jobs(status, finished_at)
   WHERE finished_at IS NOT NULL;
+-- dead counts per queue and kind, read by every stats() and monitor refresh
+CREATE INDEX jobq_jobs_dead ON jobq_jobs(queue, kind, status) WHERE status = 'dead';
 -- at most one live job per unique key
 CREATE UNIQUE INDEX jobq_jobs_unique ON jobq_jobs(unique_key)
   WHERE unique_key IS NOT NULL AND status IN ('pending', 'running');

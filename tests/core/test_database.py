@@ -135,7 +135,7 @@ def test_reap_and_stats_read_only_partial_indexes_never_the_whole_table(queue):
     assert "INDEX jobq_jobs_running" in plan(sqlite_store.EXPIRED_LEASES, 0.0, 10)
     assert "INDEX jobq_jobs_running" in plan(sqlite_store.RUNNING_BY_QUEUE, 0.0)
     assert "INDEX jobq_jobs_finished" in plan(sqlite_store.RECENT_FINISHED, 0.0)
-    assert "INDEX jobq_jobs_finished" in plan(sqlite_store.DEAD_BY_QUEUE)
+    assert "COVERING INDEX jobq_jobs_dead" in plan(sqlite_store.DEAD_BY_QUEUE)
     pending = plan(sqlite_store.PENDING_BY_QUEUE, 0.0, 0.0)
     assert "COVERING INDEX jobq_jobs_pending_queue" in pending, pending
     assert "TEMP B-TREE" not in pending
