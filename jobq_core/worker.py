@@ -44,6 +44,8 @@ from .wakeup import FileWatch
 log = logging.getLogger("jobq.worker")
 
 _RUNNING, _FINISHING, _GONE = "running", "finishing", "gone"
+_SETTLE = 0.05  # after a database write wakes an idle worker, look this long for its commit
+_SETTLE_POLL = 0.002  # ... this often
 _GROUP_COMMIT_AFTER = 0.0005  # a write slower than this makes the completer batch harder
 _GROUP_COMMIT_MAX = 0.005  # never hold an outcome back longer than this
 
@@ -270,13 +272,20 @@ class Worker:
         changes), ``until`` (the next look for delayed jobs) passes, or the worker is
         woken. With a file watch the sleep costs nothing and ends within a millisecond of
         a commit; without one, ``data_version`` is polled every ``poll_interval``."""
+        settle = 0.0  # until then, poll: a commit's last write can precede its visibility
         while not self._wake.is_set():
-            left = until - time.monotonic()
+            now = time.monotonic()
+            left = until - now
             if left <= 0:
                 break
             if self._watch is not None:
-                if not self._watch.wait(min(left, 1.0)):
-                    continue  # a timeout, or a write to some other file
+                if self._watch.wait(min(left, 1.0) if now >= settle else _SETTLE_POLL):
+                    # The write that woke us may belong to a commit that is not visible yet
+                    # (SQLite writes the WAL, then publishes the commit in shared memory,
+                    # which inotify does not see): keep looking for a moment.
+                    settle = time.monotonic() + _SETTLE
+                elif time.monotonic() >= settle:
+                    continue  # a plain timeout, or writes to some other file
             elif self._wake.wait(min(left, self.poll_interval)):
                 break
             if self.queue.data_version() != seen:

@@ -305,15 +305,17 @@ def test_an_idle_worker_starts_a_job_enqueued_by_another_connection_within_50ms(
     t = start(w)
     time.sleep(0.7)  # past the first idle claim interval: only data_version can wake it
     latencies = []
-    for i in range(5):
+    for i in range(20):
         sent = time.time()
         producer.enqueue("ping", i)
         wait_for(lambda: i in started, interval=0.001)
         latencies.append(started[i] - sent)
-        time.sleep(0.05)
+        time.sleep(0.02)
     w.stop()
     t.join(5)
-    assert sorted(latencies)[2] < 0.05, latencies
+    assert sorted(latencies)[10] < 0.05, latencies
+    # None waited for the periodic look (0.5 s): every commit woke the worker itself.
+    assert max(latencies) < 0.25, latencies
 
 
 def test_an_idle_worker_uses_little_cpu(db):
