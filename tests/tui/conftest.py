@@ -47,6 +47,17 @@ def make_app(path, clock, *, read_only=False, interval=3600.0, **kw) -> MonitorA
     return MonitorApp(source, interval=interval, clock=clock, **kw)
 
 
+async def focus_lands(pilot, widget_id: str) -> None:
+    """Wait until the widget with this id has the focus (it moves a few messages after the
+    key that asks for it, later still on a busy machine), so typed keys reach it."""
+    for _ in range(500):
+        focused = pilot.app.focused
+        if focused is not None and focused.id == widget_id:
+            return
+        await pilot.pause(0.01)
+    raise AssertionError(f"#{widget_id} never got the focus (it is on {pilot.app.focused!r})")
+
+
 async def settle(pilot) -> None:
     """Wait until the poll (and any action or detail read) in flight has landed: idle
     twice in a row, so a message still on its way (an Input's Submitted) is not missed."""

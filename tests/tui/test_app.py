@@ -1,7 +1,7 @@
 """Pilot tests: every view, key and action against the fixture database at a fixed clock."""
 import pytest
 
-from conftest import make_app, settle
+from conftest import focus_lands, make_app, settle
 from jobq_core.queue import Queue
 from jobq_tui.source import Unavailable
 from jobq_tui.widgets.screens import ConfirmScreen, DetailScreen, HelpScreen
@@ -21,6 +21,7 @@ async def type_filter(pilot, text, clear=False):
     """Open the filter box, wait until it has the focus, type, submit."""
     await pilot.press("slash")
     await settle(pilot)
+    await focus_lands(pilot, "filter")
     if clear:
         await pilot.press("ctrl+u")
     await pilot.press(*text, "enter")

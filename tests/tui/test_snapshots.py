@@ -3,7 +3,7 @@ of the fixture database at its fixed clock. Update with ``--snapshot-update`` an
 at the SVGs before committing them."""
 import pytest
 
-from conftest import make_app, settle
+from conftest import focus_lands, make_app, settle
 
 
 def app_on(db, clock, monkeypatch, **kw):
@@ -17,6 +17,8 @@ def keys(*pressed):
         for key in pressed:
             await pilot.press(key)
             await settle(pilot)
+            if key == "slash":
+                await focus_lands(pilot, "filter")
         await pilot.pause(0.2)  # the footer redraws its keys a moment after focus moves
         await settle(pilot)
     return run_before
