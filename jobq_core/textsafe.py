@@ -67,3 +67,14 @@ def first_line(value: object) -> str:
         return ""
     s = str(value).strip()
     return s.split("\n", 1)[0].rstrip("\r")
+
+
+def error_line(error: object) -> str:
+    """The line of an error that says what went wrong: its first line, or for a Python
+    traceback (which starts "Traceback") its last non-blank line, the exception."""
+    line = first_line(error)
+    if line.startswith("Traceback"):
+        lines = [ln for ln in str(error).splitlines() if ln.strip()]
+        if lines:
+            return lines[-1].strip()
+    return line

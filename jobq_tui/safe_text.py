@@ -17,20 +17,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from jobq_core.textsafe import ELLIPSIS, clean, first_line
+from jobq_core.textsafe import ELLIPSIS, clean, error_line, first_line
 
 __all__ = ["ELLIPSIS", "clean", "display_text", "error_line", "first_line"]
-
-
-def error_line(error: object) -> str:
-    """The line of an error that says what went wrong: its first line, or for a Python
-    traceback (which starts "Traceback") its last non-blank line, the exception."""
-    line = first_line(error)
-    if line.startswith("Traceback"):
-        lines = [ln for ln in str(error).splitlines() if ln.strip()]
-        if lines:
-            return lines[-1].strip()
-    return line
 
 
 def display_text(value: object, style: str = "", *, multiline: bool = False,

@@ -31,6 +31,7 @@ from ..errors import (
     SchemaTooNew,
     StorageFull,
 )
+from ..textsafe import error_line
 from ..types import Attempt, Job, JobStatus, Outcome, QueueStats, RawJSON, Stats, WorkerInfo
 from .base import (
     Completion, ErrorGroup, ExtendResult, ListFilter, NewJob, RetryDelay, Throughput,
@@ -608,7 +609,7 @@ class SqliteStore:
         ).fetchall()
         groups: dict[tuple[str, str], dict] = {}
         for kind, first, tail, n, finished, last_id, queues in rows:
-            line = _error_line(first, tail)
+            line = error_line(f"{first}\n{tail}")  # the tail holds a traceback's last line
             g = groups.setdefault((kind, _DIGITS.sub("#", line)), {
                 "kind": kind, "line": line, "count": 0, "last_finished_at": finished,
                 "last_id": last_id, "queues": set(), "match": _DIGITS.split(line, 1)[0],
@@ -733,16 +734,6 @@ _LIST_ORDER = {
 
 
 _DIGITS = re.compile(r"\d+")
-
-
-def _error_line(first: str, tail: str) -> str:
-    """The line that says what went wrong: the first line, or for a Python traceback
-    (which starts "Traceback") its last non-blank line, the exception."""
-    if first.startswith("Traceback"):
-        lines = [ln for ln in tail.splitlines() if ln.strip()]
-        if lines:
-            return lines[-1].strip()
-    return first.strip()
 
 
 def _list_conditions(where: ListFilter, now: float) -> tuple[list[str], list, str]:
