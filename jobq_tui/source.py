@@ -68,6 +68,7 @@ class Snapshot:
     running: tuple[Job, ...]
     rows: tuple[Any, ...] = field(default=())  # jobs or ErrorGroups of the view
     reused: bool = False  # True: the database had not changed; these are the last rows
+    frozen: bool = False  # True: a frozen copy (its directory is not writable): no live updates
 
 
 class Source:
@@ -179,7 +180,7 @@ class Source:
         elif view == "all":
             rows = tuple(q.list(filt.status, **narrow))
         return Snapshot(view, filt, grouped, version, now, now, time.monotonic() - started,
-                        stats, throughput, workers, running, rows)
+                        stats, throughput, workers, running, rows, frozen=q.snapshot)
 
     def detail(self, job_id: int) -> tuple[Job | None, list[Attempt]]:
         """One job and its attempts, read in one go (for the detail screen)."""

@@ -52,6 +52,8 @@ def header_text(snap: Snapshot | None, now: float, st: HeaderState, wide: bool) 
     if snap is None:
         t.append(" · reading…", DIM)
         return t
+    if snap.frozen:  # a WAL database whose directory we cannot write: no live view of it
+        t.append(" · ◼ frozen copy (directory not writable)", WARN)
     age = max(0.0, now - snap.checked_at)
     t.append(f" · {'updated ' if wide else ''}{fmt_dur(age)} ago",
              WARN if age > max(5.0, 3 * st.interval) else "")

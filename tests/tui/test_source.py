@@ -141,3 +141,32 @@ def test_watching_never_creates_side_files_other_than_sqlites_own(tmp_path, db, 
     before = set(os.listdir(db.parent))
     opened(db, clock, read_only=True).poll("all", Filter())
     assert set(os.listdir(db.parent)) - before <= {"jobs.db-wal", "jobs.db-shm"}
+
+
+def test_a_database_in_a_read_only_directory_is_shown_as_a_frozen_copy(tmp_path):
+    """Root ignores file modes, so the directory is made read-only with a mount namespace."""
+    import subprocess
+    import sys
+
+    from jobq_core import Queue
+
+    q = Queue(tmp_path / "jobs.db")
+    q.enqueue("visible")
+    q.close()
+    code = ("from jobq_tui.source import Source\n"
+            "from jobq_tui.filters import Filter\n"
+            f"s = Source({str(tmp_path / 'jobs.db')!r}, read_only=True)\n"
+            "s.open()\n"
+            "snap = s.poll('all', Filter())\n"
+            "print(snap.frozen, [j.kind for j in snap.rows])\n")
+    script = (f"mount --bind {tmp_path} {tmp_path} && mount -o remount,ro,bind {tmp_path} "
+              f"&& exec {sys.executable} -c \"$0\"")
+    try:
+        result = subprocess.run(["unshare", "-m", "sh", "-c", script, code],
+                                capture_output=True, text=True, timeout=60)
+    except FileNotFoundError:
+        pytest.skip("unshare is not available")
+    if "mount:" in result.stderr or "Operation not permitted" in result.stderr:
+        pytest.skip(f"no mount namespace here: {result.stderr.strip()}")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "True ['visible']"
