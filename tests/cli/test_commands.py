@@ -256,3 +256,15 @@ def test_without_db_or_jobq_db_the_database_is_jobs_db_in_the_current_directory(
     assert json.loads(jobq("enqueue", "k", "--json").stdout) == {"id": 1}
     assert (app_dir / "jobs.db").exists()
     assert json.loads(jobq("list", "--json").stdout)[0]["kind"] == "k"
+
+
+def test_run_with_a_bad_synchronous_mode_is_a_one_line_error(db, queue):
+    one_line_error(jobq("run", "--app", "taskapp", "--synchronous", "sometimes", "--db", db),
+                   "--synchronous must be NORMAL or FULL")
+
+
+def test_run_at_synchronous_full_processes_jobs(db, queue, app_dir):
+    job_id = queue.enqueue("record", {"log": str(app_dir / "runs.txt")})
+    result = jobq("run", "--app", "taskapp", "--burst", "--synchronous", "full", "--db", db)
+    assert result.exit_code == 0, result.output
+    assert queue.get(job_id).status == "succeeded"
