@@ -2,14 +2,18 @@
 
 Threads, and what each one owns:
 
-* the caller of ``run()``: claims as many jobs as there are free slots in one statement,
-  hands them to handlers, enforces timeouts, and on stop drains and releases;
+* the caller of ``run()``: claims as many jobs as there are free slots in one statement
+  (when no completion is waiting to be written), hands them to handlers, enforces
+  timeouts, and on stop drains and releases; when idle it sleeps until another process
+  writes the database (``wakeup.FileWatch``);
 * ``jobq-heartbeat``: every third of the lease, extends every in-flight lease in one
   transaction (learning which were lost or asked to cancel), beats the worker registry,
   and runs the reaper at least once per lease term;
 * ``jobq-completer``: writes outcomes. Completions that arrive while a write is under way
-  are batched into the next transaction, so a busy worker commits many at once and an idle
-  one writes each at once: no outcome waits on a timer while its lease runs down;
+  are batched into the next transaction, together with the claim of jobs for the slots
+  they free (one commit instead of two). When a commit is slow (an fsync under
+  synchronous=FULL), it waits up to half a commit's time for the handlers still running,
+  so one commit carries them all; a fast one never waits;
 * handler threads (a pool), and one event loop thread for ``async def`` handlers.
 
 Invariants: a job's lease is extended until its outcome is written; a run whose lease was
