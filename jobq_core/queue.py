@@ -167,13 +167,7 @@ class Queue:
     def claim_many(self, worker_id: str, limit: int, *, queues: Sequence[str] | None = None,
                    lease: float = DEFAULT_LEASE) -> list[Job]:
         """Take up to ``limit`` ready jobs in one statement, each with its own token."""
-        _check_name("worker_id", worker_id)
-        _check_int("limit", limit, minimum=1)
-        _check_lease(lease)
-        if isinstance(queues, str):
-            queues = [queues]
-        for q in queues or ():
-            _check_name("queue", q)
+        queues = _claim_args(worker_id, limit, queues, lease, least=1)
         now = self.clock.now()
         return self.store.job_claim(worker_id, queues, now, now + lease, limit)
 
@@ -200,10 +194,7 @@ class Queue:
 
     def complete_many(self, items: Iterable[tuple[int, int, Any]]) -> list[bool]:
         """Complete several jobs in one transaction; per item, whether it was accepted."""
-        completions = [
-            Completion(job_id, token, None if result is None else encode_json(result, "result"))
-            for job_id, token, result in items
-        ]
+        completions = _completions(items)
         if not completions:
             return []
         return self.store.job_complete_many(completions, self.clock.now())
@@ -213,15 +204,8 @@ class Queue:
                            lease: float = DEFAULT_LEASE) -> tuple[list[bool], list[Job]]:
         """``complete_many(items)`` and ``claim_many(worker_id, limit, ...)`` in one
         transaction: a busy worker commits once per batch instead of twice."""
-        _check_name("worker_id", worker_id)
-        _check_int("limit", limit, minimum=0)
-        _check_lease(lease)
-        if isinstance(queues, str):
-            queues = [queues]
-        completions = [
-            Completion(job_id, token, None if result is None else encode_json(result, "result"))
-            for job_id, token, result in items
-        ]
+        queues = _claim_args(worker_id, limit, queues, lease, least=0)
+        completions = _completions(items)
         now = self.clock.now()
         return self.store.job_complete_and_claim(completions, now, worker_id, queues,
                                                  now + lease, limit)
@@ -394,6 +378,24 @@ class Queue:
 
     def __repr__(self) -> str:
         return f"Queue({self.path!r})"
+
+
+def _completions(items: Iterable[tuple[int, int, Any]]) -> list[Completion]:
+    return [Completion(job_id, token, None if result is None else encode_json(result, "result"))
+            for job_id, token, result in items]
+
+
+def _claim_args(worker_id: Any, limit: Any, queues: Sequence[str] | str | None, lease: Any,
+                least: int) -> Sequence[str] | None:
+    """Check a claim's arguments; a single queue name may be given as a string."""
+    _check_name("worker_id", worker_id)
+    _check_int("limit", limit, minimum=least)
+    _check_lease(lease)
+    if isinstance(queues, str):
+        queues = [queues]
+    for q in queues or ():
+        _check_name("queue", q)
+    return queues
 
 
 def _check_name(what: str, value: Any) -> None:
