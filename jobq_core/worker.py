@@ -117,10 +117,13 @@ class Worker:
         self.counts = {"succeeded": 0, "failed": 0, "dead": 0, "lost": 0, "released": 0,
                        "cancelled": 0}
         self._runs: dict[int, _Run] = {}
+        self._running = 0  # runs in state _RUNNING (guarded by _lock)
+        self._timed = 0  # ... of which have a deadline
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._outbox: list[_Run] = []
+        self._outbox_ok = 0  # successes in the outbox
         self._outbox_cv = threading.Condition()
         self._writing = False  # the completer holds outcomes it has not written yet
         self._write_took = 0.0  # seconds the completer's last write took
@@ -241,8 +244,14 @@ class Worker:
     # -- claiming ---------------------------------------------------------------------------
 
     def _busy(self) -> int:
-        with self._lock:
-            return sum(1 for r in self._runs.values() if r.state == _RUNNING)
+        return self._running
+
+    def _leave_running(self, run: _Run, state: str) -> None:
+        """Move ``run`` out of _RUNNING (the caller holds ``_lock``)."""
+        run.state = state
+        self._running -= 1
+        if run.deadline is not None:
+            self._timed -= 1
 
     def _claim_loop(self, burst: bool) -> None:
         seen_version: int | None = None
@@ -297,11 +306,12 @@ class Worker:
         return seen  # unchanged: the caller compares, sees the change and claims
 
     def _completions_pending(self) -> bool:
-        with self._outbox_cv:
-            return self._writing or any(r.outcome[0] == "ok" for r in self._outbox)
+        return self._writing or self._outbox_ok > 0
 
     def _wait_time(self, polling: bool) -> float:
         wait = self.poll_interval if polling else 0.25
+        if not self._timed:
+            return wait
         with self._lock:
             deadlines = [r.deadline for r in self._runs.values()
                          if r.state == _RUNNING and r.deadline is not None]
@@ -330,6 +340,9 @@ class Worker:
         with self._lock:
             for run in runs:
                 self._runs[run.job.id] = run
+                self._running += 1
+                if run.deadline is not None:
+                    self._timed += 1
         longer = [r for r in runs if r.lease != self.lease]
         if longer:
             self._extend(longer)
@@ -396,7 +409,7 @@ class Worker:
                     log.info("%s: handler returned after the run was abandoned; result "
                              "discarded", _describe(run))
                 return
-            run.state = _FINISHING
+            self._leave_running(run, _FINISHING)
             run.outcome = outcome
         self._post(run)
 
@@ -406,7 +419,7 @@ class Worker:
         with self._lock:
             if run.state != _RUNNING:
                 return
-            run.state = _FINISHING if outcome else _GONE
+            self._leave_running(run, _FINISHING if outcome else _GONE)
             run.outcome = outcome or ()
             if not outcome:
                 self._runs.pop(run.job.id, None)
@@ -423,6 +436,8 @@ class Worker:
         self._wake.set()
 
     def _check_timeouts(self) -> None:
+        if not self._timed:
+            return
         now = time.monotonic()
         with self._lock:
             late = [r for r in self._runs.values()
@@ -433,10 +448,16 @@ class Worker:
     # -- writing outcomes -------------------------------------------------------------------
 
     def _post(self, run: _Run) -> None:
+        """Hand an outcome to the completer, which wakes the claim loop once it is written
+        (the slot counts as free from now on, but its job is not finished yet)."""
         with self._outbox_cv:
             self._outbox.append(run)
-            self._outbox_cv.notify()
-        self._wake.set()
+            if run.outcome[0] == "ok":
+                self._outbox_ok += 1
+            # The completer waits for a first outcome, or (grouping a slow commit) for the
+            # last running handler: no other outcome needs to wake it.
+            if len(self._outbox) == 1 or not self._running:
+                self._outbox_cv.notify()
 
     def _completer_loop(self) -> None:
         while True:
@@ -445,6 +466,7 @@ class Worker:
                     self._outbox_cv.wait()
                 self._group_commit()
                 batch, self._outbox = self._outbox, []
+                self._outbox_ok = 0
                 if not batch and self._closing:
                     return
                 self._writing = True
@@ -484,10 +506,15 @@ class Worker:
                 log.error("completing %d job(s) failed (their leases will expire and they run "
                           "again): %s", len(done), e)
                 accepted = [None] * len(done)
+            succeeded = accepted.count(True)
+            if succeeded:
+                with self._lock:
+                    self.counts["succeeded"] += succeeded
+            verbose = log.isEnabledFor(logging.INFO)
             for run, ok in zip(done, accepted):
                 if ok:
-                    self._count("succeeded")
-                    log.info("%s succeeded in %.3fs", _describe(run), _took(run))
+                    if verbose:
+                        log.info("%s succeeded in %.3fs", _describe(run), _took(run))
                 elif ok is False:
                     self._count("lost")
                     log.warning("%s lease lost before completion: result discarded (the job "
