@@ -109,16 +109,31 @@ class JobContext:
     period.
     """
 
+    __slots__ = ("job_id", "attempt", "worker_id", "kind", "_queue", "_token", "_lease",
+                 "_cancelled")
+    _create_lock = threading.Lock()
+
     def __init__(self, queue: Queue, job_id: int, token: int, attempt: int, worker_id: str,
                  kind: str, lease: float):
         self.job_id = job_id
         self.attempt = attempt
         self.worker_id = worker_id
         self.kind = kind
-        self.cancelled = threading.Event()
         self._queue = queue
         self._token = token
         self._lease = lease
+        self._cancelled: threading.Event | None = None
+
+    @property
+    def cancelled(self) -> threading.Event:
+        """Set when this run should stop (see the class description)."""
+        event = self._cancelled
+        if event is None:  # made on first use: most runs never look at it
+            with self._create_lock:
+                if self._cancelled is None:
+                    self._cancelled = threading.Event()
+                event = self._cancelled
+        return event
 
     def heartbeat(self) -> None:
         """Extend this job's lease now (the worker also does so on its own schedule)."""

@@ -16,7 +16,7 @@ import re
 import sqlite3
 import threading
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 from ..errors import (
@@ -115,12 +115,28 @@ def _text(raw: bytes) -> str:
     return str(raw, "utf-8", "replace")
 
 
-def _job(r: tuple) -> Job:
-    return Job(
-        r[0], r[1], r[2], _decode(r[3]), r[4], JobStatus(r[5]), r[6], r[7], r[8], r[9], r[10],
-        r[11], _decode(r[12]), r[13], r[14], r[15], r[16], r[17], r[18], r[19], bool(r[20]),
-        r[21],
-    )
+_STATUS = {s.value: s for s in JobStatus}
+
+
+def _row_reader() -> Callable[[tuple], Job]:
+    """A function that makes a Job from a row of ``_JOB_COLS``.
+
+    Job is frozen, so its __init__ sets each field through object.__setattr__, which costs
+    more than the rest of a claim's Python work. This sets the slots directly, unrolled."""
+    names = Job.__slots__
+    convert = {"payload": "_decode({})", "status": "_STATUS[{}]", "result": "_decode({})",
+               "cancel_requested": "bool({})"}
+    env = {"_decode": _decode, "_STATUS": _STATUS, "_new": object.__new__, "Job": Job}
+    lines = ["def _job(r):", "    j = _new(Job)"]
+    for i, name in enumerate(names):
+        env[f"_set_{name}"] = getattr(Job, name).__set__
+        lines.append(f"    _set_{name}(j, {convert.get(name, '{}').format(f'r[{i}]')})")
+    lines.append("    return j")
+    exec("\n".join(lines), env)  # noqa: S102 - built from Job's own field names only
+    return env["_job"]
+
+
+_job = _row_reader()
 
 
 @functools.lru_cache(maxsize=64)
@@ -147,6 +163,10 @@ def _claim_sql(n_queues: int, single: bool) -> str:
         "token=random(), started_at=?, heartbeat_at=?, progress=NULL, progress_message=NULL "
         f"WHERE {match} RETURNING {_JOB_COLS}"
     )
+
+
+def _claim_order(job: Job) -> tuple:
+    return -job.priority, job.run_at, job.id
 
 
 def _claim_params(queues: Sequence[str], now: float, limit: int) -> list:
@@ -337,7 +357,8 @@ class SqliteStore:
         sql = _claim_sql(len(queues), limit == 1)
         params = [lease_until, worker, now, now, *_claim_params(queues, now, limit)]
         jobs = [_job(r) for r in c.execute(sql, params).fetchall()]
-        jobs.sort(key=lambda j: (-j.priority, j.run_at, j.id))  # RETURNING order is unspecified
+        if len(jobs) > 1:
+            jobs.sort(key=_claim_order)  # RETURNING order is unspecified
         return jobs
 
     @_guarded
@@ -372,7 +393,10 @@ class SqliteStore:
 
     @_guarded
     def job_complete_many(self, completions: Sequence[Completion], now: float) -> list[bool]:
-        with self._write() if len(completions) > 1 else _nothing(self._conn) as c:
+        if len(completions) == 1:  # one statement: no BEGIN needed
+            x = completions[0]
+            return [self._conn.execute(_COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1]
+        with self._write() as c:
             return [
                 c.execute(_COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1
                 for x in completions
