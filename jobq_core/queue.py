@@ -33,12 +33,34 @@ _LIST_STATUSES = frozenset({*JobStatus, "scheduled", "retrying"})
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+def _not_serializable(o: Any) -> Any:
+    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+
+
+def _one_encoder() -> Any:
+    """``_JSON.encode`` builds a new C encoder on every call, which costs more than encoding
+    a small payload; this one is built once. It has no circular-reference check: a cycle
+    ends in RecursionError, which ``encode_json`` reports like the standard encoder does."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # no C accelerator (not CPython)
+        return _JSON.encode
+    chunks = make(None, _not_serializable, json.encoder.encode_basestring, None, ":", ",",
+                  False, False, False)
+    return lambda value: "".join(chunks(value, 0))
+
+
+_encode = _one_encoder()
+
+
 def encode_json(value: Any, what: str = "payload") -> str:
     """Strict JSON (no NaN or Infinity): what another language's JSON reader accepts too."""
     try:
-        text = _JSON.encode(value)
+        text = _encode(value)
     except (TypeError, ValueError) as e:
         raise type(e)(f"{what} is not JSON-serializable: {e}") from None
+    except RecursionError:
+        raise ValueError(f"{what} is not JSON-serializable: it refers to itself, or is "
+                         "nested too deeply") from None
     if not text.isascii():
         try:
             text.encode("utf-8")
@@ -102,8 +124,14 @@ class Queue:
         """Add a job and return its id. With ``unique_key``, while a job with that key is
         pending or running, return that job's id instead of adding another."""
         now = self.clock.now()
-        job = self._new_job(kind, payload, queue, priority, delay, run_at, max_attempts,
-                            unique_key, now)
+        if (queue == "default" and priority == 0 and type(delay) is int and delay == 0
+                and run_at is None and max_attempts is None and unique_key is None):
+            _check_name("kind", kind)  # the defaults need no checks
+            job = NewJob(kind, self._payload_text(payload), queue, 0, now, self.max_attempts,
+                         None)
+        else:
+            job = self._new_job(kind, payload, queue, priority, delay, run_at, max_attempts,
+                                unique_key, now)
         return self.store.job_insert_many([job], now)[0]
 
     def enqueue_many(self, items: Iterable[tuple | Mapping[str, Any]]) -> list[int]:
@@ -116,6 +144,9 @@ class Queue:
         return self.store.job_insert_many(jobs, now) if jobs else []
 
     def _new_job_from_item(self, item: tuple | Mapping[str, Any], now: float) -> NewJob:
+        if type(item) is tuple and len(item) == 2 and type(item[0]) is str and item[0]:
+            return NewJob(item[0], self._payload_text(item[1]), "default", 0, now,
+                          self.max_attempts, None)  # the common case first
         if isinstance(item, Mapping):
             unknown = set(item) - _ENQUEUE_KEYS
             if unknown:

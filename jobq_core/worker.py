@@ -616,11 +616,16 @@ def _tasks(registry: Registry) -> list[Task]:
 
 
 def _success(result: Any) -> tuple:
+    if result is None:
+        return _OK_NONE
     try:
         encode_json(result, "the handler's result")
     except (TypeError, ValueError) as e:
         return ("error", f"{type(e).__name__}: {e}", False)
     return ("ok", result)
+
+
+_OK_NONE = ("ok", None)
 
 
 def _failure(e: BaseException) -> tuple:

@@ -37,6 +37,16 @@ def test_a_payload_that_is_not_json_raises_before_anything_is_written(queue, pay
     assert queue.list() == []
 
 
+def test_a_payload_that_contains_itself_raises_a_value_error_in_one_and_in_many(queue):
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="payload is not JSON-serializable: it refers to itself"):
+        queue.enqueue("k", {"a": loop})
+    with pytest.raises(ValueError, match="refers to itself"):
+        queue.enqueue_many([("ok", 1), ("k", loop)])
+    assert queue.list() == []
+
+
 def test_a_payload_over_the_limit_is_refused_with_the_limit_in_the_message(db_path):
     q = Queue(db_path, max_payload_bytes=100)
     q.enqueue("k", "x" * 98)  # 100 bytes as JSON, with the quotes
