@@ -16,7 +16,7 @@ import re
 import sqlite3
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
 from ..errors import (
@@ -32,10 +32,15 @@ from ..errors import (
     StorageFull,
 )
 from ..textsafe import error_line
-from ..types import Attempt, Job, JobStatus, Outcome, QueueStats, RawJSON, Stats, WorkerInfo
+from ..types import Attempt, Job, JobStatus, Outcome, QueueStats, Stats, WorkerInfo
 from .base import (
     Completion, ErrorGroup, ExtendResult, ListFilter, NewJob, RetryDelay, Throughput,
 )
+from .sqlite_rows import JOB_COLS as _JOB_COLS
+from .sqlite_rows import JOB_COLS_LEAN as _JOB_COLS_LEAN
+from .sqlite_rows import claim_returning, claimed_job
+from .sqlite_rows import job as _job
+from .sqlite_rows import text as _text
 from .sqlite_schema import (
     APP_ID, INLINE_PAYLOAD_MAX, MIGRATIONS, PAGE_SIZE, SCHEMA_VERSION, TABLES,
 )
@@ -43,18 +48,6 @@ from .sqlite_schema import (
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 _BATCH = 1000  # rows per transaction for maintenance work, so writers never wait long
 
-_JOB_COLS = (
-    "id, kind, queue, "
-    "coalesce(payload, (SELECT p.payload FROM jobq_payloads p WHERE p.job_id=jobq_jobs.id)), "
-    "priority, status, attempts, max_attempts, run_at, lease_until, "
-    "worker, token, result, error, created_at, started_at, finished_at, unique_key, progress, "
-    "progress_message, cancel_requested, heartbeat_at"
-)
-# The same columns with payload and result left unread: listings never load what they
-# do not show (a payload may be megabytes).
-_JOB_COLS_LEAN = _JOB_COLS.replace(
-    "coalesce(payload, (SELECT p.payload FROM jobq_payloads p WHERE p.job_id=jobq_jobs.id))",
-    "NULL").replace("token, result,", "token, NULL,")
 _INSERT = (
     "INSERT INTO jobq_jobs(kind, payload, queue, priority, run_at, max_attempts, unique_key, "
     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
@@ -100,43 +93,6 @@ RECENT_FINISHED = (
 )
 
 
-def _decode(text: str | None):
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return RawJSON(text)
-
-
-def _text(raw: bytes) -> str:
-    """Text columns that are not valid UTF-8 (written by something other than jobq) are
-    read with U+FFFD in place of the bad bytes, instead of failing the whole query."""
-    return str(raw, "utf-8", "replace")
-
-
-_STATUS = {s.value: s for s in JobStatus}
-
-
-def _row_reader() -> Callable[[tuple], Job]:
-    """A function that makes a Job from a row of ``_JOB_COLS``.
-
-    Job is frozen, so its __init__ sets each field through object.__setattr__, which costs
-    more than the rest of a claim's Python work. This sets the slots directly, unrolled."""
-    names = Job.__slots__
-    convert = {"payload": "_decode({})", "status": "_STATUS[{}]", "result": "_decode({})",
-               "cancel_requested": "bool({})"}
-    env = {"_decode": _decode, "_STATUS": _STATUS, "_new": object.__new__, "Job": Job}
-    lines = ["def _job(r):", "    j = _new(Job)"]
-    for i, name in enumerate(names):
-        env[f"_set_{name}"] = getattr(Job, name).__set__
-        lines.append(f"    _set_{name}(j, {convert.get(name, '{}').format(f'r[{i}]')})")
-    lines.append("    return j")
-    exec("\n".join(lines), env)  # noqa: S102 - built from Job's own field names only
-    return env["_job"]
-
-
-_job = _row_reader()
 
 
 @functools.lru_cache(maxsize=64)
@@ -161,7 +117,7 @@ def _claim_sql(n_queues: int, single: bool) -> str:
     return (
         "UPDATE jobq_jobs SET status='running', attempts=attempts+1, lease_until=?, worker=?, "
         "token=random(), started_at=?, heartbeat_at=?, progress=NULL, progress_message=NULL "
-        f"WHERE {match} RETURNING {_JOB_COLS}"
+        f"WHERE {match} RETURNING {claim_returning()}"
     )
 
 
@@ -356,7 +312,7 @@ class SqliteStore:
         queues = list(dict.fromkeys(queues)) if queues else []
         sql = _claim_sql(len(queues), limit == 1)
         params = [lease_until, worker, now, now, *_claim_params(queues, now, limit)]
-        jobs = [_job(r) for r in c.execute(sql, params).fetchall()]
+        jobs = [claimed_job(r, lease_until, worker, now) for r in c.execute(sql, params).fetchall()]
         if len(jobs) > 1:
             jobs.sort(key=_claim_order)  # RETURNING order is unspecified
         return jobs
