@@ -39,6 +39,20 @@ def test_the_database_runs_in_wal_mode_with_the_chosen_synchronous_level(db_path
         Queue(db_path, synchronous="sometimes")
 
 
+def test_checkpoints_come_every_4_mib_of_wal_whatever_the_page_size(db_path, tmp_path):
+    q = Queue(db_path)  # jobq's own 1 KiB pages
+    assert q.store._conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 4096
+    q.close()
+    other = str(tmp_path / "app.db")
+    conn = sqlite3.connect(other)
+    conn.execute("PRAGMA page_size=8192")
+    conn.execute("CREATE TABLE app(x)")
+    conn.close()
+    q = Queue(other)
+    assert q.store._conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+    q.close()
+
+
 def test_a_file_jobq_created_records_its_schema_version_in_user_version(db_path):
     Queue(db_path).close()
     conn = sqlite3.connect(db_path)
