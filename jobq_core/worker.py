@@ -54,7 +54,7 @@ _GROUP_COMMIT_AFTER = 0.0005  # a write slower than this makes the completer bat
 _GROUP_COMMIT_MAX = 0.005  # never hold an outcome back longer than this
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Run:
     job: Job
     task: Task | None
@@ -124,7 +124,8 @@ class Worker:
         self._stopping = threading.Event()
         self._outbox: list[_Run] = []
         self._outbox_ok = 0  # successes in the outbox
-        self._outbox_cv = threading.Condition()
+        # On the same lock: a finishing handler takes one lock, not two.
+        self._outbox_cv = threading.Condition(self._lock)
         self._writing = False  # the completer holds outcomes it has not written yet
         self._write_took = 0.0  # seconds the completer's last write took
         self._closing = False
@@ -411,7 +412,7 @@ class Worker:
                 return
             self._leave_running(run, _FINISHING)
             run.outcome = outcome
-        self._post(run)
+            self._post_locked(run)
 
     def _abandon(self, run: _Run, outcome: tuple | None) -> None:
         """Stop waiting for a running handler: write ``outcome`` (None: nothing, the lease is
@@ -448,16 +449,20 @@ class Worker:
     # -- writing outcomes -------------------------------------------------------------------
 
     def _post(self, run: _Run) -> None:
+        with self._lock:
+            self._post_locked(run)
+
+    def _post_locked(self, run: _Run) -> None:
         """Hand an outcome to the completer, which wakes the claim loop once it is written
-        (the slot counts as free from now on, but its job is not finished yet)."""
-        with self._outbox_cv:
-            self._outbox.append(run)
-            if run.outcome[0] == "ok":
-                self._outbox_ok += 1
-            # The completer waits for a first outcome, or (grouping a slow commit) for the
-            # last running handler: no other outcome needs to wake it.
-            if len(self._outbox) == 1 or not self._running:
-                self._outbox_cv.notify()
+        (the slot counts as free from now on, but its job is not finished yet). The caller
+        holds ``_lock``."""
+        self._outbox.append(run)
+        if run.outcome[0] == "ok":
+            self._outbox_ok += 1
+        # The completer waits for a first outcome, or (grouping a slow commit) for the last
+        # running handler: no other outcome needs to wake it.
+        if len(self._outbox) == 1 or not self._running:
+            self._outbox_cv.notify()
 
     def _completer_loop(self) -> None:
         while True:
@@ -480,7 +485,6 @@ class Worker:
                 for run in batch:
                     run.state = _GONE
                     self._runs.pop(run.job.id, None)
-            with self._outbox_cv:
                 self._writing = False
             self._wake.set()
 
