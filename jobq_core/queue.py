@@ -220,7 +220,8 @@ class Queue:
     def complete(self, job_id: int, token: int, result: Any = None) -> None:
         """Mark the job succeeded and store ``result`` (JSON). Raises ``LeaseLost`` (and
         writes nothing) when the job is no longer running under this token."""
-        if not self.complete_many([(job_id, token, result)])[0]:
+        completion = _completion(job_id, token, result)
+        if not self.store.job_complete_many([completion], self.clock.now())[0]:
             raise LeaseLost(job_id, token)
 
     def complete_many(self, items: Iterable[tuple[int, int, Any]]) -> list[bool]:
@@ -411,9 +412,12 @@ class Queue:
         return f"Queue({self.path!r})"
 
 
+def _completion(job_id: int, token: int, result: Any) -> Completion:
+    return Completion(job_id, token, None if result is None else encode_json(result, "result"))
+
+
 def _completions(items: Iterable[tuple[int, int, Any]]) -> list[Completion]:
-    return [Completion(job_id, token, None if result is None else encode_json(result, "result"))
-            for job_id, token, result in items]
+    return [_completion(job_id, token, result) for job_id, token, result in items]
 
 
 def _claim_args(worker_id: Any, limit: Any, queues: Sequence[str] | str | None, lease: Any,

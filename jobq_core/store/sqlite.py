@@ -160,12 +160,22 @@ def _translate(e: sqlite3.Error, path: str) -> JobqError:
     return DatabaseUnavailable(f"{path}: {e}")
 
 
+_forks = [0]  # how many times this process's line of ancestors forked
+
+
+def _count_fork() -> None:
+    _forks[0] += 1
+
+
+os.register_at_fork(after_in_child=_count_fork)
+
+
 def _guarded(method):
     """Run a store method under the connection lock, turning sqlite3 errors into jobq's."""
 
     @functools.wraps(method)
     def wrapper(self: SqliteStore, *args, **kwargs):
-        if self._pid != os.getpid():
+        if self._forks != _forks[0]:  # cheaper than comparing os.getpid() on every call
             raise DatabaseUnavailable(
                 f"{self.path}: this Queue was opened before a fork; using its connection in "
                 "the child could corrupt the database: open a new Queue in each process")
@@ -195,7 +205,7 @@ class SqliteStore:
             raise ValueError(f"busy_timeout must be >= 0 seconds, got {busy_timeout!r}")
         self.path = os.fspath(path)
         self.read_only = read_only
-        self._pid = os.getpid()  # SQLite connections must not cross a fork
+        self._forks = _forks[0]  # SQLite connections must not cross a fork
         self._lock = threading.RLock()
         self.snapshot = False  # True: a read-only view that cannot see later changes
         _warn_if_network(self.path)
