@@ -48,6 +48,7 @@ from .sqlite_schema import (
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 _BATCH = 1000  # rows per transaction for maintenance work, so writers never wait long
 WAL_CHECKPOINT_BYTES = 4 * 1024 * 1024  # WAL written between automatic checkpoints
+_SURELY_INLINE = INLINE_PAYLOAD_MAX // 4  # characters: at most 4 UTF-8 bytes each
 
 _INSERT = (
     "INSERT INTO jobq_jobs(kind, payload, queue, priority, run_at, max_attempts, unique_key, "
@@ -271,6 +272,9 @@ class SqliteStore:
             return [self._conn.execute(_INSERT, _insert_row(jobs[0], now)).lastrowid]
         ids: list[int] = []
         with self._write() as c:
+            if not any(job.unique_key is not None or len(job.payload) > _SURELY_INLINE
+                       for job in jobs):  # the common case: one executemany for all
+                return self._insert_plain(c, [(*job, now) for job in jobs])
             plain: list[tuple] = []
             for job in jobs:
                 if not _needs_care(job):
