@@ -119,7 +119,7 @@ class Worker:
         self._runs: dict[int, _Run] = {}
         self._running = 0  # runs in state _RUNNING (guarded by _lock)
         self._timed = 0  # ... of which have a deadline
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # an RLock: Condition.notify checks ownership in C
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._outbox: list[_Run] = []
