@@ -15,8 +15,9 @@ from jobq_core.queue import encode_json
 
 from .common import DEFAULT_DB, DbOption, JsonOption, fail, friendly, open_queue, parse_json, print_json
 
-BATCH = 500
+BATCH = 1000
 _KEYS = ("kind", "payload", "queue", "priority", "delay", "max_attempts", "unique_key")
+_PLAIN_KEYS = frozenset({"kind", "payload"})
 
 
 @friendly
@@ -44,7 +45,9 @@ def enqueue(
     if stdin:
         if payload is not None:
             fail("with --stdin, payloads come from stdin, not the command line")
-        jobs = [_line_job(line, n, defaults) for n, line in enumerate(sys.stdin, 1) if line.strip()]
+        plain = defaults == _DEFAULTS | {"kind": kind}  # no option changes a default
+        jobs = [_line_job(line, n, defaults, plain)
+                for n, line in enumerate(sys.stdin, 1) if line.strip()]
     else:
         if kind is None:
             fail("give a KIND (or --stdin)")
@@ -60,8 +63,21 @@ def enqueue(
         sys.stdout.write("".join(f"{i}\n" for i in ids))
 
 
-def _line_job(line: str, n: int, defaults: dict[str, Any]) -> dict[str, Any]:
+_DEFAULTS = {"kind": None, "queue": "default", "priority": 0, "delay": 0.0, "max_attempts": None,
+             "unique_key": None}
+
+
+def _line_job(line: str, n: int, defaults: dict[str, Any], plain: bool) -> dict | tuple:
     item = parse_json(line, f"stdin line {n}")
+    if plain and type(item) is dict and item.keys() <= _PLAIN_KEYS:
+        # Only a kind and a payload, with every option at its default: the (kind, payload)
+        # form, which enqueue_many takes without looking at options.
+        kind = item.get("kind", defaults["kind"])
+        if not isinstance(kind, str) or not kind:
+            fail(f"stdin line {n}: kind must be a non-empty string, got {kind!r:.60}")
+        payload = item.get("payload")
+        _check_payload(payload, f"stdin line {n}: ")
+        return (kind, payload)
     if not isinstance(item, dict):
         fail(f"stdin line {n}: expected a JSON object, got {type(item).__name__}")
     unknown = set(item) - set(_KEYS)
@@ -89,8 +105,12 @@ def _checked(job: dict[str, Any], where: str) -> dict[str, Any]:
     d = job["delay"]
     if isinstance(d, bool) or not isinstance(d, (int, float)) or not math.isfinite(d) or d < 0:
         fail(f"{where}delay must be a number of seconds >= 0, got {d!r:.60}")
+    _check_payload(job["payload"], where)
+    return {k: v for k, v in job.items() if v is not None or k == "payload"}
+
+
+def _check_payload(payload: Any, where: str) -> None:
     try:
-        encode_json(job["payload"])
+        encode_json(payload)
     except ValueError as e:  # NaN, Infinity, lone surrogates
         fail(f"{where}{e}")
-    return {k: v for k, v in job.items() if v is not None or k == "payload"}

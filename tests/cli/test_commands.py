@@ -61,6 +61,26 @@ def test_enqueue_stdin_adds_one_job_per_line_in_batches(db):
         assert q.get(7).payload == {"i": 6} and q.get(7).kind == "bulk"
 
 
+def test_enqueue_stdin_lines_of_kind_and_payload_honour_the_command_line_options(db):
+    lines = '{"kind": "a", "payload": [1]}\n{"payload": {"x": "y"}}\n'
+    assert jobq("enqueue", "dflt", "--stdin", "--db", db, input=lines).stdout == "1\n2\n"
+    assert jobq("enqueue", "dflt", "--stdin", "--queue", "q2", "--priority", "5", "--db", db,
+                input=lines).exit_code == 0
+    with Queue(db) as q:
+        assert [(j.kind, j.payload, j.queue, j.priority) for j in q.list(limit=10)][::-1] == [
+            ("a", [1], "default", 0), ("dflt", {"x": "y"}, "default", 0),
+            ("a", [1], "q2", 5), ("dflt", {"x": "y"}, "q2", 5)]
+
+
+def test_enqueue_stdin_with_a_bad_plain_line_writes_nothing(db):
+    good = "".join(json.dumps({"kind": "k", "payload": i}) + "\n" for i in range(1500))
+    one_line_error(jobq("enqueue", "--stdin", "--db", db, input=good + '{"kind": "k", "payload": NaN}\n'),
+                   "stdin line 1501: payload is not JSON-serializable")
+    one_line_error(jobq("enqueue", "--stdin", "--db", db, input=good + '{"kind": "", "payload": 1}\n'),
+                   "stdin line 1501: kind must be a non-empty string")
+    assert not os.path.exists(db)
+
+
 def test_enqueue_stdin_with_one_bad_line_writes_nothing(db):
     lines = '{"kind": "a"}\n{"kind": "b"}\n{"kind": "c", "priority": "high"}\n'
     one_line_error(jobq("enqueue", "--stdin", "--db", db, input=lines),
