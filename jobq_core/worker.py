@@ -486,7 +486,9 @@ class Worker:
                     run.state = _GONE
                     self._runs.pop(run.job.id, None)
                 self._writing = False
-            self._wake.set()
+                full = self._running >= self.concurrency
+            if not full:  # the claim loop has slots to fill (or nothing left to wait for)
+                self._wake.set()
 
     def _group_commit(self) -> None:
         """When a write is slow (an fsync per commit under synchronous=FULL), wait up to
