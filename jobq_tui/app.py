@@ -28,6 +28,7 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from jobq_core.clock import SYSTEM_CLOCK, Clock
+from jobq_core.types import JobStatus
 
 from . import views
 from .actions import WriteActions
@@ -382,6 +383,8 @@ class MonitorApp(WriteActions, App):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("retry", "retry_all", "cancel_job") and self.source.read_only:
             return False  # hidden, not greyed out: a read-only monitor has no such keys
+        if action == "pause" and isinstance(self.screen, DetailScreen):
+            return True  # the detail screen is live too
         if self._modal_open() and action in _MAIN_VIEW_ACTIONS:
             return False  # the main view's keys do nothing on the detail screen
         return True
@@ -411,6 +414,9 @@ class MonitorApp(WriteActions, App):
     def action_pause(self) -> None:
         self.live = not self.live
         self.say("live refresh resumed" if self.live else "paused: p resumes, r refreshes once")
+        if self._modal_open():  # the status line is under the detail screen
+            self.notify("live refresh resumed" if self.live else "paused: p resumes, r reloads",
+                        markup=False, timeout=3)
         self.render_all()
         if self.live:
             self.request_poll()
@@ -457,12 +463,20 @@ class MonitorApp(WriteActions, App):
             self.push_screen(screen)
             self.load_detail(screen)
 
-    @work(thread=True, group="detail")
-    def load_detail(self, screen: DetailScreen) -> None:
+    @work(thread=True, exclusive=True, group="detail")
+    def load_detail(self, screen: DetailScreen, force: bool = True) -> None:
+        """Read the job on ``screen`` again (unless ``force`` is off and nothing changed:
+        then only a running job is redrawn, for its countdown) and show it."""
         try:
-            job, attempts = self.source.detail(screen.job_id)
-            text = detail_text(job, attempts, self.clock.now(), screen.job_id)
+            version = self.source.version()
+            if force or version != screen.version:
+                job, attempts = self.source.detail(screen.job_id)
+                screen.version, screen.job, screen.attempts = version, job, attempts
+            elif screen.job is None or screen.job.status != JobStatus.RUNNING:
+                return  # nothing on the screen would change
+            text = detail_text(screen.job, screen.attempts, self.clock.now(), screen.job_id)
         except Unavailable as e:
+            screen.version = None  # read again once the database is back
             text = Text("database unavailable: ", "bold red")
             text.append_text(display_text(str(e), limit=300))
         self.call_from_thread(screen.show, text)

@@ -182,6 +182,14 @@ class Source:
         return Snapshot(view, filt, grouped, version, now, now, time.monotonic() - started,
                         stats, throughput, workers, running, rows, frozen=q.snapshot)
 
+    def version(self) -> int:
+        """``PRAGMA data_version``: it changes whenever another connection commits."""
+        try:
+            return self._current_queue().data_version()
+        except JobqError as e:
+            self.close()
+            raise Unavailable(_plain_error(e)) from None
+
     def detail(self, job_id: int) -> tuple[Job | None, list[Attempt]]:
         """One job and its attempts, read in one go (for the detail screen)."""
         try:

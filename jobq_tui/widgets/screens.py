@@ -91,7 +91,11 @@ def _section(t: Text, title: str, body: str) -> None:
 
 
 class DetailScreen(Screen):
-    """One job: payload, result, progress and every attempt with its full error."""
+    """One job: payload, result, progress and every attempt with its full error.
+
+    Live like the main view: at each refresh interval it re-reads the job when the
+    database changed, and redraws a running job (its lease countdown) when it did not.
+    """
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "back"),
@@ -99,16 +103,27 @@ class DetailScreen(Screen):
         Binding("j", "scroll('down')", "down", show=False),
         Binding("k", "scroll('up')", "up", show=False),
         Binding("r", "reload", "reload"),
+        Binding("p", "app.pause", "pause"),
     ]
 
     def __init__(self, job_id: int):
         super().__init__()
         self.job_id = job_id
+        self.version: int | None = None  # data_version of the last read
+        self.job: Job | None = None
+        self.attempts: list[Attempt] = []
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="detail-scroll"):
             yield Static(Text(f"loading job {self.job_id}…"), id="detail-body")
         yield Footer()
+
+    def on_mount(self) -> None:
+        self.set_interval(self.app.interval, self._live)  # type: ignore[attr-defined]
+
+    def _live(self) -> None:
+        if self.app.live:  # type: ignore[attr-defined]
+            self.app.load_detail(self, force=False)  # type: ignore[attr-defined]
 
     def show(self, text: Text) -> None:
         self.query_one("#detail-body", Static).update(text)
@@ -126,7 +141,7 @@ jobq-tui — live monitor of a jobq database
 
   1-6            views: Running Queues Workers Retries Dead All (or click a tab)
   j k ↑ ↓        move          g G   top / bottom       h l ← →  sideways
-  enter          job detail (on a dead group: list its jobs)
+  enter          job detail, live (on a dead group: list its jobs)
   esc            back; clears the filter
   /              filter: words and queue:Q kind:K worker:W error:TEXT status:S
                  quote values with spaces: error:"connection refused"

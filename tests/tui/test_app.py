@@ -114,6 +114,39 @@ async def test_enter_opens_the_job_detail_and_esc_goes_back(db, clock):
         assert not isinstance(app.screen, DetailScreen)
 
 
+async def test_the_job_detail_follows_the_job_live_and_stops_while_paused(tmp_path, clock):
+    path = tmp_path / "live.db"
+    with Queue(path, clock=clock) as q:
+        q.enqueue("resize", {"img": "a.png"})
+        job = q.claim("w1")
+    app = make_app(path, clock, interval=0.05)
+
+    async def body_says(text, tries=200):
+        for _ in range(tries):
+            await pilot.pause(0.02)
+            if text in str(app.screen.query_one("#detail-body").render()):
+                return True
+        return False
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        await pilot.press("1", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, DetailScreen) and app.screen.job_id == job.id
+        assert await body_says("running")
+        with Queue(path, clock=clock) as q:
+            q.progress(job.id, job.token, 0.5, "half way")
+        assert await body_says("half way")  # no key pressed: the screen re-read the job
+        await pilot.press("p")  # paused: the screen keeps what it shows
+        await settle(pilot)
+        assert not app.live
+        with Queue(path, clock=clock) as q:
+            q.complete(job.id, job.token, {"ok": 1})
+        assert not await body_says("succeeded", tries=25)  # 10 refresh intervals
+        await pilot.press("r")  # r still reads it once
+        assert await body_says("succeeded")
+
+
 async def test_enter_on_a_dead_group_lists_its_jobs(db, clock):
     app = make_app(db, clock)
     async with app.run_test(size=(80, 24)) as pilot:
