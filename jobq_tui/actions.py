@@ -1,5 +1,6 @@
 """The monitor's write actions: retry a dead job, retry every dead job matching the
-filter, cancel a job. A mixin of ``MonitorApp``.
+filter, cancel a job; retry or cancel the jobs marked with ``space``. A mixin of
+``MonitorApp``.
 
 Each asks first, with a confirmation that says how many jobs it touches, and then runs in
 a thread through ``Source`` (a short-lived write connection per action). Read-only
@@ -22,7 +23,30 @@ class WriteActions:
     """Needs from its host app: ``source``, ``filter``, ``view``, ``table()``, ``say()``,
     ``request_poll()``, ``push_screen()`` and ``call_from_thread()``."""
 
+    def action_mark(self) -> None:
+        table = self.table()
+        row = table.current_row()
+        if row is None or row.job_id is None or row.group is not None:
+            self.say("space marks jobs (on a dead group: d lists its jobs)")
+            return
+        table.toggle_mark(row.key)
+        table.move_cursor(row=table.cursor_row + 1)
+        n = len(table.marked)
+        self.say(f"{n} marked: R retries them, K cancels them, esc unmarks" if n else
+                 "nothing marked")
+
+    def _marked_ids(self) -> list[int]:
+        return [r.job_id for r in self.table().marked_rows() if r.job_id is not None]
+
     def action_retry(self) -> None:
+        marked = self._marked_ids()
+        if marked:
+            n = len(marked)
+            msg = Text(f"Retry {n} marked job{'s' if n != 1 else ''}? Dead and cancelled ones "
+                       "run again with a fresh allowance of attempts; others are left alone.")
+            self.push_screen(ConfirmScreen(msg),
+                             lambda yes: yes and self._act("retry_many", marked))
+            return
         row = self.table().current_row()
         if self.view not in ("dead", "all") or row is None:
             self.say("R retries the selected dead job: open the Dead view (5)")
@@ -64,6 +88,15 @@ class WriteActions:
         self.push_screen(ConfirmScreen(msg), lambda yes: yes and self._act("retry_dead", filt))
 
     def action_cancel_job(self) -> None:
+        marked = self._marked_ids()
+        if marked:
+            n = len(marked)
+            msg = Text(f"Cancel {n} marked job{'s' if n != 1 else ''}? Pending ones are "
+                       "cancelled at once, running ones asked to stop; finished ones are left "
+                       "alone.")
+            self.push_screen(ConfirmScreen(msg),
+                             lambda yes: yes and self._act("cancel_many", marked))
+            return
         row = self.table().current_row()
         if row is None or row.job_id is None or row.group is not None:
             self.say("K cancels the selected job: select a pending or running job")
@@ -75,7 +108,14 @@ class WriteActions:
     @work(thread=True, group="act")
     def _act(self, what: str, arg) -> None:
         try:
-            if what == "retry":
+            if what in ("retry_many", "cancel_many"):
+                done, skipped = (self.source.retry_many(arg) if what == "retry_many"
+                                 else self.source.cancel_many(arg))
+                verb = "retried" if what == "retry_many" else "cancelled or asked to stop"
+                done = f"{done} job{'s' if done != 1 else ''} {verb}" + (
+                    f", {skipped} left alone (already in another state)" if skipped else "")
+                self.call_from_thread(self.table().clear_marks)
+            elif what == "retry":
                 self.source.retry(arg)
                 done = f"job {arg} is pending again"
             elif what == "cancel":

@@ -41,7 +41,7 @@ from .widgets.tables import JobTable
 
 _MAIN_VIEW_ACTIONS = frozenset({"filter", "clear_filter", "pause", "refresh", "sort",
                                 "sort_reverse", "group", "retry", "retry_all", "cancel_job",
-                                "view"})
+                                "mark", "view"})
 WIDE = 120  # columns from which the rich layout (more columns, longer sparklines) is used
 MIN_SIZE = (50, 12)  # below this: "terminal too small"
 RICH = (160, 40)  # from this size: queues and workers in a side column too
@@ -60,6 +60,7 @@ class MonitorApp(WriteActions, App):
         Binding("s", "sort", "sort"),
         Binding("S", "sort_reverse", "reverse", show=False),
         Binding("d", "group", "group", show=False),
+        Binding("space", "mark", "mark", show=False),
         Binding("R", "retry", "retry"),
         Binding("A", "retry_all", "retry all"),
         Binding("K", "cancel_job", "cancel"),
@@ -381,7 +382,7 @@ class MonitorApp(WriteActions, App):
     # -- actions --------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("retry", "retry_all", "cancel_job") and self.source.read_only:
+        if action in ("retry", "retry_all", "cancel_job", "mark") and self.source.read_only:
             return False  # hidden, not greyed out: a read-only monitor has no such keys
         if action == "pause" and isinstance(self.screen, DetailScreen):
             return True  # the detail screen is live too
@@ -405,6 +406,10 @@ class MonitorApp(WriteActions, App):
         box = self._main.query_one("#filter", Input)
         if box.has_focus:
             self._close_filter()
+            return
+        if self.table().marked:
+            self.table().clear_marks()
+            self.say("marks cleared")
             return
         if not self.filter.empty:
             self.filter = Filter()

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from jobq_core.clock import SYSTEM_CLOCK, Clock
-from jobq_core.errors import DatabaseError, JobqError
+from jobq_core.errors import DatabaseError, InvalidState, JobNotFound, JobqError
 from jobq_core.queue import Queue
 from jobq_core.store.base import ErrorGroup, Throughput
 from jobq_core.types import Attempt, Job, Stats, WorkerInfo
@@ -214,6 +214,25 @@ class Source:
     def cancel(self, job_id: int) -> str:
         with self._writer() as q:
             return str(q.cancel(job_id))
+
+    def retry_many(self, job_ids: list[int]) -> tuple[int, int]:
+        """Retry each job; (how many were retried, how many were not dead or cancelled)."""
+        return self._each(job_ids, Queue.retry)
+
+    def cancel_many(self, job_ids: list[int]) -> tuple[int, int]:
+        """Cancel each job; (how many were cancelled or asked to stop, how many were done)."""
+        return self._each(job_ids, Queue.cancel)
+
+    def _each(self, job_ids: list[int], act) -> tuple[int, int]:
+        done = skipped = 0
+        with self._writer() as q:
+            for job_id in job_ids:
+                try:
+                    act(q, job_id)
+                    done += 1
+                except (InvalidState, JobNotFound):
+                    skipped += 1
+        return done, skipped
 
     def count_dead(self, filt: Filter) -> int:
         """How many dead jobs ``retry_dead`` would retry (queue, kind and error only)."""

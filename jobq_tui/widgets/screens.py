@@ -148,6 +148,7 @@ jobq-tui — live monitor of a jobq database
   s / S          sort by the next column / reverse the order
   d              dead jobs: grouped by error, or one row each
   p              pause / resume live refresh       r  refresh now
+  space          mark the job (R and K then act on every marked job)
   R              retry the selected dead job (a group: every job in it)
   A              retry all dead jobs matching the filter
   K              cancel the selected pending or running job

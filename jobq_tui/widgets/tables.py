@@ -12,6 +12,8 @@ Invariants:
 * ``set_rows`` takes the whole list in display order and applies the difference by key;
   the cursor stays on the same row key, so a job does not slip from under the cursor.
 * Line 0 is the column header, fixed while the rows scroll under it.
+* Marked rows (``space``) start with ``MARK`` in place of their first blank, so a mark
+  reads without colour too; a mark goes when its row leaves the table.
 """
 from __future__ import annotations
 
@@ -28,15 +30,19 @@ from textual.strip import Strip
 from ..views import Column, Row
 
 _GAP = 1  # blank cells either side of each column
+MARK = "•"
 
 
 class JobTable(ScrollView, can_focus=True):
-    COMPONENT_CLASSES = {"jobtable--header", "jobtable--cursor"}
+    COMPONENT_CLASSES = {"jobtable--header", "jobtable--cursor", "jobtable--marked"}
     DEFAULT_CSS = """
     JobTable {
         background: $surface;
         color: $foreground;
         & > .jobtable--header { background: $panel; color: $foreground; text-style: bold; }
+        & > .jobtable--marked {
+            text-style: bold;
+        }
         & > .jobtable--cursor {
             background: $block-cursor-blurred-background;
             color: $block-cursor-blurred-foreground;
@@ -90,6 +96,7 @@ class JobTable(ScrollView, can_focus=True):
         self._cell_cache: dict[tuple, list[Segment]] = {}
         self.cursor_row = 0
         self.rows_by_key: dict[str, Row] = {}
+        self.marked: set[str] = set()  # row keys
 
     # -- data -----------------------------------------------------------------------------
 
@@ -129,6 +136,7 @@ class JobTable(ScrollView, can_focus=True):
         for key in set(self._strips) - set(self._index):
             del self._strips[key]
         self._sigs = sigs
+        self.marked &= self._index.keys()
         order_changed = [r.key for r in rows] != old_order
         if widths != self._widths:
             self._set_widths(widths)
@@ -151,6 +159,21 @@ class JobTable(ScrollView, can_focus=True):
     def current_row(self) -> Row | None:
         key = self.current_key()
         return None if key is None else self.rows_by_key.get(key)
+
+    def toggle_mark(self, key: str) -> None:
+        if key in self._index:
+            self.marked ^= {key}
+            self._refresh_row(self._index[key])
+
+    def clear_marks(self) -> None:
+        marked, self.marked = self.marked, set()
+        for key in marked:
+            if key in self._index:
+                self._refresh_row(self._index[key])
+
+    def marked_rows(self) -> list[Row]:
+        """The marked rows, in display order."""
+        return [r for r in self._rows if r.key in self.marked]
 
     def move_cursor(self, *, row: int, animate: bool = False, scroll: bool = True) -> None:
         if not self._rows:
@@ -224,10 +247,20 @@ class JobTable(ScrollView, can_focus=True):
             strip = self._strips.get(row.key)
             if strip is None:
                 strip = self._strips[row.key] = self._line(row.cells, base)
+            if row.key in self.marked:
+                strip = self._with_mark(strip)
             if index == self.cursor_row:
                 cursor = self.get_component_rich_style("jobtable--cursor")
                 strip = Strip(Segment.apply_style(list(strip), post_style=cursor))
         return strip.crop_extend(scroll_x, scroll_x + width, base)
+
+    def _with_mark(self, strip: Strip) -> Strip:
+        segments = list(strip)
+        if segments and segments[0].text.startswith(" "):
+            first = segments[0]
+            segments[0] = Segment(MARK + first.text[1:], first.style)
+        style = self.get_component_rich_style("jobtable--marked")
+        return Strip(Segment.apply_style(segments, post_style=style))
 
     def _refresh_row(self, index: int) -> None:
         y = index - self.scroll_offset.y + 1

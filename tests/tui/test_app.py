@@ -256,6 +256,43 @@ async def test_A_refuses_filter_terms_it_cannot_honour(db, clock):
         assert "only queue:" in str(app.query_one("#status").render())
 
 
+async def test_space_marks_dead_jobs_and_R_retries_only_the_marked_ones(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        await pilot.press("5", "d")
+        await settle(pilot)
+        ids = [int(r[0]) for r in rows(app)]
+        await pilot.press("space", "j", "space")  # marks the 1st and 3rd, skips the 2nd
+        assert "2 marked" in str(app.query_one("#status").render())
+        line = app.table().render_line(1).text
+        assert line.startswith("•") and not app.table().render_line(2).text.startswith("•")
+        await pilot.press("R")
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "Retry 2 marked jobs?" in str(app.screen.query_one("#confirm-message").render())
+        await pilot.press("y")
+        await settle(pilot)
+        assert "2 jobs retried" in str(app.query_one("#status").render())
+        assert not app.table().marked
+    with Queue(db, clock=clock) as q:
+        assert [q.get(i).status for i in ids[:3]] == ["pending", "dead", "pending"]
+
+
+async def test_esc_unmarks_before_it_clears_the_filter_and_read_only_cannot_mark(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        await pilot.press("space")
+        assert app.table().marked
+        await pilot.press("escape")
+        assert not app.table().marked and "marks cleared" in str(app.query_one("#status").render())
+    app = make_app(db, clock, read_only=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        await pilot.press("space")
+        assert not app.table().marked
+
+
 async def test_K_cancels_the_selected_job_after_confirmation(db, clock):
     app = make_app(db, clock)
     async with app.run_test(size=(80, 24)) as pilot:
