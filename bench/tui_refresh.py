@@ -25,7 +25,6 @@ import pty
 import select
 import statistics
 import struct
-import subprocess
 import sys
 import time
 

@@ -12,7 +12,6 @@ import functools
 import os
 import platform
 import shutil
-import sys
 import tempfile
 from collections.abc import Callable
 from importlib import metadata

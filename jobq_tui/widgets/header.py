@@ -46,7 +46,7 @@ def header_text(snap: Snapshot | None, now: float, st: HeaderState, wide: bool) 
     if st.live:
         t.append(f"● live {st.interval:g}s", OK)
     else:
-        t.append(f"⏸ PAUSED", WARN)
+        t.append("⏸ PAUSED", WARN)
     if st.read_only:
         t.append(" · read-only", DIM)
     if snap is None:
@@ -63,7 +63,6 @@ def header_text(snap: Snapshot | None, now: float, st: HeaderState, wide: bool) 
         t.append("  ".join(warnings), BAD)
     t.append("\n")
     s = snap.stats
-    busy = sum(w.busy for w in snap.workers)
     slots = sum(w.concurrency for w in snap.workers
                 if worker_state(w, now, st.beat)[0] != "✗ lost")
     lag = None if s.oldest_pending_at is None else max(0.0, now - s.oldest_pending_at)

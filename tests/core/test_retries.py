@@ -58,7 +58,7 @@ def test_a_job_goes_dead_when_its_attempts_are_used_up(queue, clock):
 def test_the_reaper_counts_an_expired_lease_as_an_attempt_and_ends_poison_jobs_dead(queue, clock):
     job_id = queue.enqueue("k", max_attempts=2)
     for expected in ("pending", "dead"):
-        job = queue.claim("w", lease=1)
+        assert queue.claim("w", lease=1) is not None
         clock.advance(2)
         assert queue.reap() == 1
         assert queue.get(job_id).status == expected

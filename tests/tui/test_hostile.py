@@ -3,7 +3,6 @@ interpreted, and no control character or escape sequence reaches the terminal.""
 import os
 import pty
 import select
-import subprocess
 import sys
 import time
 import unicodedata
