@@ -56,27 +56,30 @@ def bench(
 ) -> None:
     """Measure jobq on this machine: enqueue, drain, worker, latency, scale.
 
-    Workloads (--only): enqueue = one job per transaction; batch = enqueue_many, 1000 per
-    call; drain = claim + complete, one job at a time, in 1 and in --processes processes;
-    worker = Worker(...).run(burst=True), default settings, no-op handler, in 1 and in
-    --processes processes; latency = enqueue-to-start for an idle worker in another
-    process (p50, p99) and that worker's idle CPU use; scale = draining 10,000 jobs (a
-    tenth of --scale-jobs if less) from a --scale-jobs backlog against a backlog of just
-    those (scale_backlog), and stats() plus as many claims with --scale-jobs jobs that
-    finished two days ago in the table against none (scale_history). Every measurement
-    checks that each job was stored, or succeeded exactly once.
+    Workloads (--only): enqueue = one job per transaction; batch = enqueue_many,
+    1000 per call; drain = claim + complete, one job at a time, in 1 and in
+    --processes processes; worker = Worker(...).run(burst=True), default
+    settings, no-op handler, in 1 and in --processes processes; latency =
+    enqueue-to-start for an idle worker in another process (p50, p99) and that
+    worker's idle CPU use; scale = draining 10,000 jobs (a tenth of --scale-jobs
+    if less) from a --scale-jobs backlog against a backlog of just those
+    (scale_backlog), and stats() plus as many claims with --scale-jobs jobs that
+    finished two days ago in the table against none (scale_history). Every
+    measurement checks that each job was stored, or succeeded exactly once.
 
     --json prints {"jobq", "python", "sqlite", "platform", "cpus", "filesystem",
-    "synchronous", "jobs", "processes", "scale_jobs", "samples", "ok", "results"}. "results"
-    maps enqueue, batch, drain_api_1, drain_api_n, drain_worker_1, drain_worker_n, latency,
-    scale_backlog, scale_history (the *_n rows only with --processes > 1) to rows with
-    "jobs", "processes", "seconds", "rate" (jobs/s; null for latency) and the checks "ok",
-    "expected", "counted", "duplicates", "redelivered", "lost", "errors". drain_worker_*
-    add "ratio_to_api"; latency adds "samples", "p50_ms", "p99_ms", "max_ms",
-    "idle_cpu_percent"; scale_backlog adds "backlog_small", "backlog_large", "rate_small",
-    "rate_large", "ratio"; scale_history adds "finished", "rate_empty", "rate_full",
-    "ratio", "stats_ms_empty", "stats_ms_full", "stats_ratio". Every ratio compares
-    speeds: 1.0 means as fast, below 1.0 slower.
+    "synchronous", "jobs", "processes", "scale_jobs", "samples", "ok",
+    "results"}. "results" maps enqueue, batch, drain_api_1, drain_api_n,
+    drain_worker_1, drain_worker_n, latency, scale_backlog, scale_history (the
+    *_n rows only with --processes > 1) to rows with "jobs", "processes",
+    "seconds", "rate" (jobs/s; null for latency) and the checks "ok",
+    "expected", "counted", "duplicates", "redelivered", "lost", "errors".
+    drain_worker_* add "ratio_to_api"; latency adds "samples", "p50_ms",
+    "p99_ms", "max_ms", "idle_cpu_percent"; scale_backlog adds "backlog_small",
+    "backlog_large", "rate_small", "rate_large", "ratio"; scale_history adds
+    "finished", "rate_empty", "rate_full", "ratio", "stats_ms_empty",
+    "stats_ms_full", "stats_ratio". Every ratio compares speeds: 1.0 means as
+    fast, below 1.0 slower.
     """
     chosen = _check_options(jobs, processes, scale_jobs, samples, only, db_dir, synchronous)
     workdir = Path(tempfile.mkdtemp(prefix="jobq-bench-", dir=db_dir))
