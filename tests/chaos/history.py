@@ -2,7 +2,11 @@
 
 Each event is one ``write()`` of one line to a file opened with O_APPEND, so lines from
 several processes never interleave, and a line whose write returned survives the writer
-being SIGKILLed (it is in the kernel's page cache). Events:
+being SIGKILLed (it is in the kernel's page cache). A write that SIGKILL interrupts can
+leave part of its line: Linux checks for a fatal signal between the pages a write spans,
+so a line crossing a 4 KiB boundary may stop at it, and the next process's line follows
+on the same line of the file. The reader drops such a torn piece, as it would an event
+that the writer never got to write. Events:
 
   enqueued  {"ids": [...]}                           after enqueue/enqueue_many returned
   claimed   {"job", "token", "attempt", "lease", "t"}  after a claim returned
@@ -33,13 +37,26 @@ class HistoryWriter:
 
 
 def read_history(path: str) -> list[dict]:
-    """Every complete line; a torn last line (a writer killed mid-write) is dropped."""
+    """Every complete event; the torn piece of a writer killed mid-write is dropped."""
     events = []
     if not os.path.exists(path):
         return events
     with open(path, "rb") as f:
         for line in f:
             if not line.endswith(b"\n"):
-                break
-            events.append(json.loads(line))
+                break  # the last writer was killed mid-line
+            try:
+                events.append(json.loads(line))
+            except ValueError:  # a torn piece, then another process's whole line
+                events += _after_torn_piece(line)
     return events
+
+
+def _after_torn_piece(line: bytes) -> list[dict]:
+    start = line.find(b'{"', 1)
+    while start != -1:
+        try:
+            return [json.loads(line[start:])]
+        except ValueError:
+            start = line.find(b'{"', start + 1)
+    raise ValueError(f"history line is neither an event nor a torn piece and one: {line!r}")

@@ -240,3 +240,14 @@ def test_a_full_disk_fails_enqueue_clearly_and_workers_recover_when_space_return
     assert not report.violations, report
     with Queue(chaos.db) as q:
         assert q.count(status="succeeded") == len(ids)
+
+
+def test_the_history_reader_drops_the_piece_a_killed_writer_left_and_keeps_the_rest(tmp_path):
+    from history import read_history
+
+    log = tmp_path / "history.jsonl"
+    log.write_bytes(b'{"job": 1, "ev": "claimed"}\n'
+                    b'{"job": 2, "token": 7, "ev": "accepted", "{"job": 3, "ev": "ran"}\n'
+                    b'{"job": 4, "ev": "ran"}\n'
+                    b'{"job": 5, "ev"')
+    assert [e["job"] for e in read_history(str(log))] == [1, 3, 4]
