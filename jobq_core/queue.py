@@ -126,9 +126,7 @@ class Queue:
         now = self.clock.now()
         if (queue == "default" and priority == 0 and type(delay) is int and delay == 0
                 and run_at is None and max_attempts is None and unique_key is None):
-            _check_name("kind", kind)  # the defaults need no checks
-            job = NewJob(kind, self._payload_text(payload), queue, 0, now, self.max_attempts,
-                         None)
+            job = self._default_job(kind, payload, now)
         else:
             job = self._new_job(kind, payload, queue, priority, delay, run_at, max_attempts,
                                 unique_key, now)
@@ -144,9 +142,8 @@ class Queue:
         return self.store.job_insert_many(jobs, now) if jobs else []
 
     def _new_job_from_item(self, item: tuple | Mapping[str, Any], now: float) -> NewJob:
-        if type(item) is tuple and len(item) == 2 and type(item[0]) is str and item[0]:
-            return NewJob(item[0], self._payload_text(item[1]), "default", 0, now,
-                          self.max_attempts, None)  # the common case first
+        if isinstance(item, tuple) and len(item) in (1, 2):  # the common case first
+            return self._default_job(item[0], item[1] if len(item) == 2 else None, now)
         if isinstance(item, Mapping):
             unknown = set(item) - _ENQUEUE_KEYS
             if unknown:
@@ -158,12 +155,13 @@ class Queue:
             return self._new_job(args["kind"], args["payload"], args["queue"], args["priority"],
                                  args["delay"], args["run_at"], args["max_attempts"],
                                  args["unique_key"], now)
-        if isinstance(item, tuple) and len(item) in (1, 2):
-            kind, payload = (item[0], None) if len(item) == 1 else item
-            _check_name("kind", kind)  # the fast path for the common case: defaults elsewhere
-            return NewJob(kind, self._payload_text(payload), "default", 0, now,
-                          self.max_attempts, None)
         raise TypeError(f"an enqueue item is a (kind, payload) tuple or a dict, got {item!r:.80}")
+
+    def _default_job(self, kind: Any, payload: Any, now: float) -> NewJob:
+        """A job with every option at its default: only the kind needs checking."""
+        _check_name("kind", kind)
+        return NewJob(kind, self._payload_text(payload), "default", 0, now, self.max_attempts,
+                      None)
 
     def _new_job(self, kind, payload, queue, priority, delay, run_at, max_attempts, unique_key,
                  now) -> NewJob:
