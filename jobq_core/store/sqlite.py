@@ -38,7 +38,7 @@ from .base import (
 )
 from .sqlite_rows import JOB_COLS as _JOB_COLS
 from .sqlite_rows import JOB_COLS_LEAN as _JOB_COLS_LEAN
-from .sqlite_rows import claim_returning, claimed_job
+from .sqlite_rows import CLAIM_RETURNING, claimed_job
 from .sqlite_rows import job as _job
 from .sqlite_rows import text as _text
 from .sqlite_schema import (
@@ -48,7 +48,6 @@ from .sqlite_schema import (
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 _BATCH = 1000  # rows per transaction for maintenance work, so writers never wait long
 WAL_CHECKPOINT_BYTES = 4 * 1024 * 1024  # WAL written between automatic checkpoints
-_SURELY_INLINE = INLINE_PAYLOAD_MAX // 4  # characters: at most 4 UTF-8 bytes each
 
 _INSERT = (
     "INSERT INTO jobq_jobs(kind, payload, queue, priority, run_at, max_attempts, unique_key, "
@@ -119,8 +118,14 @@ def _claim_sql(n_queues: int, single: bool) -> str:
     return (
         "UPDATE jobq_jobs SET status='running', attempts=attempts+1, lease_until=?, worker=?, "
         "token=random(), started_at=?, heartbeat_at=?, progress=NULL, progress_message=NULL "
-        f"WHERE {match} RETURNING {claim_returning()}"
+        f"WHERE {match} RETURNING {CLAIM_RETURNING}"
     )
+
+
+def _complete(c: sqlite3.Connection, completions: Sequence[Completion], now: float) -> list[bool]:
+    """Per completion, whether it was accepted (False: fenced out)."""
+    return [c.execute(_COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1
+            for x in completions]
 
 
 def _claim_order(job: Job) -> tuple:
@@ -272,9 +277,6 @@ class SqliteStore:
             return [self._conn.execute(_INSERT, _insert_row(jobs[0], now)).lastrowid]
         ids: list[int] = []
         with self._write() as c:
-            if not any(job.unique_key is not None or len(job.payload) > _SURELY_INLINE
-                       for job in jobs):  # the common case: one executemany for all
-                return self._insert_plain(c, [(*job, now) for job in jobs])
             plain: list[tuple] = []
             for job in jobs:
                 if not _needs_care(job):
@@ -357,21 +359,16 @@ class SqliteStore:
         """Complete, then claim up to ``limit`` jobs, in one transaction: one commit (one
         fsync under synchronous=FULL) where a worker would otherwise make two."""
         with self._write() as c:
-            accepted = [c.execute(_COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1
-                        for x in completions]
+            accepted = _complete(c, completions, now)
             jobs = self._claim(c, worker, queues, now, lease_until, limit) if limit > 0 else []
         return accepted, jobs
 
     @_guarded
     def job_complete_many(self, completions: Sequence[Completion], now: float) -> list[bool]:
         if len(completions) == 1:  # one statement: no BEGIN needed
-            x = completions[0]
-            return [self._conn.execute(_COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1]
+            return _complete(self._conn, completions, now)
         with self._write() as c:
-            return [
-                c.execute(_COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1
-                for x in completions
-            ]
+            return _complete(c, completions, now)
 
     @_guarded
     def job_fail(

@@ -30,11 +30,8 @@ _SET_BY_CLAIM = {
     "started_at": "now", "heartbeat_at": "now", "progress": "None", "progress_message": "None",
 }
 _CLAIM_FIELDS = [name for name in Job.__slots__ if name not in _SET_BY_CLAIM]
-
-
-def claim_returning() -> str:
-    """The RETURNING list of the claim statement, read by ``claimed_job``."""
-    return ", ".join(_COLUMNS[name] for name in _CLAIM_FIELDS)
+# The RETURNING list of the claim statement, read by ``claimed_job``.
+CLAIM_RETURNING = ", ".join(_COLUMNS[name] for name in _CLAIM_FIELDS)
 
 
 def _scanner() -> Callable[[str, int], tuple]:
@@ -93,4 +90,4 @@ job: Callable[[tuple], Job] = _reader(list(Job.__slots__), {}, "")
 
 claimed_job: Callable[[tuple, float, str, float], Job] = _reader(
     _CLAIM_FIELDS, _SET_BY_CLAIM, "lease_until, worker, now")
-"""A Job from a row of ``claim_returning()``: ``claimed_job(row, lease_until, worker, now)``."""
+"""A Job from a row of ``CLAIM_RETURNING``: ``claimed_job(row, lease_until, worker, now)``."""
