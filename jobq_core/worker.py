@@ -332,11 +332,13 @@ class Worker:
                 log.warning("claim failed, retrying: %s", e)
                 self._stopping.wait(min(1.0, self.lease / 3))
                 return 0
-            self._backlog = len(jobs) == free
-            return self._adopt(jobs)
+            return self._adopt(jobs, free)
 
-    def _adopt(self, jobs: list[Job]) -> int:
-        """Start handlers for freshly claimed jobs (the caller holds ``_claim_lock``)."""
+    def _adopt(self, jobs: list[Job], asked: int) -> int:
+        """Start handlers for jobs a claim of ``asked`` slots returned (the caller holds
+        ``_claim_lock``). A claim that filled every slot asked for suggests more are ready."""
+        if asked > 0:
+            self._backlog = len(jobs) == asked
         runs = [self._new_run(job) for job in jobs]
         with self._lock:
             for run in runs:
@@ -512,10 +514,7 @@ class Worker:
                 log.error("completing %d job(s) failed (their leases will expire and they run "
                           "again): %s", len(done), e)
                 accepted = [None] * len(done)
-            succeeded = accepted.count(True)
-            if succeeded:
-                with self._lock:
-                    self.counts["succeeded"] += succeeded
+            self._count("succeeded", accepted.count(True))
             verbose = log.isEnabledFor(logging.INFO)
             for run, ok in zip(done, accepted):
                 if ok:
@@ -540,9 +539,7 @@ class Worker:
             free = self.concurrency - self._busy()
             accepted, jobs = self.queue.complete_and_claim(
                 items, self.id, max(0, free), queues=self.queues, lease=self.lease)
-            if free > 0:
-                self._backlog = len(jobs) == free
-            self._adopt(jobs)
+            self._adopt(jobs, free)
         return accepted
 
     def _write_failure(self, run: _Run, error: str, give_up: bool) -> None:
@@ -583,9 +580,9 @@ class Worker:
         log.info("%s released unfinished after %.3fs (shutdown): it can run again at once",
                  _describe(run), _took(run))
 
-    def _count(self, what: str) -> None:
+    def _count(self, what: str, n: int = 1) -> None:
         with self._lock:
-            self.counts[what] += 1
+            self.counts[what] += n
 
     # -- heartbeat --------------------------------------------------------------------------
 
