@@ -41,8 +41,7 @@ class WriteActions:
     def action_retry(self) -> None:
         marked = self._marked_ids()
         if marked:
-            n = len(marked)
-            msg = Text(f"Retry {n} marked job{'s' if n != 1 else ''}? Dead and cancelled ones "
+            msg = Text(f"Retry {_jobs(len(marked), 'marked')}? Dead and cancelled ones "
                        "run again with a fresh allowance of attempts; others are left alone.")
             self.push_screen(ConfirmScreen(msg),
                              lambda yes: yes and self._act("retry_many", marked))
@@ -78,7 +77,7 @@ class WriteActions:
         if n == 0:
             self.say("no dead jobs match")
             return
-        msg = Text(f"Retry {n} dead job{'s' if n != 1 else ''}?", "bold")
+        msg = Text(f"Retry {_jobs(n, 'dead')}?", "bold")
         msg.append(f"\n{what}")
         for label, value in (("queue", filt.queue), ("kind", filt.kind),
                              ("error contains", filt.error)):
@@ -90,8 +89,7 @@ class WriteActions:
     def action_cancel_job(self) -> None:
         marked = self._marked_ids()
         if marked:
-            n = len(marked)
-            msg = Text(f"Cancel {n} marked job{'s' if n != 1 else ''}? Pending ones are "
+            msg = Text(f"Cancel {_jobs(len(marked), 'marked')}? Pending ones are "
                        "cancelled at once, running ones asked to stop; finished ones are left "
                        "alone.")
             self.push_screen(ConfirmScreen(msg),
@@ -109,10 +107,10 @@ class WriteActions:
     def _act(self, what: str, arg) -> None:
         try:
             if what in ("retry_many", "cancel_many"):
-                done, skipped = (self.source.retry_many(arg) if what == "retry_many"
-                                 else self.source.cancel_many(arg))
+                acted, skipped = (self.source.retry_many(arg) if what == "retry_many"
+                                  else self.source.cancel_many(arg))
                 verb = "retried" if what == "retry_many" else "cancelled or asked to stop"
-                done = f"{done} job{'s' if done != 1 else ''} {verb}" + (
+                done = f"{_jobs(acted)} {verb}" + (
                     f", {skipped} left alone (already in another state)" if skipped else "")
                 self.call_from_thread(self.table().clear_marks)
             elif what == "retry":
@@ -129,3 +127,8 @@ class WriteActions:
             done, style = f"{what} failed: {e}", "bold red"
         self.call_from_thread(self.say, done, style)
         self.call_from_thread(self.request_poll, True)
+
+
+def _jobs(n: int, kind: str = "") -> str:
+    """``"1 dead job"``, ``"2 dead jobs"``."""
+    return f"{n} {kind + ' ' if kind else ''}job{'' if n == 1 else 's'}"

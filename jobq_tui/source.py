@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from jobq_core.clock import SYSTEM_CLOCK, Clock
-from jobq_core.errors import DatabaseError, InvalidState, JobNotFound, JobqError
+from jobq_core.errors import InvalidState, JobNotFound, JobqError
 from jobq_core.queue import Queue
 from jobq_core.store.base import ErrorGroup, Throughput
 from jobq_core.types import Attempt, Job, Stats, WorkerInfo
@@ -93,9 +95,7 @@ class Source:
             raise SourceError(f"{self.path} is a directory, not a jobq database")
         try:
             self._reopen()
-        except DatabaseError as e:
-            raise SourceError(_plain_error(e)) from None
-        except JobqError as e:
+        except JobqError as e:  # DatabaseError (not jobq's, too new, ...) included
             raise SourceError(_plain_error(e)) from None
 
     def _reopen(self) -> Queue:
@@ -120,8 +120,7 @@ class Source:
         """A snapshot for ``view``; the last one again (re-stamped) when nothing changed."""
         if view not in VIEWS:
             raise ValueError(f"unknown view {view!r}")
-        try:
-            q = self._current_queue()
+        with self._reading() as q:
             version = q.data_version()
             now = self.clock.now()
             last = self._last
@@ -131,11 +130,18 @@ class Source:
                 self._last = replace(last, checked_at=now, reused=True)
                 return self._last
             snap = self._read(q, version, view, filt, grouped, now, force)
+        self._last = snap
+        return snap
+
+    @contextmanager
+    def _reading(self) -> Iterator[Queue]:
+        """The open connection. A jobq error while reading closes it (the next read opens
+        it again) and becomes ``Unavailable``."""
+        try:
+            yield self._current_queue()
         except JobqError as e:
             self.close()
             raise Unavailable(_plain_error(e)) from None
-        self._last = snap
-        return snap
 
     def _current_queue(self) -> Queue:
         """The open connection, reopened when the file was replaced; ``Unavailable`` when
@@ -184,21 +190,14 @@ class Source:
 
     def version(self) -> int:
         """``PRAGMA data_version``: it changes whenever another connection commits."""
-        try:
-            return self._current_queue().data_version()
-        except JobqError as e:
-            self.close()
-            raise Unavailable(_plain_error(e)) from None
+        with self._reading() as q:
+            return q.data_version()
 
     def detail(self, job_id: int) -> tuple[Job | None, list[Attempt]]:
         """One job and its attempts, read in one go (for the detail screen)."""
-        try:
-            q = self._current_queue()
+        with self._reading() as q:
             job = q.get(job_id)
             return job, (q.attempts(job_id) if job else [])
-        except JobqError as e:
-            self.close()
-            raise Unavailable(_plain_error(e)) from None
 
     # -- acting (a short-lived write connection each) -------------------------------------
 
@@ -236,12 +235,8 @@ class Source:
 
     def count_dead(self, filt: Filter) -> int:
         """How many dead jobs ``retry_dead`` would retry (queue, kind and error only)."""
-        try:
-            return self._current_queue().count("dead", filt.queue, filt.kind,
-                                               error_contains=filt.error)
-        except JobqError as e:
-            self.close()
-            raise Unavailable(_plain_error(e)) from None
+        with self._reading() as q:
+            return q.count("dead", filt.queue, filt.kind, error_contains=filt.error)
 
     def retry_dead(self, filt: Filter) -> int:
         with self._writer() as q:
