@@ -25,7 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 from rich.text import Text
 
-from jobq_core.store import sqlite as sqlite_store
+from jobq_core import Queue
 
 from . import bench_runs as runs
 from .common import JsonOption, fail, friendly, print_json
@@ -185,10 +185,12 @@ def _environment(s: runs.Settings, workdir: Path) -> dict:
         version = metadata.version("jobq")
     except metadata.PackageNotFoundError:
         version = None
+    with Queue(workdir / "describe.db") as q:
+        store = q.describe()
     return {"jobq": version, "python": platform.python_version(),
-            "sqlite": sqlite_store.sqlite3.sqlite_version,  # the library the store links
+            "sqlite": store.get("sqlite"),  # the library the store links
             "platform": platform.platform(), "cpus": os.cpu_count(),
-            "filesystem": sqlite_store.filesystem_type(str(workdir)),
+            "filesystem": store.get("filesystem"),
             "synchronous": s.synchronous, "jobs": s.jobs, "processes": s.processes,
             "scale_jobs": s.scale_jobs, "samples": s.samples}
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from jobq_core.queue import encode_json
+from jobq_core import encode_json
 
 from .common import DEFAULT_DB, DbOption, JsonOption, fail, friendly, open_queue, parse_json, print_json
 

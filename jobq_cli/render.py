@@ -16,7 +16,8 @@ from rich.table import Table
 from rich.text import Text
 
 from jobq_core import Attempt, Job, Stats, WorkerInfo
-from jobq_core.textsafe import clean, first_line
+from jobq_core.error_groups import first_line
+from jobq_core.textsafe import clean
 
 STATUS_STYLE = {"pending": "cyan", "running": "yellow", "succeeded": "green", "dead": "red",
                 "cancelled": "magenta"}

@@ -1,7 +1,7 @@
-"""jobq: a background job queue on SQLite that neither loses a job nor lets a zombie
+"""jobq: a background job queue that neither loses a job nor lets a zombie
 worker finish it twice. Delivery is at-least-once: handlers must be idempotent."""
 from .backoff import Backoff
-from .clock import Clock, SystemClock
+from .clock import SYSTEM_CLOCK, Clock, SystemClock
 from .errors import (
     DatabaseError,
     DatabaseUnavailable,
@@ -16,13 +16,17 @@ from .errors import (
     SchemaTooNew,
     StorageFull,
 )
-from .queue import DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS, Queue
-from .types import Attempt, Job, JobStatus, Outcome, QueueStats, RawJSON, Stats, WorkerInfo
+from .queue import DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS, Queue, encode_json
+from .types import (
+    LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats,
+    RawJSON, Stats, Throughput, WorkerInfo,
+)
 from .registry import JobContext, Registry
+from .store.base import Watch
 from .worker import Worker
 
 __all__ = [
-    "Attempt", "Backoff", "Clock", "DEFAULT_LEASE", "DEFAULT_MAX_ATTEMPTS", "DatabaseError",
+    "Attempt", "Backoff", "SYSTEM_CLOCK", "encode_json", "ErrorGroup", "ExtendResult", "LIST_STATUSES", "Throughput", "Watch", "Clock", "DEFAULT_LEASE", "DEFAULT_MAX_ATTEMPTS", "DatabaseError",
     "DatabaseUnavailable", "ForeignTable", "InvalidState", "Job", "JobContext", "JobNotFound",
     "JobStatus", "JobqError", "LeaseLost", "NetworkFilesystemWarning", "NotADatabase",
     "Outcome", "PayloadTooLarge", "Queue", "QueueStats", "RawJSON", "Registry", "SchemaTooNew",

@@ -15,10 +15,12 @@ from typing import Any
 from .backoff import Backoff
 from .clock import SYSTEM_CLOCK, Clock
 from .errors import LeaseLost, PayloadTooLarge
-from .store.base import (
-    Completion, ErrorGroup, ExtendResult, ListFilter, NewJob, Store, Throughput,
+from .store import open_store
+from .store.base import Completion, ListFilter, NewJob, Store, Watch
+from .types import (
+    LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Stats, Throughput,
+    WorkerInfo,
 )
-from .types import Attempt, Job, JobStatus, Stats, WorkerInfo
 
 DEFAULT_LEASE = 30.0
 DEFAULT_MAX_ATTEMPTS = 20
@@ -27,7 +29,6 @@ _UNSET: Any = object()
 _ENQUEUE_KEYS = frozenset(
     {"kind", "payload", "queue", "priority", "delay", "run_at", "max_attempts", "unique_key"}
 )
-_LIST_STATUSES = frozenset({*JobStatus, "scheduled", "retrying"})
 
 
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -71,25 +72,27 @@ def encode_json(value: Any, what: str = "payload") -> str:
 
 
 class Queue:
-    """A job queue in one SQLite file (created, owner-only, if missing).
+    """A job queue in the database ``database`` names: a file path or ``sqlite:///path``
+    (an SQLite file, created owner-only if missing).
 
-    ``synchronous="NORMAL"`` (the default) loses nothing committed when a process dies; a
-    power loss may roll back the last commits. ``"FULL"`` syncs every commit to disk.
+    ``store_options`` belong to the store the database string picks. SQLite's:
+    ``synchronous="NORMAL"`` (the default) loses nothing committed when a process dies, and
+    a power loss may roll back the last commits; ``"FULL"`` syncs every commit to disk.
+    ``busy_timeout`` (seconds, default 30) is how long a write waits for the lock;
+    ``read_only=True`` opens a connection that cannot write; ``create=False`` refuses a
+    missing file instead of creating it.
     """
 
     def __init__(
         self,
-        path: str | os.PathLike[str],
+        database: str | os.PathLike[str],
         *,
         clock: Clock | None = None,
-        synchronous: str = "NORMAL",
-        busy_timeout: float = 30.0,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         backoff: Backoff | None = None,
         max_payload_bytes: int = DEFAULT_MAX_PAYLOAD,
-        read_only: bool = False,
-        create: bool = True,
         store: Store | None = None,
+        **store_options: Any,
     ):
         _check_int("max_attempts", max_attempts, minimum=1)
         _check_int("max_payload_bytes", max_payload_bytes, minimum=2)
@@ -97,15 +100,8 @@ class Queue:
         self.max_attempts = max_attempts
         self.backoff = backoff or Backoff()
         self.max_payload_bytes = max_payload_bytes
-        if store is None:
-            from .store.sqlite import SqliteStore
-
-            store = SqliteStore(
-                path, synchronous=synchronous, busy_timeout=busy_timeout,
-                read_only=read_only, create=create,
-            )
-        self.path = os.fspath(path)
-        self.store: Store = store
+        self.database = os.fsdecode(os.fspath(database))
+        self.store: Store = store if store is not None else open_store(database, **store_options)
 
     # -- producing ------------------------------------------------------------------------
 
@@ -282,7 +278,7 @@ class Queue:
     def reap(self) -> int:
         """Running jobs whose lease ran out go back to pending after backoff, or to dead
         when out of attempts. Safe to run from many processes at once."""
-        return self.store.job_rescue_expired(self.clock.now(), self.backoff.delay)
+        return self.store.job_reap_expired(self.clock.now(), self.backoff.delay)
 
     # -- reading --------------------------------------------------------------------------
 
@@ -296,9 +292,7 @@ class Queue:
         not yet due) or ``"retrying"`` (pending after a failed attempt). With
         ``payloads=False`` payloads and results are not read (they come back as None):
         cheaper for listings that do not show them."""
-        if status is not None and status not in _LIST_STATUSES:
-            raise ValueError(f"unknown status {status!r}; expected one of "
-                             f"{', '.join(sorted(_LIST_STATUSES))}")
+        _check_status(status)
         _check_int("limit", limit, minimum=0)
         _check_int("offset", offset, minimum=0)
         where = ListFilter(status, queue, kind, worker, error_contains, limit, offset, payloads)
@@ -317,9 +311,7 @@ class Queue:
               kind: str | None = None, *, worker: str | None = None,
               error_contains: str | None = None) -> int:
         """How many jobs ``list`` would return with these filters and no limit."""
-        if status is not None and status not in _LIST_STATUSES:
-            raise ValueError(f"unknown status {status!r}; expected one of "
-                             f"{', '.join(sorted(_LIST_STATUSES))}")
+        _check_status(status)
         where = ListFilter(status, queue, kind, worker, error_contains)
         return self.store.job_count(where, self.clock.now())
 
@@ -388,14 +380,20 @@ class Queue:
     # -- misc -----------------------------------------------------------------------------
 
     @property
-    def snapshot(self) -> bool:
-        """True when a read-only queue could only open a frozen snapshot of the file (a WAL
-        database in a directory it cannot write): later changes will not show."""
-        return bool(getattr(self.store, "snapshot", False))
+    def frozen(self) -> bool:
+        """True when the store could only open a fixed copy of the data (SQLite: a WAL
+        database read-only in a directory it cannot write): later changes will not show."""
+        return self.store.frozen
 
-    def data_version(self) -> int:
-        """Changes whenever another connection commits: poll it to notice new work cheaply."""
-        return self.store.data_version()
+    def describe(self) -> dict[str, str | None]:
+        """What the store runs on, for reports: ``{"store": "sqlite", "sqlite": "3.40.1",
+        "filesystem": "ext4", ...}``."""
+        return self.store.describe()
+
+    def watch(self) -> Watch:
+        """A change signal: ``wait(timeout)`` returns True as soon as another connection
+        may have committed (see ``store.base.Watch``). Close it when done."""
+        return self.store.watch()
 
     def close(self) -> None:
         self.store.close()
@@ -407,7 +405,7 @@ class Queue:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Queue({self.path!r})"
+        return f"Queue({self.database!r})"
 
 
 def _completion(job_id: int, token: int, result: Any) -> Completion:
@@ -432,6 +430,12 @@ def _claim_args(worker_id: Any, limit: Any, queues: Sequence[str] | str | None, 
     for q in queues or ():
         _check_name("queue", q)
     return queues
+
+
+def _check_status(status: Any) -> None:
+    if status is not None and status not in LIST_STATUSES:
+        raise ValueError(f"unknown status {status!r}; expected one of "
+                         f"{', '.join(sorted(LIST_STATUSES))}")
 
 
 def _check_name(what: str, value: Any) -> None:

@@ -59,22 +59,3 @@ def clean(value: object, *, multiline: bool = False, limit: int | None = None) -
     if limit is not None and len(s) > limit:
         s = s[: max(0, limit - 1)] + ELLIPSIS
     return s
-
-
-def first_line(value: object) -> str:
-    """The first line of a (multi-line) error, stripped; '' for None."""
-    if value is None:
-        return ""
-    s = str(value).strip()
-    return s.split("\n", 1)[0].rstrip("\r")
-
-
-def error_line(error: object) -> str:
-    """The line of an error that says what went wrong: its first line, or for a Python
-    traceback (which starts "Traceback") its last non-blank line, the exception."""
-    line = first_line(error)
-    if line.startswith("Traceback"):
-        lines = [ln for ln in str(error).splitlines() if ln.strip()]
-        if lines:
-            return lines[-1].strip()
-    return line

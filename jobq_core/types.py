@@ -27,6 +27,9 @@ class RawJSON(str):
 
 
 FINISHED = frozenset({JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED})
+LIST_STATUSES = (*JobStatus, "scheduled", "retrying")
+"""What ``Queue.list(status=...)`` takes: a stored status, or ``scheduled`` (pending, not
+yet due) or ``retrying`` (pending after a failed attempt)."""
 
 
 class Outcome(enum.StrEnum):
@@ -128,3 +131,46 @@ class Stats:
         if self.oldest_pending_at is None:
             return None
         return max(0.0, self.now - self.oldest_pending_at)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtendResult:
+    """Outcome of a heartbeat over several jobs."""
+
+    lost: frozenset[int]  # no longer ours: the handler must stop, its result is discarded
+    cancel_requested: frozenset[int]  # still ours, but an operator asked it to stop
+
+
+@dataclass(frozen=True, slots=True)
+class Throughput:
+    """Jobs finished and attempts failed per time bucket, oldest bucket first.
+
+    Bucket i covers ``[start + i*bucket, start + (i+1)*bucket)``. ``failed`` counts failed
+    attempts (including the last attempt of each dead job), not jobs.
+    """
+
+    start: float
+    bucket: float
+    succeeded: tuple[int, ...]
+    failed: tuple[int, ...]
+    dead: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorGroup:
+    """Dead jobs of one kind that failed the same way: the same error line once numbers
+    are ignored (``HTTP 502 for invoice INV-59476`` and ``... INV-59480`` are one group).
+
+    The error line is the first line of the error, or for a Python traceback its last
+    line (the exception). ``match`` is a substring every job of the group has in its
+    error (the line up to its first number): ``error_contains=match`` with ``kind``
+    selects the group, and may also take in other groups whose line starts alike.
+    """
+
+    kind: str
+    line: str  # the error line of the group's most recent job
+    count: int
+    last_finished_at: float
+    last_id: int  # the most recent dead job of the group
+    queues: tuple[str, ...]
+    match: str

@@ -41,15 +41,13 @@ from .maintenance import Reaper
 from .pool import DaemonPool
 from .queue import Queue, encode_json
 from .registry import JobContext, Registry, Task
-from .textsafe import clean, first_line
+from .error_groups import first_line
+from .textsafe import clean
 from .types import Job, JobStatus, RawJSON
-from .wakeup import FileWatch
 
 log = logging.getLogger("jobq.worker")
 
 _RUNNING, _FINISHING, _GONE = "running", "finishing", "gone"
-_SETTLE = 0.05  # after a database write wakes an idle worker, look this long for its commit
-_SETTLE_POLL = 0.002  # ... this often
 _GROUP_COMMIT_AFTER = 0.0005  # a write slower than this makes the completer batch harder
 _GROUP_COMMIT_MAX = 0.005  # never hold an outcome back longer than this
 
@@ -137,7 +135,7 @@ class Worker:
         shortest = min([self.lease, *(t.lease for t in _tasks(registry) if t.lease)])
         self._beat_every = shortest / 3
         self._reaper = Reaper(queue, interval=min(self.lease, 60.0))
-        self._watch = FileWatch.open(queue.path) if os.path.exists(queue.path) else None
+        self._watch = queue.watch()
 
     # -- public -----------------------------------------------------------------------------
 
@@ -161,8 +159,7 @@ class Worker:
         """Stop claiming and shut down gracefully. Safe from any thread or signal handler."""
         self._stopping.set()
         self._wake.set()
-        if self._watch is not None:
-            self._watch.wake()
+        self._watch.wake()
 
     @property
     def stopping(self) -> bool:
@@ -210,9 +207,7 @@ class Worker:
         self._hb_stop.set()
         threads[0].join()
         self._pool.close()
-        if self._watch is not None:
-            self._watch.close()
-            self._watch = None
+        self._watch.close()
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._loop.stop)
         try:
@@ -255,7 +250,7 @@ class Worker:
             self._timed -= 1
 
     def _claim_loop(self, burst: bool) -> None:
-        seen_version: int | None = None
+        changed = True
         next_claim = 0.0
         while not self._stopping.is_set():
             self._wake.clear()
@@ -264,12 +259,11 @@ class Worker:
             # While completions wait to be written, leave the claim to the completer: it
             # claims for the freed slots in the same transaction (one commit, not two).
             if free > 0 and not self._completions_pending():
-                version = self.queue.data_version()
+                changed = self._changed(0.0) or changed
                 now = time.monotonic()
                 idle = not self._runs
-                if (self._backlog or version != seen_version or now >= next_claim
-                        or (burst and idle)):
-                    seen_version = version
+                if self._backlog or changed or now >= next_claim or (burst and idle):
+                    changed = False
                     next_claim = now + self.idle_claim_interval
                     got = self._claim()
                     if not got and burst and not self._runs:
@@ -277,34 +271,20 @@ class Worker:
                     if got:
                         continue
                 if not self._runs and not burst:
-                    seen_version = self._idle_wait(seen_version, next_claim)
+                    # Nothing running: sleep until another process commits, the next look
+                    # for delayed jobs is due, or the worker is woken.
+                    changed = self._changed(max(0.0, next_claim - time.monotonic()))
                     continue
             self._wake.wait(self._wait_time(free > 0))
 
-    def _idle_wait(self, seen: int | None, until: float) -> int | None:
-        """Nothing running: sleep until another process commits (``PRAGMA data_version``
-        changes), ``until`` (the next look for delayed jobs) passes, or the worker is
-        woken. With a file watch the sleep costs nothing and ends within a millisecond of
-        a commit; without one, ``data_version`` is polled every ``poll_interval``."""
-        settle = 0.0  # until then, poll: a commit's last write can precede its visibility
-        while not self._wake.is_set():
-            now = time.monotonic()
-            left = until - now
-            if left <= 0:
-                break
-            if self._watch is not None:
-                if self._watch.wait(min(left, 1.0) if now >= settle else _SETTLE_POLL):
-                    # The write that woke us may belong to a commit that is not visible yet
-                    # (SQLite writes the WAL, then publishes the commit in shared memory,
-                    # which inotify does not see): keep looking for a moment.
-                    settle = time.monotonic() + _SETTLE
-                elif time.monotonic() >= settle:
-                    continue  # a plain timeout, or writes to some other file
-            elif self._wake.wait(min(left, self.poll_interval)):
-                break
-            if self.queue.data_version() != seen:
-                break
-        return seen  # unchanged: the caller compares, sees the change and claims
+    def _changed(self, timeout: float) -> bool:
+        """Whether another process may have committed, waiting up to ``timeout``."""
+        try:
+            return self._watch.wait(timeout)
+        except JobqError as e:
+            log.warning("watching the database failed: %s", e)
+            self._stopping.wait(min(1.0, timeout))
+            return True
 
     def _completions_pending(self) -> bool:
         return self._writing or self._outbox_ok > 0

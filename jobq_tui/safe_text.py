@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from jobq_core.textsafe import ELLIPSIS, clean, error_line, first_line
+from jobq_core.error_groups import error_line, first_line
+from jobq_core.textsafe import ELLIPSIS, clean
 
 __all__ = ["ELLIPSIS", "clean", "display_text", "error_line", "first_line"]
 

@@ -6,10 +6,11 @@ what it returns. Hazards and invariants:
 * Reads go through one ``mode=ro`` connection, so watching never takes a write lock and
   never creates or migrates anything. Actions (retry, cancel) open a short-lived separate
   connection, do one operation, and close it; ``read_only`` sources refuse them.
-* ``PRAGMA data_version`` changes only when another connection commits. While it stands
-  still (and the view and filter are the same), ``poll`` reuses the last read and only
-  re-checks, except every ``max_reuse`` seconds, because some counts (scheduled jobs
-  becoming due) move with time alone.
+* The store's change signal (``Queue.watch``) says when another connection may have
+  committed; ``version`` counts those changes. While it stands still (and the view and
+  filter are the same), ``poll`` reuses the last read and only re-checks, except every
+  ``max_reuse`` seconds, because some counts (scheduled jobs becoming due) move with time
+  alone.
 * Only what one screen shows is read: every list has a LIMIT and uses a partial index.
 * A locked, corrupt, replaced or deleted file raises ``Unavailable`` from ``poll``; the
   next ``poll`` tries again (reopening the file if it was replaced), so the app recovers
@@ -24,11 +25,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from jobq_core.clock import SYSTEM_CLOCK, Clock
-from jobq_core.errors import InvalidState, JobNotFound, JobqError
-from jobq_core.queue import Queue
-from jobq_core.store.base import ErrorGroup, Throughput
-from jobq_core.types import Attempt, Job, Stats, WorkerInfo
+from jobq_core import (
+    SYSTEM_CLOCK, Attempt, Clock, ErrorGroup, InvalidState, Job, JobNotFound, JobqError, Queue,
+    Stats, Throughput, Watch, WorkerInfo,
+)
 
 from .filters import Filter
 
@@ -81,7 +81,8 @@ class Source:
         self.read_only = read_only
         self.max_reuse = max_reuse
         self._queue: Queue | None = None
-        self._identity: tuple[int, int] | None = None
+        self._watch: Watch | None = None
+        self._changes = 0  # how many changes the watch has reported (see ``version``)
         self._last: Snapshot | None = None
 
     # -- opening --------------------------------------------------------------------------
@@ -100,13 +101,21 @@ class Source:
 
     def _reopen(self) -> Queue:
         self.close()
-        ident = _identity(self.path)
         q = Queue(self.path, clock=self.clock, read_only=True, create=False,
                   busy_timeout=READ_BUSY_TIMEOUT)
-        self._queue, self._identity, self._last = q, ident, None
+        try:
+            self._watch = q.watch()
+        except BaseException:
+            q.close()
+            raise
+        self._queue, self._last = q, None
+        self._changes += 1
         return q
 
     def close(self) -> None:
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
         if self._queue is not None:
             try:
                 self._queue.close()
@@ -121,7 +130,7 @@ class Source:
         if view not in VIEWS:
             raise ValueError(f"unknown view {view!r}")
         with self._reading() as q:
-            version = q.data_version()
+            version = self._version()
             now = self.clock.now()
             last = self._last
             if (not force and last is not None and last.version == version
@@ -144,20 +153,24 @@ class Source:
             raise Unavailable(_plain_error(e)) from None
 
     def _current_queue(self) -> Queue:
-        """The open connection, reopened when the file was replaced; ``Unavailable`` when
-        the file is gone (an open connection would go on reading the deleted file)."""
-        try:
-            ident = _identity(self.path)
-        except FileNotFoundError:
-            self.close()
-            raise Unavailable(f"{self.path}: the database file is gone") from None
-        if self._queue is None or ident != self._identity:
+        """The open connection, or a new one when the last read failed (the watch reports
+        a deleted or replaced file as an error, which closes the connection)."""
+        if self._queue is None:
+            if not os.path.exists(self.path):
+                raise Unavailable(f"{self.path}: the database file is gone")
             try:
                 return self._reopen()
             except (JobqError, OSError) as e:
                 self.close()
                 raise Unavailable(_plain_error(e)) from None
         return self._queue
+
+    def _version(self) -> int:
+        """A number that changes whenever another connection may have committed."""
+        assert self._watch is not None
+        if self._watch.wait(0):
+            self._changes += 1
+        return self._changes
 
     def _read(self, q: Queue, version: int, view: str, filt: Filter, grouped: bool,
               now: float, force: bool = False) -> Snapshot:
@@ -186,12 +199,12 @@ class Source:
         elif view == "all":
             rows = tuple(q.list(filt.status, **narrow))
         return Snapshot(view, filt, grouped, version, now, now, time.monotonic() - started,
-                        stats, throughput, workers, running, rows, frozen=q.snapshot)
+                        stats, throughput, workers, running, rows, frozen=q.frozen)
 
     def version(self) -> int:
-        """``PRAGMA data_version``: it changes whenever another connection commits."""
-        with self._reading() as q:
-            return q.data_version()
+        """A number that changes whenever another connection may have committed."""
+        with self._reading():
+            return self._version()
 
     def detail(self, job_id: int) -> tuple[Job | None, list[Attempt]]:
         """One job and its attempts, read in one go (for the detail screen)."""
@@ -241,11 +254,6 @@ class Source:
     def retry_dead(self, filt: Filter) -> int:
         with self._writer() as q:
             return q.retry_dead(queue=filt.queue, kind=filt.kind, error_contains=filt.error)
-
-
-def _identity(path: str) -> tuple[int, int]:
-    st = os.stat(path)
-    return st.st_dev, st.st_ino
 
 
 def _plain_error(e: BaseException) -> str:

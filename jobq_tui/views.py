@@ -12,7 +12,7 @@ from typing import Any
 
 from rich.text import Text
 
-from jobq_core.store.base import ErrorGroup
+from jobq_core import ErrorGroup
 from jobq_core.types import Job, JobStatus, WorkerInfo
 
 from .safe_text import display_text, error_line

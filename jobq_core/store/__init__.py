@@ -1,1 +1,59 @@
-"""Storage backends behind one contract (``base.Store``). Only this package touches SQL."""
+"""Storage backends behind one contract (``base.Store``). Only this package touches SQL.
+
+``open_store`` picks the backend from the database string: a path or ``sqlite:///path``
+opens SQLite. Options that only one backend understands are passed through to it, and
+that backend says so when it is given one it does not know.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from .base import Store
+
+SQLITE_OPTIONS = frozenset({"synchronous", "busy_timeout", "read_only", "create"})
+
+
+def sqlite_path(database: str | os.PathLike[str]) -> str | None:
+    """The file path when ``database`` names an SQLite database, else None (a URL of
+    another scheme).
+
+    ``jobs.db`` and ``/srv/jobs.db`` are paths; ``sqlite:///srv/jobs.db`` is the absolute
+    path ``/srv/jobs.db`` and ``sqlite:jobs.db`` the relative path ``jobs.db``.
+    """
+    text = os.fsdecode(os.fspath(database))
+    scheme, sep, rest = text.partition("://")
+    if sep and scheme and scheme.replace("+", "").isalnum():
+        if scheme.lower() != "sqlite":
+            return None
+        parts = urlsplit(text)
+        if parts.netloc:
+            raise ValueError(f"an SQLite URL names a local file, not a host: {text!r} "
+                             "(write sqlite:///absolute/path.db)")
+        return unquote(parts.path)
+    if text[:7].lower() == "sqlite:":
+        return unquote(text[7:])
+    return text
+
+
+def open_store(database: str | os.PathLike[str], **options: Any) -> Store:
+    """Open the store ``database`` names. SQLite takes the options ``synchronous``,
+    ``busy_timeout``, ``read_only`` and ``create`` (see ``SqliteStore``)."""
+    path = sqlite_path(database)
+    if path is None:
+        scheme = os.fsdecode(os.fspath(database)).partition("://")[0]
+        raise ValueError(f"unsupported database URL scheme {scheme!r}: give a file path or "
+                         "an sqlite:/// URL")
+    if not path:
+        raise ValueError("the database path is empty")
+    unknown = set(options) - SQLITE_OPTIONS
+    if unknown:
+        raise TypeError(f"the SQLite store does not take {', '.join(sorted(unknown))}; its "
+                        f"options are {', '.join(sorted(SQLITE_OPTIONS))}")
+    from .sqlite import SqliteStore
+
+    return SqliteStore(path, **options)
+
+
+__all__ = ["SQLITE_OPTIONS", "Store", "open_store", "sqlite_path"]

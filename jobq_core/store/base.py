@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
-from ..types import Attempt, Job, Stats, WorkerInfo
+from ..types import Attempt, ErrorGroup, ExtendResult, Job, Stats, Throughput, WorkerInfo
 
 RetryDelay = Callable[[int], float]
 """Seconds to wait before the next attempt, given the number of the attempt that failed."""
@@ -50,47 +50,28 @@ class ListFilter:
     payloads: bool = True  # False: leave payload and result unread (None), for listings
 
 
-@dataclass(frozen=True, slots=True)
-class ExtendResult:
-    """Outcome of a heartbeat over several jobs."""
+class Watch(Protocol):
+    """"Something may have changed; wait until it might have": how an idle worker sleeps
+    until new work can exist, and how the monitor knows when to read again.
 
-    lost: frozenset[int]  # no longer ours: the handler must stop, its result is discarded
-    cancel_requested: frozenset[int]  # still ours, but an operator asked it to stop
-
-
-@dataclass(frozen=True, slots=True)
-class Throughput:
-    """Jobs finished and attempts failed per time bucket, oldest bucket first.
-
-    Bucket i covers ``[start + i*bucket, start + (i+1)*bucket)``. ``failed`` counts failed
-    attempts (including the last attempt of each dead job), not jobs.
+    A store with a push signal (SQLite: inotify on its files; PostgreSQL: LISTEN) wakes a
+    waiter within milliseconds; one without polls a cheap version number behind the same
+    interface. Writes made through the watched store's own connection need not count.
     """
 
-    start: float
-    bucket: float
-    succeeded: tuple[int, ...]
-    failed: tuple[int, ...]
-    dead: tuple[int, ...]
+    def wait(self, timeout: float) -> bool:
+        """True as soon as another connection may have committed since the previous
+        ``wait`` returned (or since the watch was made), or ``wake()`` was called; False
+        when ``timeout`` seconds pass with neither. ``wait(0)`` only checks. A True may be
+        spurious; a commit is never missed. Raises ``DatabaseUnavailable`` when the database
+        is gone (e.g. its file was deleted or replaced)."""
+        ...
 
+    def wake(self) -> None:
+        """Make a ``wait`` in another thread return True now. Safe from a signal handler."""
+        ...
 
-@dataclass(frozen=True, slots=True)
-class ErrorGroup:
-    """Dead jobs of one kind that failed the same way: the same error line once numbers
-    are ignored (``HTTP 502 for invoice INV-59476`` and ``... INV-59480`` are one group).
-
-    The error line is the first line of the error, or for a Python traceback its last
-    line (the exception). ``match`` is a substring every job of the group has in its
-    error (the line up to its first number): ``error_contains=match`` with ``kind``
-    selects the group, and may also take in other groups whose line starts alike.
-    """
-
-    kind: str
-    line: str  # the error line of the group's most recent job
-    count: int
-    last_finished_at: float
-    last_id: int  # the most recent dead job of the group
-    queues: tuple[str, ...]
-    match: str
+    def close(self) -> None: ...
 
 
 class Store(Protocol):
@@ -140,7 +121,7 @@ class Store(Protocol):
         self, job_id: int, token: int, fraction: float | None, message: str | None
     ) -> bool: ...
 
-    def job_rescue_expired(self, now: float, retry_delay: RetryDelay) -> int:
+    def job_reap_expired(self, now: float, retry_delay: RetryDelay) -> int:
         """Reap: running jobs whose lease ran out go back to pending or to dead."""
         ...
 
@@ -187,8 +168,15 @@ class Store(Protocol):
 
     def worker_list(self) -> list[WorkerInfo]: ...
 
-    def data_version(self) -> int:
-        """Changes whenever another connection commits: a cheap "anything new?" signal."""
+    frozen: bool
+    """True when the store can only show a fixed copy of the data: it will never change."""
+
+    def describe(self) -> dict[str, str | None]:
+        """What the store runs on, for reports: at least ``{"store": <backend name>}``."""
+        ...
+
+    def watch(self) -> Watch:
+        """A new change signal for this store (see ``Watch``); the caller closes it."""
         ...
 
     def close(self) -> None: ...

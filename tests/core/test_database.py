@@ -9,8 +9,9 @@ from jobq_core import (
     DatabaseError, DatabaseUnavailable, ForeignTable, JobqError, NotADatabase, Queue,
     SchemaTooNew,
 )
-from jobq_core.store import sqlite as sqlite_store
-from jobq_core.store.sqlite_schema import SCHEMA_VERSION
+from jobq_core.store.base import ListFilter
+from jobq_core.store.sqlite import statements as sql
+from jobq_core.store.sqlite.schema import SCHEMA_VERSION
 
 
 def _snapshot(path):
@@ -146,15 +147,15 @@ def test_reap_and_stats_read_only_partial_indexes_never_the_whole_table(queue):
     def plan(sql, *params):
         return " | ".join(r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + sql, params))
 
-    assert "INDEX jobq_jobs_running" in plan(sqlite_store.EXPIRED_LEASES, 0.0, 10)
-    assert "INDEX jobq_jobs_running" in plan(sqlite_store.RUNNING_BY_QUEUE, 0.0)
-    assert "INDEX jobq_jobs_finished" in plan(sqlite_store.RECENT_FINISHED, 0.0)
-    assert "COVERING INDEX jobq_jobs_dead" in plan(sqlite_store.DEAD_BY_QUEUE)
-    pending = plan(sqlite_store.PENDING_BY_QUEUE, 0.0, 0.0)
+    assert "INDEX jobq_jobs_running" in plan(sql.EXPIRED_LEASES, 0.0, 10)
+    assert "INDEX jobq_jobs_running" in plan(sql.RUNNING_BY_QUEUE, 0.0)
+    assert "INDEX jobq_jobs_finished" in plan(sql.RECENT_FINISHED, 0.0)
+    assert "COVERING INDEX jobq_jobs_dead" in plan(sql.DEAD_BY_QUEUE)
+    pending = plan(sql.PENDING_BY_QUEUE, 0.0, 0.0)
     assert "COVERING INDEX jobq_jobs_pending_queue" in pending, pending
     assert "TEMP B-TREE" not in pending
-    where = sqlite_store.ListFilter(status="dead", limit=50)
-    conds, params, order = sqlite_store._list_conditions(where, 0.0)
+    where = ListFilter(status="dead", limit=50)
+    conds, params, order = sql.list_conditions(where, 0.0)
     dead_list = plan(f"SELECT id FROM jobq_jobs WHERE {' AND '.join(conds)} ORDER BY {order}",
                      *params)
     assert "INDEX jobq_jobs_finished" in dead_list and "TEMP B-TREE" not in dead_list, dead_list
@@ -181,7 +182,7 @@ def test_a_database_in_a_read_only_directory_is_shown_read_only_and_refused_for_
     q.close()  # the last connection removes -wal and -shm
     code = ("from jobq_core import Queue, DatabaseUnavailable\n"
             f"q = Queue({str(tmp_path / 'jobs.db')!r}, read_only=True)\n"
-            "print([j.kind for j in q.list()], q.snapshot)\n"
+            "print([j.kind for j in q.list()], q.frozen)\n"
             "try:\n"
             f"    Queue({str(tmp_path / 'jobs.db')!r})\n"
             "except DatabaseUnavailable as e:\n"

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from jobq_core import Queue
-from jobq_core.wakeup import FileWatch
+from jobq_core.store.sqlite.watch import FileWatch
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 

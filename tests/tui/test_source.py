@@ -2,10 +2,10 @@
 a database that is missing, foreign, locked or gone, and acts through its own connection."""
 import os
 import shutil
+import sqlite3
 
 import pytest
 
-from jobq_core.errors import DatabaseUnavailable
 from jobq_core.queue import Queue
 from jobq_tui.filters import Filter, parse_filter
 from jobq_tui.source import ReadOnly, Source, SourceError, Unavailable
@@ -110,16 +110,22 @@ def test_a_database_replaced_by_garbage_is_reported_then_recovers(db, clock, tmp
     assert s.poll("running", Filter(), force=True).stats.dead == 6
 
 
-def test_a_locked_database_is_reported_as_unavailable(db, clock, monkeypatch):
+def test_a_locked_database_is_reported_as_unavailable(db, clock):
     s = opened(db, clock)
-
-    def locked(*a, **k):
-        raise DatabaseUnavailable(f"{db}: the database stayed locked past the busy timeout")
-
-    monkeypatch.setattr(Queue, "data_version", locked)
-    with pytest.raises(Unavailable, match="locked"):
-        s.poll("running", Filter())
-    monkeypatch.undo()
+    s.poll("running", Filter())
+    s.close()  # as after a failed read: the next poll opens the file again
+    holder = sqlite3.connect(db, isolation_level=None)
+    # In exclusive locking mode a WAL writer keeps its lock after the commit and shuts
+    # every other connection out, readers included, until it closes.
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("UPDATE jobq_meta SET value=value WHERE key='application'")
+    holder.execute("COMMIT")
+    try:
+        with pytest.raises(Unavailable, match="locked"):
+            s.poll("running", Filter(), force=True)
+    finally:
+        holder.close()
     assert s.poll("running", Filter()).stats.running == 5
 
 

@@ -11,7 +11,7 @@ import json
 import json.scanner
 from collections.abc import Callable
 
-from ..types import Job, JobStatus, RawJSON
+from ...types import Job, JobStatus, RawJSON
 
 _PAYLOAD = "coalesce(payload, (SELECT p.payload FROM jobq_payloads p WHERE p.job_id=jobq_jobs.id))"
 # Column expressions by Job field. A payload too big for the row lives in jobq_payloads.
@@ -85,7 +85,7 @@ def _reader(fields: list[str], fixed: dict[str, str], args: str) -> Callable[...
     return env["read"]
 
 
-job: Callable[[tuple], Job] = _reader(list(Job.__slots__), {}, "")
+job_from_row: Callable[[tuple], Job] = _reader(list(Job.__slots__), {}, "")
 """A Job from a row of ``JOB_COLS`` (or ``JOB_COLS_LEAN``)."""
 
 claimed_job: Callable[[tuple, float, str, float], Job] = _reader(

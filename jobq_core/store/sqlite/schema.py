@@ -10,6 +10,10 @@ jobs in the table as with none.
 """
 from __future__ import annotations
 
+import sqlite3
+
+from ...errors import ForeignTable, SchemaTooNew
+
 APP_ID = "jobq"
 PAGE_SIZE = 1024  # for files jobq creates: a job row is small, and every commit writes whole
 #                   pages to the WAL, so small pages make each claim and completion cheaper
@@ -103,3 +107,66 @@ CREATE TABLE jobq_workers(
 
 MIGRATIONS: list[str] = [_V1]
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def installed_version(c: sqlite3.Connection, path: str) -> int:
+    """jobq's schema version in this file (0: none yet). Reads only: a file that is not
+    ours, not SQLite, or too new is refused before anything is written to it."""
+    names = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    ours = [t for t in TABLES if t in names]
+    if not ours:
+        return 0
+    if "jobq_meta" not in names:
+        raise ForeignTable(f"{path} has a table named {ours[0]!r} that jobq did not create")
+    try:
+        meta = dict(c.execute("SELECT key, value FROM jobq_meta").fetchall())
+    except sqlite3.Error:
+        meta = {}
+    if meta.get("application") != APP_ID or not str(meta.get("schema_version", "")).isdigit():
+        raise ForeignTable(f"{path} has a table named 'jobq_meta' that jobq did not create")
+    version = int(meta["schema_version"])
+    if version > SCHEMA_VERSION:
+        raise SchemaTooNew(
+            f"{path} has jobq schema version {version}, newer than this jobq understands "
+            f"({SCHEMA_VERSION}); upgrade jobq to use it"
+        )
+    return version
+
+
+
+def migrate(c: sqlite3.Connection) -> None:
+    c.execute("BEGIN IMMEDIATE")
+    try:
+        names = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "jobq_meta" in names:  # re-read under the write lock: another process may have won
+            version = int(c.execute(
+                "SELECT value FROM jobq_meta WHERE key='schema_version'").fetchone()[0])
+            owns = c.execute("SELECT 1 FROM jobq_meta WHERE key='owns_user_version'").fetchone()
+        else:
+            version = 0
+            others = [n for n in names if not n.startswith("sqlite_")]
+            owns = not others and c.execute("PRAGMA user_version").fetchone()[0] == 0
+        for script in MIGRATIONS[version:]:
+            for statement in _split_statements(script):
+                c.execute(statement)
+        c.execute("INSERT OR REPLACE INTO jobq_meta VALUES ('application', ?)", (APP_ID,))
+        c.execute("INSERT OR REPLACE INTO jobq_meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        if owns:
+            c.execute("INSERT OR REPLACE INTO jobq_meta VALUES ('owns_user_version', '1')")
+            c.execute(f"PRAGMA user_version={SCHEMA_VERSION:d}")
+        c.execute("COMMIT")
+    except BaseException:
+        if c.in_transaction:
+            c.execute("ROLLBACK")
+        raise
+
+
+def _split_statements(script: str) -> list[str]:
+    """Split a migration script into statements (executescript would commit on its own)."""
+    out, buf = [], ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    return [s for s in out if s]

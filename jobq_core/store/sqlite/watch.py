@@ -1,12 +1,17 @@
-"""Waking an idle worker when another process writes the database, without polling.
+"""The SQLite store's change signal: wake a waiter when another connection commits.
 
 On Linux, inotify reports every write() to the database's files (a commit appends to the
 ``-wal`` file), so an idle worker can sleep in ``select`` and wake within a millisecond of
-a commit in any process, at no CPU cost while nothing happens. Elsewhere (or when inotify
-is unavailable, e.g. out of watches) ``FileWatch.open`` returns None and the worker polls.
+a commit in any process, at no CPU cost while nothing happens. The write that wakes it may
+belong to a commit that is not visible yet (SQLite writes the WAL, then publishes the
+commit in shared memory, which inotify does not see), so after a wake-up the watch keeps
+checking ``PRAGMA data_version`` for a moment (``SETTLE``). Writes that bring nothing new
+(the store's own heartbeats, a checkpoint) wake it, but ``data_version`` stays put and the
+wait goes on. Elsewhere (or when inotify is unavailable, e.g. out of watches) the watch
+polls ``data_version``.
 
-The watch may wake for writes that bring no new job (this process's own heartbeats, a
-checkpoint): the caller confirms with ``PRAGMA data_version`` before claiming.
+A file deleted or replaced under an open connection goes on being read as it was: the
+watch compares the path's inode with the one opened and raises ``DatabaseUnavailable``.
 """
 from __future__ import annotations
 
@@ -16,6 +21,10 @@ import os
 import select
 import struct
 import sys
+import threading
+import time
+
+from ...errors import DatabaseUnavailable
 
 _IN_MODIFY = 0x00000002
 _IN_CLOSE_WRITE = 0x00000008
@@ -117,3 +126,72 @@ def _drain(fd: int) -> bytes:
             break
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+SETTLE = 0.05  # after a database write wakes the watch, look this long for its commit
+_SETTLE_POLL = 0.002  # ... this often
+
+
+class SqliteWatch:
+    """``base.Watch`` for ``SqliteStore``: inotify where available, else polling."""
+
+    def __init__(self, store, poll_interval: float):
+        self._store = store
+        self._poll = poll_interval
+        self._identity = _identity(store.path)
+        self._seen = store.data_version()
+        self._woken = threading.Event()
+        self._files = None if store.frozen else FileWatch.open(store.path)
+
+    def _changed(self) -> bool:
+        if self._woken.is_set():
+            self._woken.clear()
+            return True
+        version = self._store.data_version()
+        if version != self._seen:
+            self._seen = version
+            return True
+        return False
+
+    def wait(self, timeout: float) -> bool:
+        self._check_file()
+        if self._changed():
+            return True
+        deadline = time.monotonic() + max(0.0, timeout)
+        settle = 0.0  # until then, poll: a commit's last write can precede its visibility
+        while True:
+            now = time.monotonic()
+            left = deadline - now
+            if left <= 0:
+                return False
+            if self._files is None:
+                self._woken.wait(min(left, self._poll))
+            elif self._files.wait(min(left, 1.0) if now >= settle else _SETTLE_POLL):
+                settle = time.monotonic() + SETTLE
+            elif time.monotonic() >= settle:
+                continue  # a plain timeout, or writes to some other file
+            if self._changed():
+                return True
+
+    def wake(self) -> None:
+        self._woken.set()
+        if self._files is not None:
+            self._files.wake()
+
+    def close(self) -> None:
+        if self._files is not None:
+            self._files.close()
+            self._files = None
+
+    def _check_file(self) -> None:
+        try:
+            same = _identity(self._store.path) == self._identity
+        except FileNotFoundError:
+            raise DatabaseUnavailable(f"{self._store.path}: the database file is gone") from None
+        if not same:
+            raise DatabaseUnavailable(f"{self._store.path}: the database file was replaced")
+
+
+def _identity(path: str) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino

@@ -1,0 +1,580 @@
+"""The SQLite store: jobq's job operations on one WAL-mode database file.
+
+Concurrency model: any number of processes may open the same file. Each ``SqliteStore``
+owns one connection, guarded by a lock so that threads of one process may share it.
+Writers are serialised by SQLite itself; every multi-statement write runs inside
+``BEGIN IMMEDIATE`` (a deferred transaction that reads first and writes later can fail
+with SQLITE_BUSY at once, whatever the busy timeout). A single write statement in
+autocommit mode takes the write lock when it starts, so it needs no explicit transaction.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+
+from ...error_groups import group_dead
+from ...errors import DatabaseError, InvalidState, JobNotFound
+from ...types import (
+    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Stats, Throughput,
+    WorkerInfo,
+)
+from ..base import Completion, ListFilter, NewJob, RetryDelay
+from . import statements as sql
+from .connection import (
+    SYNCHRONOUS_MODES, connect, error_code, filesystem_type, fork_count, guarded, set_pragmas,
+    translate, warn_if_network,
+)
+from .rows import JOB_COLS, JOB_COLS_LEAN, claimed_job, job_from_row
+from .schema import INLINE_PAYLOAD_MAX, SCHEMA_VERSION, installed_version, migrate
+from .watch import SqliteWatch
+
+_BATCH = 1000  # rows per transaction for maintenance work, so writers never wait long
+
+
+def _complete(c: sqlite3.Connection, completions: Sequence[Completion], now: float) -> list[bool]:
+    """Per completion, whether it was accepted (False: fenced out)."""
+    return [c.execute(sql.COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1
+            for x in completions]
+
+
+def _claim_order(job: Job) -> tuple:
+    return -job.priority, job.run_at, job.id
+
+
+class SqliteStore:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: str = "NORMAL",
+        busy_timeout: float = 30.0,
+        read_only: bool = False,
+        create: bool = True,
+    ):
+        synchronous = str(synchronous).upper()
+        if synchronous not in SYNCHRONOUS_MODES:
+            raise ValueError(f"synchronous must be one of {SYNCHRONOUS_MODES}, got {synchronous!r}")
+        if not busy_timeout >= 0:
+            raise ValueError(f"busy_timeout must be >= 0 seconds, got {busy_timeout!r}")
+        self.path = os.fspath(path)
+        self.synchronous = synchronous
+        self.read_only = read_only
+        self._forks = fork_count()  # SQLite connections must not cross a fork
+        self._lock = threading.RLock()
+        self.frozen = False  # True: an immutable snapshot that cannot see later changes
+        warn_if_network(self.path)
+        self._conn = connect(self.path, busy_timeout, read_only, create and not read_only)
+        try:
+            try:
+                version = installed_version(self._conn, self.path)
+            except sqlite3.OperationalError as e:
+                if not (read_only and error_code(e) == sqlite3.SQLITE_CANTOPEN):
+                    raise
+                # A WAL database in a directory we cannot write (no -shm to share): read
+                # it as an immutable snapshot rather than not at all.
+                self._conn.close()
+                self._conn = connect(self.path, busy_timeout, read_only, False, immutable=True)
+                self.frozen = True
+                version = installed_version(self._conn, self.path)
+            if not read_only:
+                set_pragmas(self._conn, self.path, synchronous)
+                if version < SCHEMA_VERSION:
+                    migrate(self._conn)
+            elif version < SCHEMA_VERSION:
+                raise DatabaseError(
+                    f"{self.path} is not a jobq database (or needs an upgrade: open it once "
+                    "without read-only mode)"
+                )
+        except sqlite3.Error as e:
+            self._conn.close()
+            raise translate(e, self.path) from e
+        except BaseException:
+            self._conn.close()
+            raise
+
+    # -- transactions -------------------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        c = self._conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            yield c
+            c.execute("COMMIT")
+        except BaseException:
+            if c.in_transaction:  # SQLite may already have rolled back (e.g. disk full)
+                c.execute("ROLLBACK")
+            raise
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """One snapshot for several SELECTs, so counts agree with each other."""
+        c = self._conn
+        c.execute("BEGIN")
+        try:
+            yield c
+        finally:
+            if c.in_transaction:
+                c.execute("COMMIT")
+
+    # -- producing ----------------------------------------------------------------------
+
+    @guarded
+    def job_insert_many(self, jobs: Sequence[NewJob], now: float) -> list[int]:
+        if len(jobs) == 1 and not _needs_care(jobs[0]):  # one statement: no BEGIN needed
+            return [self._conn.execute(sql.INSERT, _insert_row(jobs[0], now)).lastrowid]
+        ids: list[int] = []
+        with self._write() as c:
+            plain: list[tuple] = []
+            for job in jobs:
+                if not _needs_care(job):
+                    plain.append(_insert_row(job, now))
+                    continue
+                ids += self._insert_plain(c, plain)
+                plain = []
+                ids.append(self._insert_one(c, job, now))
+            ids += self._insert_plain(c, plain)
+        return ids
+
+    @staticmethod
+    def _insert_plain(c: sqlite3.Connection, rows: list[tuple]) -> list[int]:
+        if not rows:
+            return []
+        if len(rows) == 1:
+            return [c.execute(sql.INSERT, rows[0]).lastrowid]
+        c.executemany(sql.INSERT, rows)
+        # We hold the write lock and each new id is max(id)+1: the batch got consecutive ids.
+        last = c.execute("SELECT last_insert_rowid()").fetchone()[0]
+        return list(range(last - len(rows) + 1, last + 1))
+
+    @staticmethod
+    def _insert_one(c: sqlite3.Connection, job: NewJob, now: float) -> int:
+        """A job with a unique key (which may exist already) or a big payload."""
+        if job.unique_key is not None:
+            row = c.execute(
+                "SELECT id FROM jobq_jobs WHERE unique_key=? AND status IN ('pending','running')",
+                (job.unique_key,),
+            ).fetchone()
+            if row:
+                return row[0]
+        if not _is_big(job.payload):
+            return c.execute(sql.INSERT, _insert_row(job, now)).lastrowid
+        job_id = c.execute(sql.INSERT, _insert_row(job._replace(payload=None), now)).lastrowid
+        c.execute("INSERT INTO jobq_payloads(job_id, payload) VALUES (?, ?)", (job_id, job.payload))
+        return job_id
+
+    # -- consuming ----------------------------------------------------------------------
+
+    @guarded
+    def job_claim(
+        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float, limit: int
+    ) -> list[Job]:
+        return self._claim(self._conn, worker, queues, now, lease_until, limit)
+
+    @staticmethod
+    def _claim(c: sqlite3.Connection, worker: str, queues: Sequence[str] | None, now: float,
+               lease_until: float, limit: int) -> list[Job]:
+        queues = list(dict.fromkeys(queues)) if queues else []
+        query = sql.claim_sql(len(queues), limit == 1)
+        params = [lease_until, worker, now, now, *sql.claim_params(queues, now, limit)]
+        jobs = [claimed_job(r, lease_until, worker, now) for r in c.execute(query, params).fetchall()]
+        if len(jobs) > 1:
+            jobs.sort(key=_claim_order)  # RETURNING order is unspecified
+        return jobs
+
+    @guarded
+    def job_extend_many(
+        self, leases: Iterable[tuple[int, int]], now: float, lease_until: float
+    ) -> ExtendResult:
+        leases = list(leases)
+        lost, cancel = set(), set()
+        if not leases:
+            return ExtendResult(frozenset(), frozenset())
+        with self._write() if len(leases) > 1 else _nothing(self._conn) as c:
+            for job_id, token in leases:
+                row = c.execute(sql.EXTEND, (lease_until, now, job_id, token)).fetchone()
+                if row is None:
+                    lost.add(job_id)
+                elif row[0]:
+                    cancel.add(job_id)
+        return ExtendResult(frozenset(lost), frozenset(cancel))
+
+    @guarded
+    def job_complete_and_claim(
+        self, completions: Sequence[Completion], now: float, worker: str,
+        queues: Sequence[str] | None, lease_until: float, limit: int,
+    ) -> tuple[list[bool], list[Job]]:
+        """Complete, then claim up to ``limit`` jobs, in one transaction: one commit (one
+        fsync under synchronous=FULL) where a worker would otherwise make two."""
+        with self._write() as c:
+            accepted = _complete(c, completions, now)
+            jobs = self._claim(c, worker, queues, now, lease_until, limit) if limit > 0 else []
+        return accepted, jobs
+
+    @guarded
+    def job_complete_many(self, completions: Sequence[Completion], now: float) -> list[bool]:
+        if len(completions) == 1:  # one statement: no BEGIN needed
+            return _complete(self._conn, completions, now)
+        with self._write() as c:
+            return _complete(c, completions, now)
+
+    @guarded
+    def job_fail(
+        self, job_id: int, token: int, error: str, now: float, retry_delay: RetryDelay
+    ) -> Job | None:
+        return self._fail(job_id, token, error, now, retry_delay, give_up=False)
+
+    @guarded
+    def job_give_up(self, job_id: int, token: int, error: str, now: float) -> Job | None:
+        return self._fail(job_id, token, error, now, lambda _attempt: 0.0, give_up=True)
+
+    def _fail(self, job_id: int, token: int, error: str, now: float, retry_delay: RetryDelay,
+              give_up: bool) -> Job | None:
+        """One transaction: record the failed attempt and move the job on. ``give_up`` ends
+        it dead whatever attempts remain, without touching its stored allowance (a later
+        ``retry`` still gets the full one)."""
+        with self._write() as c:
+            row = c.execute(sql.RUNNING_ROW, (job_id, token)).fetchone()
+            if row is None:
+                return None
+            attempts, max_attempts, worker, started_at, cancel = row
+            outcome = Outcome.CANCELLED if cancel else Outcome.FAILED
+            _leave_running(c, job_id, token, attempts, attempts if give_up else max_attempts,
+                           bool(cancel), now, retry_delay, error)
+            c.execute(sql.RECORD_ATTEMPT, (job_id, attempts, worker, token, started_at, now,
+                                        outcome, error))
+            return job_from_row(c.execute(f"SELECT {JOB_COLS} FROM jobq_jobs WHERE id=?", (job_id,)).fetchone())
+
+    @guarded
+    def job_release(self, job_id: int, token: int, now: float) -> bool:
+        with self._write() as c:
+            row = c.execute(sql.RUNNING_ROW, (job_id, token)).fetchone()
+            if row is None:
+                return False
+            attempts, _max_attempts, worker, started_at, cancel = row
+            if cancel:
+                status, finished, outcome = JobStatus.CANCELLED, now, Outcome.CANCELLED
+            else:
+                status, finished, outcome = JobStatus.PENDING, None, Outcome.RELEASED
+            c.execute(sql.LEAVE_RUNNING, (status, now, attempts - 1, None, finished, job_id, token))
+            c.execute(sql.RECORD_ATTEMPT, (job_id, attempts, worker, token, started_at, now,
+                                        outcome, None))
+            return True
+
+    @guarded
+    def job_progress(
+        self, job_id: int, token: int, fraction: float | None, message: str | None
+    ) -> bool:
+        return self._conn.execute(sql.PROGRESS, (fraction, message, job_id, token)).rowcount == 1
+
+    @guarded
+    def job_reap_expired(self, now: float, retry_delay: RetryDelay) -> int:
+        rescued = 0
+        while True:
+            with self._write() as c:
+                rows = c.execute(sql.EXPIRED_LEASES, (now, _BATCH)).fetchall()
+                for job_id, token, attempts, max_attempts, worker, started, lease, cancel in rows:
+                    error = (f"lease expired at {lease:.3f} with no heartbeat from worker "
+                             f"{worker!r}; the attempt counts as failed")
+                    _leave_running(c, job_id, token, attempts, max_attempts, bool(cancel), now,
+                                   retry_delay, error)
+                    c.execute(sql.RECORD_ATTEMPT, (job_id, attempts, worker, token, started, now,
+                                                Outcome.LEASE_EXPIRED, error))
+            rescued += len(rows)
+            if len(rows) < _BATCH:
+                return rescued
+
+    # -- reading ------------------------------------------------------------------------
+
+    @guarded
+    def job_get(self, job_id: int) -> Job | None:
+        row = self._conn.execute(f"SELECT {JOB_COLS} FROM jobq_jobs WHERE id=?", (job_id,)).fetchone()
+        return job_from_row(row) if row else None
+
+    @guarded
+    def job_list(self, where: ListFilter, now: float) -> list[Job]:
+        conds, params, order = sql.list_conditions(where, now)
+        query = f"SELECT {JOB_COLS if where.payloads else JOB_COLS_LEAN} FROM jobq_jobs"
+        if conds:
+            query += " WHERE " + " AND ".join(conds)
+        query += f" ORDER BY {order} LIMIT ? OFFSET ?"
+        rows = self._conn.execute(query, [*params, where.limit, where.offset]).fetchall()
+        return [job_from_row(r) for r in rows]
+
+    @guarded
+    def job_attempts(self, job_id: int) -> list[Attempt]:
+        with self._read() as c:
+            rows = c.execute(
+                "SELECT job_id, attempt, worker, token, started_at, ended_at, outcome, error "
+                "FROM jobq_attempts WHERE job_id=? ORDER BY seq",
+                (job_id,),
+            ).fetchall()
+            current = c.execute(
+                "SELECT attempts, worker, token, started_at, finished_at, status FROM jobq_jobs "
+                "WHERE id=? AND status IN ('running','succeeded')",
+                (job_id,),
+            ).fetchone()
+        out = [Attempt(r[0], r[1], r[2], r[3], r[4], r[5], Outcome(r[6]), r[7]) for r in rows]
+        if current:
+            attempt, worker, token, started, finished, status = current
+            outcome = Outcome.RUNNING if status == JobStatus.RUNNING else Outcome.SUCCEEDED
+            out.append(Attempt(job_id, attempt, worker, token, started, finished, outcome, None))
+        return out
+
+    # -- administering ------------------------------------------------------------------
+
+    @guarded
+    def job_retry(self, job_id: int, now: float) -> None:
+        with self._write() as c:
+            row = c.execute("SELECT status FROM jobq_jobs WHERE id=?", (job_id,)).fetchone()
+            if row is None:
+                raise JobNotFound(job_id)
+            if row[0] not in (JobStatus.DEAD, JobStatus.CANCELLED):
+                raise InvalidState(f"job {job_id} is {row[0]}; only dead or cancelled jobs can be retried")
+            try:
+                c.execute(sql.REVIVE + " WHERE id=?", (now, job_id))
+            except sqlite3.IntegrityError:
+                raise InvalidState(
+                    f"job {job_id}: another pending or running job holds its unique key"
+                ) from None
+
+    @guarded
+    def job_retry_dead(self, where: ListFilter, now: float) -> int:
+        conds, params, _ = sql.list_conditions(
+            ListFilter(JobStatus.DEAD, where.queue, where.kind, where.worker, where.error_contains),
+            now,
+        )
+        with self._write() as c:
+            # OR IGNORE: a job whose unique key is live again elsewhere stays dead.
+            query = sql.REVIVE.replace("UPDATE", "UPDATE OR IGNORE", 1) + " WHERE " + " AND ".join(conds)
+            return c.execute(query, [now, *params]).rowcount
+
+    @guarded
+    def job_cancel(self, job_id: int, now: float) -> str:
+        with self._write() as c:
+            row = c.execute("SELECT status FROM jobq_jobs WHERE id=?", (job_id,)).fetchone()
+            if row is None:
+                raise JobNotFound(job_id)
+            if row[0] == JobStatus.PENDING:
+                c.execute(
+                    "UPDATE jobq_jobs SET status='cancelled', finished_at=? WHERE id=?", (now, job_id)
+                )
+                return JobStatus.CANCELLED
+            if row[0] == JobStatus.RUNNING:
+                c.execute("UPDATE jobq_jobs SET cancel_requested=1 WHERE id=?", (job_id,))
+                return JobStatus.RUNNING
+            raise InvalidState(f"job {job_id} is already {row[0]}")
+
+    @guarded
+    def job_prune(self, finished_before: float) -> int:
+        pruned = 0
+        while True:
+            with self._write() as c:
+                # The newest job is never pruned: new ids are max(id)+1, so keeping it means
+                # an id is never handed out twice (cheaper than AUTOINCREMENT's extra write).
+                ids = [r[0] for r in c.execute(
+                    "SELECT id FROM jobq_jobs WHERE status IN ('succeeded','dead','cancelled') "
+                    "AND finished_at<? AND id<(SELECT max(id) FROM jobq_jobs) LIMIT ?",
+                    (finished_before, _BATCH),
+                )]
+                if ids:
+                    batch = json.dumps(ids)
+                    c.execute("DELETE FROM jobq_attempts WHERE job_id IN "
+                              "(SELECT value FROM json_each(?))", (batch,))
+                    c.execute("DELETE FROM jobq_payloads WHERE job_id IN "
+                              "(SELECT value FROM json_each(?))", (batch,))
+                    c.execute("DELETE FROM jobq_jobs WHERE id IN (SELECT value FROM json_each(?))",
+                              (batch,))
+            pruned += len(ids)
+            if len(ids) < _BATCH:
+                return pruned
+
+    @guarded
+    def job_count(self, where: ListFilter, now: float) -> int:
+        conds, params, _ = sql.list_conditions(where, now)
+        query = "SELECT count(*) FROM jobq_jobs" + (" WHERE " + " AND ".join(conds) if conds else "")
+        return self._conn.execute(query, params).fetchone()[0]
+
+    @guarded
+    def job_throughput(self, start: float, bucket: float, buckets: int) -> Throughput:
+        end = start + bucket * buckets
+        counts = {s: [0] * buckets for s in ("succeeded", "dead", "failed")}
+        with self._read() as c:
+            rows = c.execute(
+                "SELECT status, CAST((finished_at - ?) / ? AS INTEGER), count(*) FROM jobq_jobs "
+                "WHERE status IN ('succeeded','dead') AND finished_at>=? AND finished_at<? "
+                "GROUP BY 1, 2",
+                (start, bucket, start, end),
+            ).fetchall()
+            rows += c.execute(
+                "SELECT 'failed', CAST((ended_at - ?) / ? AS INTEGER), count(*) FROM jobq_attempts "
+                "WHERE ended_at>=? AND ended_at<? AND outcome IN (?, ?, ?) GROUP BY 2",
+                (start, bucket, start, end, Outcome.FAILED, Outcome.LEASE_EXPIRED,
+                 Outcome.LEASE_LOST),
+            ).fetchall()
+        for status, b, n in rows:
+            if 0 <= b < buckets:
+                counts[status][b] += n
+        return Throughput(start, bucket, tuple(counts["succeeded"]), tuple(counts["failed"]),
+                          tuple(counts["dead"]))
+
+    @guarded
+    def job_dead_groups(self, where: ListFilter) -> list[ErrorGroup]:
+        conds, params, _ = sql.list_conditions(
+            ListFilter(JobStatus.DEAD, where.queue, where.kind, where.worker, where.error_contains),
+            0.0,
+        )
+        # SQL groups by first line and the error's tail (where a traceback's exception
+        # line is); Python then merges groups whose error line differs only in numbers.
+        rows = self._conn.execute(
+            "SELECT kind, substr(coalesce(error, ''), 1, "
+            "instr(coalesce(error, '') || char(10), char(10)) - 1), "
+            "substr(coalesce(error, ''), -300), count(*), max(finished_at), max(id), "
+            "json_group_array(DISTINCT queue) FROM jobq_jobs "
+            f"WHERE {' AND '.join(conds)} AND finished_at IS NOT NULL GROUP BY 1, 2, 3",
+            params,
+        ).fetchall()
+        return group_dead(((kind, f"{first}\n{tail}", n, finished, last_id, json.loads(queues))
+                           for kind, first, tail, n, finished, last_id, queues in rows),
+                          where.limit)
+
+    @guarded
+    def stats(self, now: float, window: float) -> Stats:
+        return _stats(self, now, window)
+
+    # -- workers ------------------------------------------------------------------------
+
+    @guarded
+    def worker_register(self, info: WorkerInfo) -> None:
+        queues = None if info.queues is None else json.dumps(list(info.queues))
+        self._conn.execute(
+            "INSERT OR REPLACE INTO jobq_workers(id, host, pid, queues, concurrency, started_at, "
+            "last_seen, busy) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (info.id, info.host, info.pid, queues, info.concurrency, info.started_at,
+             info.last_seen, info.busy),
+        )
+
+    @guarded
+    def worker_beat(self, worker_id: str, now: float, busy: int) -> None:
+        self._conn.execute(
+            "UPDATE jobq_workers SET last_seen=?, busy=? WHERE id=?", (now, busy, worker_id)
+        )
+
+    @guarded
+    def worker_deregister(self, worker_id: str) -> None:
+        self._conn.execute("DELETE FROM jobq_workers WHERE id=?", (worker_id,))
+
+    @guarded
+    def worker_list(self) -> list[WorkerInfo]:
+        rows = self._conn.execute(
+            "SELECT id, host, pid, queues, concurrency, started_at, last_seen, busy "
+            "FROM jobq_workers ORDER BY id"
+        ).fetchall()
+        return [
+            WorkerInfo(r[0], r[1], r[2], None if r[3] is None else tuple(json.loads(r[3])),
+                       r[4], r[5], r[6], r[7])
+            for r in rows
+        ]
+
+    # -- misc ---------------------------------------------------------------------------
+
+    def describe(self) -> dict[str, str | None]:
+        return {"store": "sqlite", "sqlite": sqlite3.sqlite_version, "path": self.path,
+                "filesystem": filesystem_type(self.path), "synchronous": self.synchronous}
+
+    def watch(self, *, poll_interval: float = 0.02) -> SqliteWatch:
+        """A change signal: inotify on the database's files where the OS has it, confirmed
+        by ``PRAGMA data_version``; where it has not, ``data_version`` polled every
+        ``poll_interval`` seconds. Commits through this store's own connection do not count."""
+        return SqliteWatch(self, poll_interval)
+
+    @guarded
+    def data_version(self) -> int:
+        """Changes whenever another connection commits (``SqliteWatch`` reads it)."""
+        return self._conn.execute("PRAGMA data_version").fetchone()[0]
+
+    @guarded
+    def integrity_check(self) -> str:
+        return "; ".join(r[0] for r in self._conn.execute("PRAGMA integrity_check"))
+
+    @guarded
+    def explain_claim(self, queues: Sequence[str] | None = None, limit: int = 1) -> list[str]:
+        """The query plan of the claim statement (tests assert it uses the partial index)."""
+        queues = list(queues or [])
+        query = "EXPLAIN QUERY PLAN " + sql.claim_sql(len(queues), limit == 1)
+        params = [0.0, "w", 0.0, 0.0, *sql.claim_params(queues, 0.0, limit)]
+        return [r[3] for r in self._conn.execute(query, params)]
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+@contextmanager
+def _nothing(c: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    yield c
+
+
+def _is_big(payload: str) -> bool:
+    n = len(payload)  # characters; UTF-8 needs 1 to 4 bytes for each
+    return n > INLINE_PAYLOAD_MAX or (
+        n * 4 > INLINE_PAYLOAD_MAX and len(payload.encode()) > INLINE_PAYLOAD_MAX)
+
+
+def _needs_care(job: NewJob) -> bool:
+    return job.unique_key is not None or _is_big(job.payload)
+
+
+def _insert_row(job: NewJob, now: float) -> tuple:
+    return (*job, now)  # NewJob's fields are in sql.INSERT's column order
+
+
+def _leave_running(
+    c: sqlite3.Connection, job_id: int, token: int, attempts: int, max_attempts: int,
+    cancel: bool, now: float, retry_delay: RetryDelay, error: str,
+) -> None:
+    """Move a failed or expired attempt's job on: cancelled, dead, or pending after backoff."""
+    if cancel:
+        status, run_at, finished = JobStatus.CANCELLED, now, now
+    elif attempts >= max_attempts:
+        status, run_at, finished = JobStatus.DEAD, now, now
+    else:
+        status, run_at, finished = JobStatus.PENDING, now + max(0.0, retry_delay(attempts)), None
+    c.execute(sql.LEAVE_RUNNING, (status, run_at, attempts, error, finished, job_id, token))
+
+
+
+def _stats(store: SqliteStore, now: float, window: float) -> Stats:
+    queues: dict[str, dict] = {}
+    with store._read() as c:
+        pending = scheduled = retrying = 0
+        oldest = None
+        for q, n, sched, retry, first in c.execute(sql.PENDING_BY_QUEUE, (now, now)):
+            queues.setdefault(q, {})["pending"] = n
+            queues[q]["oldest_pending_at"] = first
+            pending, scheduled, retrying = pending + n, scheduled + sched, retrying + retry
+            if first is not None and (oldest is None or first < oldest):
+                oldest = first
+        running = expired = 0
+        for q, n, exp in c.execute(sql.RUNNING_BY_QUEUE, (now,)):
+            queues.setdefault(q, {})["running"] = n
+            running, expired = running + n, expired + exp
+        dead = 0
+        for q, n in c.execute(sql.DEAD_BY_QUEUE):
+            queues.setdefault(q, {})["dead"] = n
+            dead += n
+        recent = dict(c.execute(sql.RECENT_FINISHED, (now - window,)).fetchall())
+    return Stats(
+        now=now, window=window, pending=pending, scheduled=scheduled, retrying=retrying,
+        running=running, dead=dead, succeeded_recent=recent.get("succeeded", 0),
+        dead_recent=recent.get("dead", 0), cancelled_recent=recent.get("cancelled", 0),
+        expired_leases=expired, oldest_pending_at=oldest,
+        queues={q: QueueStats(**v) for q, v in sorted(queues.items())},
+    )
+
+
+# -- opening ----------------------------------------------------------------------------
