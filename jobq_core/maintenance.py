@@ -7,8 +7,8 @@ jobs whose lease has run out, in short transactions.
 from __future__ import annotations
 
 import logging
-import threading
 
+from .checks import check_seconds
 from .errors import JobqError
 from .queue import Queue
 
@@ -19,8 +19,7 @@ class Reaper:
     """Returns running jobs whose lease ran out to pending (after backoff) or to dead."""
 
     def __init__(self, queue: Queue, *, interval: float = 30.0):
-        if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval > 0:
-            raise ValueError(f"reaper interval must be > 0 seconds, got {interval!r}")
+        check_seconds("reaper interval", interval, positive=True)
         self.queue = queue
         self.interval = float(interval)
 
@@ -35,9 +34,3 @@ class Reaper:
         if n:
             log.info("reaper: %d job(s) with an expired lease returned to the queue", n)
         return n
-
-    def run(self, stop: threading.Event) -> None:
-        """Reap every ``interval`` seconds until ``stop`` is set."""
-        while not stop.is_set():
-            self.run_once()
-            stop.wait(self.interval)

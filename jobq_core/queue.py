@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from .backoff import Backoff
+from .checks import check_int, check_name, check_seconds
 from .clock import SYSTEM_CLOCK, Clock
 from .errors import LeaseLost, PayloadTooLarge
 from .store import open_store
@@ -94,8 +95,8 @@ class Queue:
         store: Store | None = None,
         **store_options: Any,
     ):
-        _check_int("max_attempts", max_attempts, minimum=1)
-        _check_int("max_payload_bytes", max_payload_bytes, minimum=2)
+        check_int("max_attempts", max_attempts, minimum=1)
+        check_int("max_payload_bytes", max_payload_bytes, minimum=2)
         self.clock: Clock = clock or SYSTEM_CLOCK
         self.max_attempts = max_attempts
         self.backoff = backoff or Backoff()
@@ -155,20 +156,20 @@ class Queue:
 
     def _default_job(self, kind: Any, payload: Any, now: float) -> NewJob:
         """A job with every option at its default: only the kind needs checking."""
-        _check_name("kind", kind)
+        check_name("kind", kind)
         return NewJob(kind, self._payload_text(payload), "default", 0, now, self.max_attempts,
                       None)
 
     def _new_job(self, kind, payload, queue, priority, delay, run_at, max_attempts, unique_key,
                  now) -> NewJob:
-        _check_name("kind", kind)
-        _check_name("queue", queue)
-        _check_int("priority", priority)
+        check_name("kind", kind)
+        check_name("queue", queue)
+        check_int("priority", priority)
         if max_attempts is None:
             max_attempts = self.max_attempts
-        _check_int("max_attempts", max_attempts, minimum=1)
+        check_int("max_attempts", max_attempts, minimum=1)
         if unique_key is not None:
-            _check_name("unique_key", unique_key)
+            check_name("unique_key", unique_key)
         return NewJob(kind, self._payload_text(payload), queue, priority,
                       _start_time(delay, run_at, now), max_attempts, unique_key)
 
@@ -241,7 +242,7 @@ class Queue:
         seconds instead, when given; 0 means now), or goes dead when its attempts are used
         up. Raises ``LeaseLost`` (and writes nothing) when the job is no longer ours."""
         if retry_in is not None:
-            _check_seconds("retry_in", retry_in)
+            check_seconds("retry_in", retry_in)
             delay = lambda _attempt: float(retry_in)  # noqa: E731
         else:
             delay = self.backoff.delay
@@ -293,8 +294,8 @@ class Queue:
         ``payloads=False`` payloads and results are not read (they come back as None):
         cheaper for listings that do not show them."""
         _check_status(status)
-        _check_int("limit", limit, minimum=0)
-        _check_int("offset", offset, minimum=0)
+        check_int("limit", limit, minimum=0)
+        check_int("offset", offset, minimum=0)
         where = ListFilter(status, queue, kind, worker, error_contains, limit, offset, payloads)
         return self.store.job_list(where, self.clock.now())
 
@@ -304,7 +305,7 @@ class Queue:
 
     def stats(self, *, window: float = 3600.0) -> Stats:
         """Counts by status and queue, and queue lag. Finished counts cover ``window`` s."""
-        _check_seconds("window", window)
+        check_seconds("window", window)
         return self.store.stats(self.clock.now(), window)
 
     def count(self, status: str | None = None, queue: str | None = None,
@@ -319,8 +320,8 @@ class Queue:
         """Succeeded and dead jobs and failed attempts per ``bucket`` seconds over the last
         ``span`` seconds. Buckets are aligned to multiples of ``bucket`` so that a full
         bucket's count does not jitter from one call to the next; the last one is filling."""
-        _check_seconds("span", span)
-        _check_seconds("bucket", bucket)
+        check_seconds("span", span)
+        check_seconds("bucket", bucket)
         if bucket <= 0 or span < bucket:
             raise ValueError(f"need 0 < bucket <= span, got bucket={bucket}, span={span}")
         buckets = math.ceil(span / bucket)
@@ -331,7 +332,7 @@ class Queue:
                     error_contains: str | None = None, limit: int = 100) -> list[ErrorGroup]:
         """Dead jobs grouped by kind and the first line of their last error, largest first:
         one bad deploy is one group with a count."""
-        _check_int("limit", limit, minimum=0)
+        check_int("limit", limit, minimum=0)
         where = ListFilter(JobStatus.DEAD, queue, kind, None, error_contains, limit)
         return self.store.job_dead_groups(where)
 
@@ -356,7 +357,7 @@ class Queue:
     def prune(self, older_than: float) -> int:
         """Delete jobs that finished more than ``older_than`` seconds ago, and their
         history. Pending and running jobs are never touched."""
-        _check_seconds("older_than", older_than)
+        check_seconds("older_than", older_than)
         return self.store.job_prune(self.clock.now() - older_than)
 
     # -- workers --------------------------------------------------------------------------
@@ -422,13 +423,13 @@ def _claim_args(worker_id: Any, limit: Any, queues: Sequence[str] | str | None, 
     if (queues is None and type(worker_id) is str and worker_id and type(limit) is int
             and limit >= least and type(lease) is float and 0 < lease < math.inf):
         return None  # the common case, checked in one go
-    _check_name("worker_id", worker_id)
-    _check_int("limit", limit, minimum=least)
+    check_name("worker_id", worker_id)
+    check_int("limit", limit, minimum=least)
     _check_lease(lease)
     if isinstance(queues, str):
         queues = [queues]
     for q in queues or ():
-        _check_name("queue", q)
+        check_name("queue", q)
     return queues
 
 
@@ -438,33 +439,12 @@ def _check_status(status: Any) -> None:
                          f"{', '.join(sorted(LIST_STATUSES))}")
 
 
-def _check_name(what: str, value: Any) -> None:
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"{what} must be a non-empty string, got {value!r:.80}")
-
-
-def _check_int(what: str, value: Any, minimum: int | None = None) -> None:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{what} must be an integer, got {value!r:.80}")
-    if minimum is not None and value < minimum:
-        raise ValueError(f"{what} must be >= {minimum}, got {value}")
-
-
-def _check_seconds(what: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise TypeError(f"{what} must be a finite number of seconds, got {value!r:.80}")
-    if value < 0:
-        raise ValueError(f"{what} must be >= 0 seconds, got {value}")
-
-
 def _check_lease(lease: Any) -> None:
-    _check_seconds("lease", lease)
-    if lease <= 0:
-        raise ValueError(f"lease must be > 0 seconds, got {lease}")
+    check_seconds("lease", lease, positive=True)
 
 
 def _start_time(delay: Any, run_at: float | datetime | None, now: float) -> float:
-    _check_seconds("delay", delay)
+    check_seconds("delay", delay)
     if run_at is None:
         return now + delay
     if delay:
@@ -473,5 +453,5 @@ def _start_time(delay: Any, run_at: float | datetime | None, now: float) -> floa
         if run_at.tzinfo is None:
             raise ValueError("run_at must be timezone-aware (e.g. datetime.now(timezone.utc))")
         return run_at.timestamp()
-    _check_seconds("run_at", run_at)
+    check_seconds("run_at", run_at)
     return float(run_at)

@@ -10,13 +10,13 @@ idempotent; ``ctx.cancelled`` tells a run that its result will be thrown away.
 from __future__ import annotations
 
 import inspect
-import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .backoff import Backoff
+from .checks import check_int, check_name, check_seconds
 from .errors import LeaseLost
 
 if TYPE_CHECKING:
@@ -61,14 +61,12 @@ class Registry:
         ``timeout`` (seconds) fails a run that takes longer; ``backoff`` sets the retry
         delays after a failure.
         """
-        if not isinstance(kind, str) or not kind:
-            raise ValueError(f"kind must be a non-empty string, got {kind!r:.80}")
-        if max_attempts is not None and (
-            not isinstance(max_attempts, int) or isinstance(max_attempts, bool) or max_attempts < 1
-        ):
-            raise ValueError(f"max_attempts must be an integer >= 1, got {max_attempts!r}")
-        _check_positive("lease", lease)
-        _check_positive("timeout", timeout)
+        check_name("kind", kind)
+        if max_attempts is not None:
+            check_int("max_attempts", max_attempts, minimum=1)
+        for what, seconds in (("lease", lease), ("timeout", timeout)):
+            if seconds is not None:
+                check_seconds(what, seconds, positive=True)
         if backoff is not None and not isinstance(backoff, Backoff):
             raise TypeError(f"backoff must be a jobq Backoff, got {backoff!r:.80}")
 
@@ -154,15 +152,6 @@ class JobContext:
 
     def __repr__(self) -> str:
         return f"JobContext(job_id={self.job_id}, attempt={self.attempt}, worker={self.worker_id!r})"
-
-
-def _check_positive(what: str, value: Any) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise TypeError(f"{what} must be a finite number of seconds, got {value!r:.80}")
-    if value <= 0:
-        raise ValueError(f"{what} must be > 0 seconds, got {value}")
 
 
 def _wants_context(fn: Handler) -> bool:

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .checks import check_int, check_seconds
 from .errors import JobqError, LeaseLost
 from .maintenance import Reaper
 from .pool import DaemonPool
@@ -89,14 +90,11 @@ class Worker:
         idle_claim_interval: float = 0.5,
         worker_id: str | None = None,
     ):
-        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-            raise ValueError(f"concurrency must be an integer >= 1, got {concurrency!r}")
+        check_int("concurrency", concurrency, minimum=1)
         for name, value in (("lease", lease), ("poll_interval", poll_interval),
                             ("idle_claim_interval", idle_claim_interval)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-                raise ValueError(f"{name} must be > 0 seconds, got {value!r}")
-        if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not grace >= 0:
-            raise ValueError(f"grace must be >= 0 seconds, got {grace!r}")
+            check_seconds(name, value, positive=True)
+        check_seconds("grace", grace)
         if isinstance(queues, str):
             queues = [queues]
         if queues is not None and (not queues or not all(isinstance(q, str) and q for q in queues)):

@@ -16,6 +16,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
+from ...checks import check_seconds
 from ...error_groups import group_dead
 from ...errors import DatabaseError, InvalidState, JobNotFound
 from ...types import (
@@ -58,8 +59,7 @@ class SqliteStore:
         synchronous = str(synchronous).upper()
         if synchronous not in SYNCHRONOUS_MODES:
             raise ValueError(f"synchronous must be one of {SYNCHRONOUS_MODES}, got {synchronous!r}")
-        if not busy_timeout >= 0:
-            raise ValueError(f"busy_timeout must be >= 0 seconds, got {busy_timeout!r}")
+        check_seconds("busy_timeout", busy_timeout)
         self.path = os.fspath(path)
         self.synchronous = synchronous
         self.read_only = read_only
