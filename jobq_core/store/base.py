@@ -1,11 +1,32 @@
 """The storage contract: job operations, not "run this SQL".
 
-A backend (SQLite now, PostgreSQL later) implements ``Store``; ``Queue`` validates input,
-reads the clock and calls these. Every method that takes ``now`` uses it as the current
-time: stores never read a clock themselves, so tests control time completely.
+A backend (SQLite; PostgreSQL next) implements ``Store``; ``Queue`` validates input, reads
+the clock and calls these. Every store must pass ``tests/store_contract/``. The rules
+every backend keeps, beyond what each method says:
 
-Fencing is the store's duty: every operation that takes a ``token`` changes the job only
-while it is ``running`` under that same token, and reports a mismatch instead of writing.
+* **Time.** ``now`` is the current time from the queue's clock, in Unix seconds (UTC).
+  Stores never read a clock themselves (not even the database server's), so tests control
+  time completely and a job's times all come from the same clock.
+* **Fencing.** Every operation that takes a ``token`` changes the job only while it is
+  ``running`` under that same token (the fence ``id, status='running', token``), checks
+  the row count, and reports a mismatch (False / None / ``lost``) instead of writing.
+  ``Queue`` turns that report into ``LeaseLost``.
+* **Tokens** are fresh for every claim and never reused for the same job: a stale claim
+  can never match a later one.
+* **Transactions.** Each method is one transaction (or several short ones for bulk
+  maintenance: reap, prune), so a crash leaves every job in exactly one state.
+* **Errors.** ``job_retry`` and ``job_cancel`` raise ``JobNotFound`` for a missing job and
+  ``InvalidState`` for a job in the wrong state; nothing else raises for a missing job
+  (reads return None or empty). Database failures become ``JobqError`` subclasses:
+  ``DatabaseUnavailable``, ``StorageFull``, ``NotADatabase``, ``SchemaTooNew``,
+  ``ForeignTable``; never a driver's own exception.
+* **History.** Every attempt that ended is one row of ``job_attempts`` (failed, lease
+  expired, lease lost, cancelled, released). The attempt that is running now, and the one
+  that succeeded, have no row of their own: ``job_attempts`` synthesises them from the job
+  (outcome ``running`` or ``succeeded``), so a success costs no extra write on the hot path.
+* **Ids** are never handed out twice: ``job_prune`` never deletes the newest job, because
+  a store may number new jobs max(id)+1 (SQLite's rowid does) and a reused id would let an
+  old reference (a log line, an acknowledged id) name a different job.
 """
 from __future__ import annotations
 
@@ -76,19 +97,27 @@ class Watch(Protocol):
 
 class Store(Protocol):
     def job_insert_many(self, jobs: Sequence[NewJob], now: float) -> list[int]:
-        """Insert in one transaction; a job whose unique_key is held by a pending or running
-        job (or an earlier item of the batch) yields that job's id instead."""
+        """Insert in one transaction, all or none; the ids in order. A job whose
+        unique_key is held by a pending or running job (or an earlier item of the batch)
+        yields that job's id instead of a new one."""
         ...
 
     def job_claim(
         self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float, limit: int
     ) -> list[Job]:
-        """Atomically move up to ``limit`` ready jobs to running under fresh tokens."""
+        """In one statement, move up to ``limit`` ready jobs (pending, ``run_at <= now``,
+        in ``queues`` or any) to running under fresh tokens, ``attempts + 1`` and a lease
+        until ``lease_until``; highest priority first, then earliest run_at, then lowest
+        id. Two concurrent claims never return the same job. Returned in that order."""
         ...
 
     def job_extend_many(
         self, leases: Iterable[tuple[int, int]], now: float, lease_until: float
-    ) -> ExtendResult: ...
+    ) -> ExtendResult:
+        """Heartbeat: for each fenced ``(job_id, token)`` set the lease to ``lease_until``
+        and the heartbeat to ``now``; report the jobs no longer ours, and those an operator
+        asked to cancel. One transaction."""
+        ...
 
     def job_complete_and_claim(
         self, completions: Sequence[Completion], now: float, worker: str,
@@ -98,7 +127,8 @@ class Store(Protocol):
         ...
 
     def job_complete_many(self, completions: Sequence[Completion], now: float) -> list[bool]:
-        """One transaction; per item, whether it was accepted (False: fenced out)."""
+        """Fenced: succeeded, with its result, at ``now``. One transaction; per item,
+        whether it was accepted (False: fenced out, nothing written)."""
         ...
 
     def job_fail(
@@ -114,36 +144,62 @@ class Store(Protocol):
         ...
 
     def job_release(self, job_id: int, token: int, now: float) -> bool:
-        """Give an unfinished job back, runnable now; the attempt is not counted."""
+        """Fenced: give an unfinished job back, runnable now; the attempt is recorded as
+        ``released`` and not counted (cancelled instead when cancellation was requested).
+        False: fenced out."""
         ...
 
     def job_progress(
         self, job_id: int, token: int, fraction: float | None, message: str | None
-    ) -> bool: ...
-
-    def job_reap_expired(self, now: float, retry_delay: RetryDelay) -> int:
-        """Reap: running jobs whose lease ran out go back to pending or to dead."""
+    ) -> bool:
+        """Fenced: record progress (0..1) and a message. False: fenced out."""
         ...
 
-    def job_get(self, job_id: int) -> Job | None: ...
+    def job_reap_expired(self, now: float, retry_delay: RetryDelay) -> int:
+        """Running jobs whose lease ended before ``now`` go back to pending after
+        ``retry_delay`` (or to dead when out of attempts; cancelled when cancellation was
+        requested), each attempt recorded as ``lease expired``. Each move is guarded by the
+        token read, so a job completed or re-claimed meanwhile is left alone; safe to run
+        from any number of processes at once. Returns how many jobs moved."""
+        ...
 
-    def job_list(self, where: ListFilter, now: float) -> list[Job]: ...
+    def job_get(self, job_id: int) -> Job | None:
+        """The job, or None when there is none with that id."""
+        ...
 
-    def job_attempts(self, job_id: int) -> list[Attempt]: ...
+    def job_list(self, where: ListFilter, now: float) -> list[Job]:
+        """Jobs matching every field of ``where``. Order: pending by claim order,
+        scheduled and retrying by run_at, running by lease end, finished newest first,
+        no status: newest first."""
+        ...
+
+    def job_attempts(self, job_id: int) -> list[Attempt]:
+        """Every attempt, oldest first, with the running or succeeded one synthesised
+        (see the module's History rule). Empty for a missing job."""
+        ...
 
     def job_retry(self, job_id: int, now: float) -> None:
-        """A dead or cancelled job back to pending, runnable now, with a fresh allowance."""
+        """A dead or cancelled job back to pending, runnable now, with a fresh allowance
+        of attempts. ``JobNotFound``; ``InvalidState`` when it is pending, running or
+        succeeded, or another live job holds its unique key."""
         ...
 
     def job_retry_dead(self, where: ListFilter, now: float) -> int:
-        """Every dead job matching ``where`` back to pending; returns how many."""
+        """Every dead job matching ``where`` back to pending; returns how many. A job
+        whose unique key another live job holds stays dead."""
         ...
 
     def job_cancel(self, job_id: int, now: float) -> str:
-        """Pending: cancelled now. Running: flagged for its worker. Returns the new status."""
+        """Pending: cancelled now. Running: flagged for its worker (its next heartbeat
+        learns it). Returns the new status. ``JobNotFound``; ``InvalidState`` when it is
+        already finished."""
         ...
 
-    def job_prune(self, finished_before: float) -> int: ...
+    def job_prune(self, finished_before: float) -> int:
+        """Delete finished jobs (succeeded, dead, cancelled) that finished before
+        ``finished_before``, with their history; never a pending or running job, and never
+        the newest job (see the module's Ids rule). Returns how many."""
+        ...
 
     def job_count(self, where: ListFilter, now: float) -> int:
         """How many jobs ``job_list`` would return without limit and offset."""
@@ -158,9 +214,14 @@ class Store(Protocol):
         largest group first, at most ``where.limit`` groups."""
         ...
 
-    def stats(self, now: float, window: float) -> Stats: ...
+    def stats(self, now: float, window: float) -> Stats:
+        """Counts by status and queue, read in one snapshot; finished counts cover the
+        last ``window`` seconds only (so stats stay as fast with a million finished jobs)."""
+        ...
 
-    def worker_register(self, info: WorkerInfo) -> None: ...
+    def worker_register(self, info: WorkerInfo) -> None:
+        """Add the worker to the registry, or replace the entry with its id."""
+        ...
 
     def worker_beat(self, worker_id: str, now: float, busy: int) -> None: ...
 
