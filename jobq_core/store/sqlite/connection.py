@@ -3,6 +3,7 @@
 * ``connect`` creates a missing file owner-only (0600) before SQLite touches it, and
   opens read-only connections through a ``mode=ro`` URI.
 * ``set_pragmas``: WAL, the durability mode, jobq's page size and checkpoint interval.
+* ``write_transaction``: every multi-statement write.
 * ``guarded`` wraps each store method: the connection lock (threads of one process share
   one connection), the fork check, and ``translate`` from sqlite3 errors to jobq's.
 * ``warn_if_network``: WAL does not work on a network filesystem.
@@ -13,6 +14,8 @@ import functools
 import os
 import sqlite3
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from urllib.parse import quote
 
 from ...errors import (
@@ -63,6 +66,21 @@ def fork_count() -> int:
 
 
 os.register_at_fork(after_in_child=_count_fork)
+
+
+@contextmanager
+def write_transaction(c: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any error. IMMEDIATE takes the
+    write lock up front: a deferred transaction that reads first and writes later can fail
+    with SQLITE_BUSY at once, whatever the busy timeout."""
+    c.execute("BEGIN IMMEDIATE")
+    try:
+        yield c
+        c.execute("COMMIT")
+    except BaseException:
+        if c.in_transaction:  # SQLite may already have rolled back (e.g. disk full)
+            c.execute("ROLLBACK")
+        raise
 
 
 def guarded(method):

@@ -133,32 +133,26 @@ def installed_version(c: sqlite3.Connection, path: str) -> int:
     return version
 
 
-
 def migrate(c: sqlite3.Connection) -> None:
-    c.execute("BEGIN IMMEDIATE")
-    try:
-        names = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if "jobq_meta" in names:  # re-read under the write lock: another process may have won
-            version = int(c.execute(
-                "SELECT value FROM jobq_meta WHERE key='schema_version'").fetchone()[0])
-            owns = c.execute("SELECT 1 FROM jobq_meta WHERE key='owns_user_version'").fetchone()
-        else:
-            version = 0
-            others = [n for n in names if not n.startswith("sqlite_")]
-            owns = not others and c.execute("PRAGMA user_version").fetchone()[0] == 0
-        for script in MIGRATIONS[version:]:
-            for statement in _split_statements(script):
-                c.execute(statement)
-        c.execute("INSERT OR REPLACE INTO jobq_meta VALUES ('application', ?)", (APP_ID,))
-        c.execute("INSERT OR REPLACE INTO jobq_meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        if owns:
-            c.execute("INSERT OR REPLACE INTO jobq_meta VALUES ('owns_user_version', '1')")
-            c.execute(f"PRAGMA user_version={SCHEMA_VERSION:d}")
-        c.execute("COMMIT")
-    except BaseException:
-        if c.in_transaction:
-            c.execute("ROLLBACK")
-        raise
+    """Bring jobq's tables to ``SCHEMA_VERSION``. Run inside a write transaction: the
+    version is read again under the write lock, as another process may have migrated."""
+    names = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "jobq_meta" in names:
+        version = int(c.execute(
+            "SELECT value FROM jobq_meta WHERE key='schema_version'").fetchone()[0])
+        owns = c.execute("SELECT 1 FROM jobq_meta WHERE key='owns_user_version'").fetchone()
+    else:
+        version = 0
+        others = [n for n in names if not n.startswith("sqlite_")]
+        owns = not others and c.execute("PRAGMA user_version").fetchone()[0] == 0
+    for script in MIGRATIONS[version:]:
+        for statement in _split_statements(script):
+            c.execute(statement)
+    c.execute("INSERT OR REPLACE INTO jobq_meta VALUES ('application', ?)", (APP_ID,))
+    c.execute("INSERT OR REPLACE INTO jobq_meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+    if owns:
+        c.execute("INSERT OR REPLACE INTO jobq_meta VALUES ('owns_user_version', '1')")
+        c.execute(f"PRAGMA user_version={SCHEMA_VERSION:d}")
 
 
 def _split_statements(script: str) -> list[str]:

@@ -3,12 +3,12 @@
 Concurrency model: any number of processes may open the same file. Each ``SqliteStore``
 owns one connection, guarded by a lock so that threads of one process may share it.
 Writers are serialised by SQLite itself; every multi-statement write runs inside
-``BEGIN IMMEDIATE`` (a deferred transaction that reads first and writes later can fail
-with SQLITE_BUSY at once, whatever the busy timeout). A single write statement in
-autocommit mode takes the write lock when it starts, so it needs no explicit transaction.
+``write_transaction`` (``BEGIN IMMEDIATE``). A single write statement in autocommit mode
+takes the write lock when it starts, so it needs no explicit transaction.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -27,7 +27,7 @@ from ..base import Completion, ListFilter, NewJob, RetryDelay
 from . import statements as sql
 from .connection import (
     SYNCHRONOUS_MODES, connect, error_code, filesystem_type, fork_count, guarded, set_pragmas,
-    translate, warn_if_network,
+    translate, warn_if_network, write_transaction,
 )
 from .rows import JOB_COLS, JOB_COLS_LEAN, claimed_job, job_from_row
 from .schema import INLINE_PAYLOAD_MAX, SCHEMA_VERSION, installed_version, migrate
@@ -83,7 +83,8 @@ class SqliteStore:
             if not read_only:
                 set_pragmas(self._conn, self.path, synchronous)
                 if version < SCHEMA_VERSION:
-                    migrate(self._conn)
+                    with write_transaction(self._conn):
+                        migrate(self._conn)
             elif version < SCHEMA_VERSION:
                 raise DatabaseError(
                     f"{self.path} is not a jobq database (or needs an upgrade: open it once "
@@ -98,17 +99,8 @@ class SqliteStore:
 
     # -- transactions -------------------------------------------------------------------
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        c = self._conn
-        c.execute("BEGIN IMMEDIATE")
-        try:
-            yield c
-            c.execute("COMMIT")
-        except BaseException:
-            if c.in_transaction:  # SQLite may already have rolled back (e.g. disk full)
-                c.execute("ROLLBACK")
-            raise
+    def _write(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        return write_transaction(self._conn)
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
