@@ -420,9 +420,6 @@ def _completions(items: Iterable[tuple[int, int, Any]]) -> list[Completion]:
 def _claim_args(worker_id: Any, limit: Any, queues: Sequence[str] | str | None, lease: Any,
                 least: int) -> Sequence[str] | None:
     """Check a claim's arguments; a single queue name may be given as a string."""
-    if (queues is None and type(worker_id) is str and worker_id and type(limit) is int
-            and limit >= least and type(lease) is float and 0 < lease < math.inf):
-        return None  # the common case, checked in one go
     check_name("worker_id", worker_id)
     check_int("limit", limit, minimum=least)
     _check_lease(lease)

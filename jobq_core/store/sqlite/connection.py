@@ -54,18 +54,6 @@ def translate(e: sqlite3.Error, path: str) -> JobqError:
     return DatabaseUnavailable(f"{path}: {e}")
 
 
-_forks = [0]  # how many times this process's line of ancestors forked
-
-
-def _count_fork() -> None:
-    _forks[0] += 1
-
-
-def fork_count() -> int:
-    return _forks[0]
-
-
-os.register_at_fork(after_in_child=_count_fork)
 
 
 @contextmanager
@@ -88,7 +76,7 @@ def guarded(method):
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
-        if self._forks != _forks[0]:  # cheaper than comparing os.getpid() on every call
+        if self._pid != os.getpid():
             raise DatabaseUnavailable(
                 f"{self.path}: this Queue was opened before a fork; using its connection in "
                 "the child could corrupt the database: open a new Queue in each process")

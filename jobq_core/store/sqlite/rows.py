@@ -8,7 +8,6 @@ directly, one unrolled line per field, generated from ``Job``'s own field names.
 from __future__ import annotations
 
 import json
-import json.scanner
 from collections.abc import Callable
 
 from ...types import Job, JobStatus, RawJSON
@@ -34,26 +33,12 @@ _CLAIM_FIELDS = [name for name in Job.__slots__ if name not in _SET_BY_CLAIM]
 CLAIM_RETURNING = ", ".join(_COLUMNS[name] for name in _CLAIM_FIELDS)
 
 
-def _scanner() -> Callable[[str, int], tuple]:
-    make = getattr(json.scanner, "c_make_scanner", None) or json.scanner.py_make_scanner
-    return make(json.JSONDecoder())
-
-
-_scan = _scanner()
-
-
 def decode(text: str | None):
     """JSON text to a value; text that is not JSON (written by something other than jobq)
     comes back as ``RawJSON``."""
     if text is None:
         return None
-    try:  # the scanner alone: json.loads adds more Python than a small payload costs
-        value, end = _scan(text, 0)
-        if end == len(text):
-            return value
-    except (StopIteration, ValueError, RecursionError):
-        pass
-    try:  # leading or trailing whitespace, or not JSON at all: let json.loads decide
+    try:
         return json.loads(text)
     except (ValueError, RecursionError):
         return RawJSON(text)

@@ -26,7 +26,7 @@ from ...types import (
 from ..base import Completion, ListFilter, NewJob, RetryDelay
 from . import statements as sql
 from .connection import (
-    SYNCHRONOUS_MODES, connect, error_code, filesystem_type, fork_count, guarded, set_pragmas,
+    SYNCHRONOUS_MODES, connect, error_code, filesystem_type, guarded, set_pragmas,
     translate, warn_if_network, write_transaction,
 )
 from .rows import JOB_COLS, JOB_COLS_LEAN, claimed_job, job_from_row
@@ -63,7 +63,7 @@ class SqliteStore:
         self.path = os.fspath(path)
         self.synchronous = synchronous
         self.read_only = read_only
-        self._forks = fork_count()  # SQLite connections must not cross a fork
+        self._pid = os.getpid()  # SQLite connections must not cross a fork
         self._lock = threading.RLock()
         self.frozen = False  # True: an immutable snapshot that cannot see later changes
         warn_if_network(self.path)
