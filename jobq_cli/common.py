@@ -10,7 +10,6 @@ import functools
 import json
 import re
 import sys
-from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -19,12 +18,13 @@ from jobq_core import JobqError, Queue
 from jobq_core.textsafe import clean
 
 DbOption = Annotated[
-    Path,
-    typer.Option("--db", envvar="JOBQ_DB", metavar="PATH",
-                 help="Database file (default: $JOBQ_DB, else ./jobs.db)."),
+    str,  # not a Path: that would fold the // of a URL
+    typer.Option("--db", envvar="JOBQ_DB", metavar="DATABASE",
+                 help="Database: a file path or sqlite:///path (default: $JOBQ_DB, else "
+                      "./jobs.db)."),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
-DEFAULT_DB = Path("jobs.db")
+DEFAULT_DB = "jobs.db"
 
 
 class UserError(Exception):
@@ -50,7 +50,7 @@ def friendly(command):
     return wrapper
 
 
-def open_queue(db: Path, *, create: bool = False, **kwargs: Any) -> Queue:
+def open_queue(db: str, *, create: bool = False, **kwargs: Any) -> Queue:
     """Open the database. Commands that only read or administer pass ``create=False``,
     so a mistyped path is reported instead of silently creating an empty database."""
     return Queue(db, create=create, **kwargs)

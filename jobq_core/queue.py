@@ -42,7 +42,10 @@ def _not_serializable(o: Any) -> Any:
 def _one_encoder() -> Any:
     """``_JSON.encode`` builds a new C encoder on every call, which costs more than encoding
     a small payload; this one is built once. It has no circular-reference check: a cycle
-    ends in RecursionError, which ``encode_json`` reports like the standard encoder does."""
+    ends in RecursionError, which ``encode_json`` reports like the standard encoder does.
+
+    Measured against ``_JSON.encode`` (``jobq bench``, median of 3 alternating runs):
+    enqueue 9 % faster (0.917x without), enqueue_many 10 % (0.906x)."""
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:  # no C accelerator (not CPython)
         return _JSON.encode
@@ -121,6 +124,8 @@ class Queue:
         """Add a job and return its id. With ``unique_key``, while a job with that key is
         pending or running, return that job's id instead of adding another."""
         now = self.clock.now()
+        # Every option at its default: skip checking them one by one (enqueue 7 % faster,
+        # 0.928x without, jobq bench median of 3; 5 % fewer instructions).
         if (queue == "default" and priority == 0 and type(delay) is int and delay == 0
                 and run_at is None and max_attempts is None and unique_key is None):
             job = self._default_job(kind, payload, now)

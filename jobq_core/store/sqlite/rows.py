@@ -4,6 +4,10 @@ Reading a job is on the hot path of every claim, so the readers are built for sp
 ``Job`` is frozen, and its ``__init__`` sets each field through ``object.__setattr__``,
 which costs more than the rest of a claim's Python work. The readers set the slots
 directly, one unrolled line per field, generated from ``Job``'s own field names.
+
+Measured against the plain ``Job(*values)`` (``jobq bench --only drain``, 1 process,
+median of 3 alternating runs): the API drain is 10 % faster (0.906x without), and a
+drained job costs 18.5 % fewer instructions (callgrind, 2,000 jobs).
 """
 from __future__ import annotations
 
