@@ -2,9 +2,9 @@
 import pytest
 
 from conftest import focus_lands, make_app, settle
-from jobq_core.queue import Queue
+from jobq_core import Queue
 from jobq_tui.source import Unavailable
-from jobq_tui.widgets.screens import ConfirmScreen, DetailScreen, HelpScreen
+from jobq_tui.screens import ConfirmScreen, DetailScreen, HelpScreen
 
 
 def rows(app):

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from jobq_core.queue import Queue
+from jobq_core import Queue
 from jobq_tui.filters import Filter, parse_filter
 from jobq_tui.source import ReadOnly, Source, SourceError, Unavailable
 
