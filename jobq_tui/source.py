@@ -69,6 +69,7 @@ class Snapshot:
     workers: tuple[WorkerInfo, ...]
     running: tuple[Job, ...]
     rows: tuple[Any, ...] = field(default=())  # the view's own rows (``View.read``)
+    rows_at: float = 0.0  # clock time ``rows`` were read (earlier than read_at if kept)
     reused: bool = False  # True: the database had not changed; these are the last rows
     frozen: bool = False  # True: a frozen copy (its directory is not writable): no live updates
 
@@ -184,12 +185,12 @@ class Source:
         last = self._last
         if (v.groups and grouped and not force and last is not None
                 and (last.view, last.filter, last.grouped) == (view, filt, grouped)
-                and 0 <= now - last.read_at < v.regroup_every):
-            rows = last.rows  # a costly grouping: not every second
+                and 0 <= now - last.rows_at < v.regroup_every):
+            rows, rows_at = last.rows, last.rows_at  # a costly grouping: not every second
         else:
-            rows = v.read(q, filt, grouped)
+            rows, rows_at = v.read(q, filt, grouped), now
         return Snapshot(view, filt, grouped, version, now, now, time.monotonic() - started,
-                        stats, throughput, workers, running, rows, frozen=q.frozen)
+                        stats, throughput, workers, running, rows, rows_at, frozen=q.frozen)
 
     def version(self) -> int:
         """A number that changes whenever another connection may have committed."""
