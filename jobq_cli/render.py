@@ -7,7 +7,6 @@ The JSON keys here are the documented, stable interface of ``--json``.
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from rich import box
@@ -16,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from jobq_core import Attempt, Job, JobStatus, Stats, WorkerInfo
-from jobq_core.display import duration, job_badge
+from jobq_core.display import duration, job_badge, timestamp
 from jobq_core.error_groups import first_line
 from jobq_core.textsafe import clean
 
@@ -179,9 +178,7 @@ def job_view(job: Job, attempts: list[Attempt], now: float) -> Group:
 
 
 def _stamp(t: float | None, now: float) -> str:
-    if t is None:
-        return "-"
-    return f"{time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(t))} UTC ({ago(t, now)})"
+    return "-" if t is None else f"{timestamp(t)} ({ago(t, now)})"
 
 
 def _json_block(value: Any) -> Text:

@@ -6,6 +6,7 @@ colour-blind operators); ``style`` is a Rich style name, data to whoever renders
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from .types import Job, JobStatus, WorkerState
@@ -29,6 +30,13 @@ def duration(seconds: float | None) -> str:
     if s < 86400:
         return f"{s // 3600}h{s % 3600 // 60:02d}m"
     return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+
+
+def timestamp(t: float | None) -> str:
+    """A moment in UTC, to the second: ``2026-01-01 00:00:00 UTC``; ``-`` for None."""
+    if t is None:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t))
 
 
 def countdown(seconds: float) -> str:

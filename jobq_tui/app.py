@@ -15,7 +15,6 @@ Invariants and hazards:
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from pathlib import Path
 
 from rich.text import Text
@@ -291,10 +290,8 @@ class MonitorApp(WriteActions, App):
         """The last snapshot if it holds ``v``'s rows; any snapshot for a view without
         rows of its own (stats, workers and running jobs are in every one)."""
         snap = self.snapshot
-        if snap is None:
-            return None
-        if not v.own_rows:
-            return snap if snap.view == v.name else replace(snap, view=v.name, rows=())
+        if snap is None or not v.own_rows:
+            return snap
         if snap.view != v.name or (v.groups and snap.grouped != self.grouped):
             return None
         return snap

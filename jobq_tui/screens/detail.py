@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from datetime import datetime, timezone
 
 from rich.text import Text
 from textual import work
@@ -20,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from jobq_core import Attempt, Clock, Job, JobStatus, Outcome
-from jobq_core.display import duration, job_badge
+from jobq_core.display import duration, job_badge, timestamp
 
 from ..source import Source, Unavailable
 from ..views.cells import BAD, DIM, badge, literal
@@ -111,9 +110,9 @@ def detail_text(job: Job | None, attempts: list[Attempt], now: float, job_id: in
     fields = [
         ("kind", job.kind), ("queue", job.queue), ("priority", job.priority),
         ("attempts", f"{job.attempts}/{job.max_attempts}"), ("worker", job.worker),
-        ("created", _when(job.created_at)), ("run at", _when(job.run_at)),
-        ("started", _when(job.started_at)), ("finished", _when(job.finished_at)),
-        ("lease until", _when(job.lease_until)),
+        ("created", timestamp(job.created_at)), ("run at", timestamp(job.run_at)),
+        ("started", timestamp(job.started_at)), ("finished", timestamp(job.finished_at)),
+        ("lease until", timestamp(job.lease_until)),
         ("unique key", job.unique_key),
     ]
     if job.cancel_requested:
@@ -141,17 +140,11 @@ def detail_text(job: Job | None, attempts: list[Attempt], now: float, job_id: in
         t.append_text(literal(a.outcome, BAD if a.outcome in _BAD_OUTCOMES else ""))
         t.append("  worker ", DIM)
         t.append_text(literal(a.worker or "-", limit=80))
-        t.append(f"  {_when(a.started_at)} → {_when(a.ended_at)}{took}\n", DIM)
+        t.append(f"  {timestamp(a.started_at)} → {timestamp(a.ended_at)}{took}\n", DIM)
         if a.error:
             t.append_text(literal(a.error, multiline=True, limit=20000))
             t.append("\n")
     return t
-
-
-def _when(t: float | None) -> str:
-    if t is None:
-        return "-"
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _json(value: object) -> str:

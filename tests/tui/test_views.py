@@ -3,7 +3,7 @@ the shared formatting they draw with (``jobq_core.display``, worker states)."""
 import pytest
 
 from jobq_core import Job, JobStatus, WorkerInfo, WorkerState
-from jobq_core.display import countdown, duration, job_state
+from jobq_core.display import countdown, duration, job_state, timestamp
 from jobq_tui.filters import Filter
 from jobq_tui.source import Source
 from jobq_tui.views import VIEWS
@@ -75,3 +75,8 @@ def test_a_pending_job_is_scheduled_until_due_then_retrying_if_it_failed_before(
     assert job_state(_job(attempts=1), now=99.0) == "scheduled"
     assert job_state(_job(attempts=1), now=100.0) == "retrying"
     assert job_state(_job(status=JobStatus.DEAD, attempts=3), now=100.0) == "dead"
+
+
+def test_a_moment_is_written_in_utc_to_the_second():
+    assert timestamp(1_767_225_600.9) == "2026-01-01 00:00:00 UTC"
+    assert timestamp(None) == "-"
