@@ -28,10 +28,11 @@ import struct
 import sys
 import time
 
-from jobq_core.queue import Queue
+from jobq_core import Queue
 from jobq_core.testing import FakeClock
 from jobq_tui.filters import Filter
-from jobq_tui.source import VIEWS, Source
+from jobq_tui.source import Source
+from jobq_tui.views import VIEWS
 
 BATCH = 10_000
 

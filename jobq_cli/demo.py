@@ -147,10 +147,10 @@ def _quiet_logs() -> None:
 
 def _monitor_available() -> bool:
     try:
-        import jobq_tui.main  # noqa: F401
+        from jobq_tui.main import main
     except Exception:  # noqa: BLE001 - any import problem: just do not offer it
         return False
-    return True
+    return callable(main)
 
 
 def _open_monitor(db: Path) -> None:

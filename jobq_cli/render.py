@@ -7,7 +7,6 @@ The JSON keys here are the documented, stable interface of ``--json``.
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from rich import box
@@ -15,12 +14,12 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from jobq_core import Attempt, Job, Stats, WorkerInfo
+from jobq_core import Attempt, Job, JobStatus, Stats, WorkerInfo
+from jobq_core.display import duration, job_badge, timestamp
 from jobq_core.error_groups import first_line
 from jobq_core.textsafe import clean
 
-STATUS_STYLE = {"pending": "cyan", "running": "yellow", "succeeded": "green", "dead": "red",
-                "cancelled": "magenta"}
+span = duration  # the name demo.py and run.py know it by
 
 
 def console() -> Console:
@@ -80,43 +79,32 @@ def ago(t: float | None, now: float) -> str:
     if t is None:
         return "-"
     d = now - t
-    return f"in {span(-d)}" if d < 0 else f"{span(d)} ago"
+    return f"in {duration(-d)}" if d < 0 else f"{duration(d)} ago"
 
 
-def span(seconds: float) -> str:
-    s = abs(seconds)
-    if s < 1:
-        return f"{s * 1000:.0f}ms"
-    if s < 120:
-        return f"{s:.1f}s" if s < 10 else f"{s:.0f}s"
-    if s < 3600:
-        return f"{s / 60:.0f}m"
-    if s < 172800:
-        return f"{s / 3600:.0f}h"
-    return f"{s / 86400:.0f}d"
-
-
-def status_cell(status: str) -> Text:
-    return Text(str(status), style=STATUS_STYLE.get(str(status), ""))
+def status_text(job: Job, now: float) -> Text:
+    """The job's state as the monitor shows it: glyph, word and colour."""
+    badge = job_badge(job, now)
+    return Text(badge.label, style=badge.style)
 
 
 def stats_view(s: Stats, db: str) -> Group:
     head = Table.grid(padding=(0, 2))
     for _ in range(4):
         head.add_column()
-    lag = "-" if s.oldest_pending_age is None else span(s.oldest_pending_age)
+    lag = "-" if s.oldest_pending_age is None else duration(s.oldest_pending_age)
     head.add_row("pending", str(s.pending), "running", str(s.running))
     head.add_row("  scheduled", str(s.scheduled), "dead", Text(str(s.dead), style="red" if s.dead else ""))
     head.add_row("  retrying", str(s.retrying), "expired leases", str(s.expired_leases))
     head.add_row("oldest ready job waits", lag, "", "")
-    window = span(s.window)
+    window = duration(s.window)
     head.add_row(f"last {window}: succeeded", str(s.succeeded_recent),
                  "dead / cancelled", f"{s.dead_recent} / {s.cancelled_recent}")
     queues = Table(box=box.SIMPLE_HEAD, title_justify="left")
     for col in ("QUEUE", "PENDING", "RUNNING", "DEAD", "OLDEST WAIT"):
         queues.add_column(col, justify="left" if col == "QUEUE" else "right")
     for name, q in s.queues.items():
-        wait = "-" if q.oldest_pending_at is None else span(max(0.0, s.now - q.oldest_pending_at))
+        wait = "-" if q.oldest_pending_at is None else duration(max(0.0, s.now - q.oldest_pending_at))
         queues.add_row(cell(name, limit=40), str(q.pending), str(q.running), str(q.dead), wait)
     parts = [Text(f"jobq · {clean(db)}", style="bold"), head]
     if s.queues:
@@ -130,7 +118,7 @@ def jobs_table(jobs: list[Job], now: float) -> Table:
         t.add_column(col, justify="right" if col in ("ID", "PRI", "TRIES") else "left",
                      overflow="ellipsis", no_wrap=True)
     for j in jobs:
-        t.add_row(str(j.id), status_cell(j.status), cell(j.queue, limit=20),
+        t.add_row(str(j.id), status_text(j, now), cell(j.queue, limit=20),
                   cell(j.kind, limit=30), str(j.priority), f"{j.attempts}/{j.max_attempts}",
                   _when(j, now), cell(j.worker or "", limit=24),
                   cell(first_line(j.error), "red", limit=50))
@@ -138,10 +126,10 @@ def jobs_table(jobs: list[Job], now: float) -> Table:
 
 
 def _when(j: Job, now: float) -> str:
-    if j.status == "pending":
-        return "ready" if j.run_at <= now else f"in {span(j.run_at - now)}"
-    if j.status == "running":
-        return f"for {span(now - (j.started_at or now))}"
+    if j.status == JobStatus.PENDING:
+        return "ready" if j.run_at <= now else f"in {duration(j.run_at - now)}"
+    if j.status == JobStatus.RUNNING:
+        return f"for {duration(now - (j.started_at or now))}"
     return ago(j.finished_at, now)
 
 
@@ -151,13 +139,13 @@ def job_view(job: Job, attempts: list[Attempt], now: float) -> Group:
     grid.add_column()
     rows = [
         ("id", str(job.id)), ("kind", cell(job.kind, limit=None)),
-        ("queue", cell(job.queue, limit=None)), ("status", status_cell(job.status)),
+        ("queue", cell(job.queue, limit=None)), ("status", status_text(job, now)),
         ("priority", str(job.priority)), ("attempts", f"{job.attempts} of {job.max_attempts}"),
         ("created", _stamp(job.created_at, now)), ("run at", _stamp(job.run_at, now)),
     ]
     if job.started_at is not None:
         rows.append(("started", _stamp(job.started_at, now)))
-    if job.status == "running":
+    if job.status == JobStatus.RUNNING:
         rows += [("worker", cell(job.worker, limit=None)),
                  ("lease until", _stamp(job.lease_until, now))]
         if job.progress is not None or job.progress_message:
@@ -172,7 +160,7 @@ def job_view(job: Job, attempts: list[Attempt], now: float) -> Group:
     for k, v in rows:
         grid.add_row(k, v)
     parts: list[Any] = [grid, Text("payload", style="bold"), _json_block(job.payload)]
-    if job.result is not None or job.status == "succeeded":
+    if job.result is not None or job.status == JobStatus.SUCCEEDED:
         parts += [Text("result", style="bold"), _json_block(job.result)]
     if job.error:
         parts += [Text("last error", style="bold"), cell(job.error, "red", limit=20000,
@@ -182,7 +170,7 @@ def job_view(job: Job, attempts: list[Attempt], now: float) -> Group:
         for col in ("#", "WORKER", "STARTED", "TOOK", "OUTCOME", "ERROR"):
             t.add_column(col, overflow="ellipsis", no_wrap=True)
         for a in attempts:
-            took = "-" if a.started_at is None else span((a.ended_at or now) - a.started_at)
+            took = "-" if a.started_at is None else duration((a.ended_at or now) - a.started_at)
             t.add_row(str(a.attempt), cell(a.worker or "", limit=24), ago(a.started_at, now),
                       took, str(a.outcome), cell(first_line(a.error), "red", limit=60))
         parts.append(t)
@@ -190,9 +178,7 @@ def job_view(job: Job, attempts: list[Attempt], now: float) -> Group:
 
 
 def _stamp(t: float | None, now: float) -> str:
-    if t is None:
-        return "-"
-    return f"{time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(t))} UTC ({ago(t, now)})"
+    return "-" if t is None else f"{timestamp(t)} ({ago(t, now)})"
 
 
 def _json_block(value: Any) -> Text:

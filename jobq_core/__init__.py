@@ -19,7 +19,7 @@ from .errors import (
 from .queue import DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS, Queue, encode_json
 from .types import (
     LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats,
-    RawJSON, Stats, Throughput, WorkerInfo,
+    RawJSON, Stats, Throughput, WorkerInfo, WorkerState,
 )
 from .registry import JobContext, Registry
 from .store.base import Watch
@@ -30,5 +30,5 @@ __all__ = [
     "DatabaseUnavailable", "ForeignTable", "InvalidState", "Job", "JobContext", "JobNotFound",
     "JobStatus", "JobqError", "LeaseLost", "NetworkFilesystemWarning", "NotADatabase",
     "Outcome", "PayloadTooLarge", "Queue", "QueueStats", "RawJSON", "Registry", "SchemaTooNew",
-    "Stats", "StorageFull", "SystemClock", "Worker", "WorkerInfo",
+    "Stats", "StorageFull", "SystemClock", "Worker", "WorkerInfo", "WorkerState",
 ]

@@ -84,6 +84,14 @@ class Attempt:
     error: str | None
 
 
+class WorkerState(enum.StrEnum):
+    """How recently a worker was heard from, judged by ``WorkerInfo.state``."""
+
+    OK = "ok"
+    LATE = "late"  # missed a heartbeat
+    LOST = "lost"  # missed two: probably dead; its jobs come back when their leases run out
+
+
 @dataclass(frozen=True, slots=True)
 class WorkerInfo:
     id: str
@@ -94,6 +102,17 @@ class WorkerInfo:
     started_at: float
     last_seen: float
     busy: int = 0
+
+    def state(self, now: float, beat: float) -> WorkerState:
+        """Late after one missed beat (every ``beat`` seconds), lost after two, each with
+        half a beat of grace for scheduling jitter. ``beat`` is the workers' heartbeat
+        interval, which the registry does not store: the caller says what it expects."""
+        age = now - self.last_seen
+        if age > 2.5 * beat:
+            return WorkerState.LOST
+        if age > 1.5 * beat:
+            return WorkerState.LATE
+        return WorkerState.OK
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,15 +8,18 @@ monitors never get here: ``MonitorApp.check_action`` hides these keys.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.text import Text
 from textual import work
 
-from jobq_core.errors import JobqError
+from jobq_core import JobqError, JobStatus
 
-from .filters import Filter
-from .safe_text import display_text
+from .filters import Filter, group_filter
+from .screens import ConfirmScreen
 from .source import Unavailable
-from .widgets.screens import ConfirmScreen
+from .views import VIEWS
+from .views.cells import literal
 
 
 class WriteActions:
@@ -43,21 +46,25 @@ class WriteActions:
         if marked:
             msg = Text(f"Retry {_jobs(len(marked), 'marked')}? Dead and cancelled ones "
                        "run again with a fresh allowance of attempts; others are left alone.")
-            self.push_screen(ConfirmScreen(msg),
-                             lambda yes: yes and self._act("retry_many", marked))
+            self._ask(msg, "retry", lambda: self._each(self.source.retry_many(marked),
+                                                       "retried"))
             return
         row = self.table().current_row()
-        if self.view not in ("dead", "all") or row is None:
+        if not VIEWS[self.view].retries or row is None:
             self.say("R retries the selected dead job: open the Dead view (5)")
             return
         if row.group is not None:
-            g = row.group
-            filt = Filter(kind=g.kind, error=g.match or None)
-            self._confirm_retry_matching(filt, "every dead job of this group:")
+            self._confirm_retry_matching(group_filter(row.group),
+                                         "every dead job of this group:")
             return
         job_id = row.job_id
+
+        def retry() -> str:
+            self.source.retry(job_id)
+            return f"job {job_id} is pending again"
+
         msg = Text(f"Retry dead job {job_id}? It runs again with a fresh allowance of attempts.")
-        self.push_screen(ConfirmScreen(msg), lambda yes: yes and self._act("retry", job_id))
+        self._ask(msg, "retry", retry)
 
     def action_retry_all(self) -> None:
         f = self.filter
@@ -83,8 +90,9 @@ class WriteActions:
                              ("error contains", filt.error)):
             if value:
                 msg.append(f"\n  {label}: ")
-                msg.append_text(display_text(value, limit=120))
-        self.push_screen(ConfirmScreen(msg), lambda yes: yes and self._act("retry_dead", filt))
+                msg.append_text(literal(value, limit=120))
+        self._ask(msg, "retry", lambda: f"{self.source.retry_dead(filt)} dead jobs are "
+                                        "pending again")
 
     def action_cancel_job(self) -> None:
         marked = self._marked_ids()
@@ -92,40 +100,42 @@ class WriteActions:
             msg = Text(f"Cancel {_jobs(len(marked), 'marked')}? Pending ones are "
                        "cancelled at once, running ones asked to stop; finished ones are left "
                        "alone.")
-            self.push_screen(ConfirmScreen(msg),
-                             lambda yes: yes and self._act("cancel_many", marked))
+            self._ask(msg, "cancel", lambda: self._each(self.source.cancel_many(marked),
+                                                        "cancelled or asked to stop"))
             return
         row = self.table().current_row()
         if row is None or row.job_id is None or row.group is not None:
             self.say("K cancels the selected job: select a pending or running job")
             return
-        msg = Text(f"Cancel job {row.job_id}? A pending job is cancelled at once; a running "
+        job_id = row.job_id
+
+        def cancel() -> str:
+            if self.source.cancel(job_id) == JobStatus.CANCELLED:
+                return f"job {job_id} cancelled"
+            return f"job {job_id}: cancel requested; it stops at its next heartbeat"
+
+        msg = Text(f"Cancel job {job_id}? A pending job is cancelled at once; a running "
                    "one is asked to stop at its next heartbeat.")
-        self.push_screen(ConfirmScreen(msg), lambda yes: yes and self._act("cancel", row.job_id))
+        self._ask(msg, "cancel", cancel)
+
+    def _ask(self, question: Text, verb: str, act: Callable[[], str]) -> None:
+        """Confirm, then ``act`` in a thread; it returns what to say when it has worked."""
+        self.push_screen(ConfirmScreen(question), lambda yes: yes and self._act(verb, act))
+
+    def _each(self, counts: tuple[int, int], verb: str) -> str:
+        """Says how many marked jobs were acted on (runs in the action's thread)."""
+        acted, skipped = counts
+        self.call_from_thread(self.table().clear_marks)
+        return f"{_jobs(acted)} {verb}" + (
+            f", {skipped} left alone (already in another state)" if skipped else "")
 
     @work(thread=True, group="act")
-    def _act(self, what: str, arg) -> None:
+    def _act(self, verb: str, act: Callable[[], str]) -> None:
         try:
-            if what in ("retry_many", "cancel_many"):
-                acted, skipped = (self.source.retry_many(arg) if what == "retry_many"
-                                  else self.source.cancel_many(arg))
-                verb = "retried" if what == "retry_many" else "cancelled or asked to stop"
-                done = f"{_jobs(acted)} {verb}" + (
-                    f", {skipped} left alone (already in another state)" if skipped else "")
-                self.call_from_thread(self.table().clear_marks)
-            elif what == "retry":
-                self.source.retry(arg)
-                done = f"job {arg} is pending again"
-            elif what == "cancel":
-                status = self.source.cancel(arg)
-                done = (f"job {arg} cancelled" if status == "cancelled"
-                        else f"job {arg}: cancel requested; it stops at its next heartbeat")
-            else:
-                done = f"{self.source.retry_dead(arg)} dead jobs are pending again"
-            style = "green"
+            said, style = act(), "green"
         except (JobqError, OSError) as e:
-            done, style = f"{what} failed: {e}", "bold red"
-        self.call_from_thread(self.say, done, style)
+            said, style = f"{verb} failed: {e}", "bold red"
+        self.call_from_thread(self.say, said, style)
         self.call_from_thread(self.request_poll, True)
 
 

@@ -8,13 +8,13 @@ Invariants and hazards:
   event loop (``call_from_thread``).
 * A 1 Hz tick re-renders rows from the last snapshot with the current time (countdowns,
   ages) without reading the database; unchanged cells are not touched.
-* Database text reaches widgets only as ``Text`` from ``safe_text`` (never as markup).
+* Database text reaches widgets only as ``Text`` from ``views.cells.literal`` (never as
+  markup).
+* Which view is shown is data (``views.VIEWS``): nothing here branches on a view's name.
 """
 from __future__ import annotations
 
 import math
-import shlex
-from dataclasses import replace
 from pathlib import Path
 
 from rich.text import Text
@@ -27,16 +27,15 @@ from textual.geometry import Size
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from jobq_core.clock import SYSTEM_CLOCK, Clock
-from jobq_core.types import JobStatus
+from jobq_core import SYSTEM_CLOCK, Clock
 
-from . import views
 from .actions import WriteActions
-from .filters import Filter, FilterError, parse_filter
-from .safe_text import display_text
-from .source import VIEWS, Snapshot, Source, Unavailable
-from .widgets.header import Header, HeaderState, TextLine
-from .widgets.screens import DetailScreen, HelpScreen, detail_text
+from .filters import Filter, FilterError, group_filter, parse_filter
+from .screens import DetailScreen, HelpScreen, detail_text
+from .source import Snapshot, Source, Unavailable
+from .views import ROW_LIMIT, VIEWS, View, sort_rows
+from .views.cells import literal
+from .widgets.header import HeaderState, StatusHeader, TextLine
 from .widgets.tables import JobTable
 
 _MAIN_VIEW_ACTIONS = frozenset({"filter", "clear_filter", "pause", "refresh", "sort",
@@ -65,8 +64,8 @@ class MonitorApp(WriteActions, App):
         Binding("A", "retry_all", "retry all"),
         Binding("K", "cancel_job", "cancel"),
         Binding("q", "quit", "quit"),
-        *[Binding(str(i + 1), f"view('{v}')", views.TITLES[v], show=False)
-          for i, v in enumerate(VIEWS)],
+        *[Binding(str(i + 1), f"view('{name}')", v.title, show=False)
+          for i, (name, v) in enumerate(VIEWS.items())],
     ]
 
     def __init__(self, source: Source, *, interval: float = 1.0, beat: float = 10.0,
@@ -79,7 +78,8 @@ class MonitorApp(WriteActions, App):
         self.live = live
         self.filter = Filter()
         self.grouped = True
-        self.sort_by: dict[str, tuple[int, bool]] = {}  # view -> (column index, reverse)
+        # View.layout -> (column index, reverse)
+        self.sort_by: dict[tuple[str, bool], tuple[int, bool]] = {}
         self.snapshot: Snapshot | None = None
         self.error: str | None = None
         self.message = Text()
@@ -96,7 +96,7 @@ class MonitorApp(WriteActions, App):
 
     def compose(self) -> ComposeResult:
         yield Static(id="banner")
-        yield Header(id="header")
+        yield StatusHeader(id="header")
         with Horizontal(id="body"):
             with Vertical(id="side"):  # only in the rich layout (see app.tcss)
                 yield Static(Text("Queues", "bold"), classes="side-title")
@@ -104,10 +104,10 @@ class MonitorApp(WriteActions, App):
                 yield Static(Text("Workers", "bold"), classes="side-title")
                 yield JobTable(id="side-workers", classes="side-table")
             with Vertical(id="right"):
-                with TabbedContent(initial="running", id="tabs"):
-                    for i, v in enumerate(VIEWS):
-                        with TabPane(f"{i + 1} {views.TITLES[v]}", id=v):
-                            yield JobTable(id=f"table-{v}")
+                with TabbedContent(initial=next(iter(VIEWS)), id="tabs"):
+                    for i, (name, v) in enumerate(VIEWS.items()):
+                        with TabPane(f"{i + 1} {v.title}", id=name):
+                            yield JobTable(id=f"table-{name}")
                 with VerticalScroll(id="preview"):  # rich layout: the highlighted job
                     yield Static(id="preview-body")
         yield TextLine(id="status")
@@ -148,7 +148,12 @@ class MonitorApp(WriteActions, App):
 
     @property
     def view(self) -> str:
-        return self._main.query_one("#tabs", TabbedContent).active or "running"
+        """The name of the view shown (its tab's id)."""
+        return self._main.query_one("#tabs", TabbedContent).active or next(iter(VIEWS))
+
+    @property
+    def shown(self) -> View:
+        return VIEWS[self.view]
 
     def table(self, view: str | None = None) -> JobTable:
         return self._main.query_one(f"#table-{view or self.view}", JobTable)
@@ -238,11 +243,11 @@ class MonitorApp(WriteActions, App):
         now = self.clock.now()
         st = HeaderState(self.source.path, self.live, self.interval, self.source.read_only,
                          self.beat)
-        self._main.query_one(Header).show_state(self.snapshot, now, st, self.wide)
+        self._main.query_one(StatusHeader).show_state(self.snapshot, now, st, self.wide)
         banner = self._main.query_one("#banner", Static)
         if self.error:
             text = Text("✗ database unavailable: ", "bold")
-            text.append_text(display_text(self.error, limit=300))
+            text.append_text(literal(self.error, limit=300))
             text.append(" — showing the last data read; retrying…")
             banner.update(text)
         banner.display = bool(self.error)
@@ -269,20 +274,27 @@ class MonitorApp(WriteActions, App):
         self._render_status()
 
     def _render_table(self, now: float) -> None:
-        snap = self.snapshot
-        view = self.view
-        table = self.table(view)
-        table.set_columns(views.columns(view, self.grouped, self.wide))
-        if snap is None or snap.view != view or snap.grouped != self.grouped and view == "dead":
-            if snap is not None and view in ("running", "queues", "workers"):
-                snap = _as_view(snap, view)  # shared parts of any snapshot serve these views
-            else:
-                return
-        rows = views.rows(snap, now, wide=self.wide, beat=self.beat)
-        col, rev = self.sort_by.get(self._sort_name(view), (None, False))
-        if col is not None and rows and col < len(rows[0].sort):
-            rows.sort(key=lambda r: _sortable(r.sort[col]), reverse=rev)
+        v = self.shown
+        table = self.table(v.name)
+        table.set_columns(v.columns(self.grouped, self.wide))
+        snap = self._snapshot_for(v)
+        if snap is None:
+            return  # this view's rows have not been read yet: the poll is on its way
+        rows = v.rows(snap, now, wide=self.wide, beat=self.beat)
+        col, rev = self.sort_by.get(v.layout(self.grouped), (None, False))
+        if col is not None:
+            sort_rows(rows, col, rev)
         table.set_rows(rows)
+
+    def _snapshot_for(self, v: View) -> Snapshot | None:
+        """The last snapshot if it holds ``v``'s rows; any snapshot for a view without
+        rows of its own (stats, workers and running jobs are in every one)."""
+        snap = self.snapshot
+        if snap is None or not v.own_rows:
+            return snap
+        if snap.view != v.name or (v.groups and snap.grouped != self.grouped):
+            return None
+        return snap
 
     def _want_preview(self) -> None:
         """Show the highlighted job below the table (rich layout only); read it again only
@@ -306,34 +318,36 @@ class MonitorApp(WriteActions, App):
             job, attempts = self.source.detail(key[0])
             return key, detail_text(job, attempts, self.clock.now(), key[0])
         except Unavailable as e:
-            return key, display_text(str(e), "bold red")
+            return key, literal(str(e), "bold red")
 
     def on_job_table_row_highlighted(self, event: JobTable.RowHighlighted) -> None:
         if event.table is self.table():
             self._want_preview()
 
     def _render_side(self, now: float) -> None:
-        for view in ("queues", "workers"):
-            table = self._main.query_one(f"#side-{view}", JobTable)
-            table.set_columns(views.columns(view, False, False))
-            snap = _as_view(self.snapshot, view)
-            table.set_rows(views.rows(snap, now, wide=False, beat=self.beat))
+        for v in (VIEWS["queues"], VIEWS["workers"]):
+            table = self._main.query_one(f"#side-{v.name}", JobTable)
+            table.set_columns(v.columns(False, False))
+            snap = self._snapshot_for(v)
+            if snap is not None:
+                table.set_rows(v.rows(snap, now, wide=False, beat=self.beat))
 
     def _render_status(self) -> None:
         t = Text(no_wrap=True, overflow="ellipsis")
         table = self.table()
         t.append(f"{table.row_count} row{'' if table.row_count == 1 else 's'}", "dim")
-        if self.snapshot is not None and table.row_count >= 200:
-            t.append(" (first 200; filter to narrow)", "dim")
+        if self.snapshot is not None and table.row_count >= ROW_LIMIT:
+            t.append(f" (first {ROW_LIMIT}; filter to narrow)", "dim")
         if not self.filter.empty:
             t.append("  filter ", "dim")
-            t.append_text(display_text(self.filter.text, "bold", limit=60))
-        col, rev = self.sort_by.get(self._sort_name(self.view), (None, False))
+            t.append_text(literal(self.filter.text, "bold", limit=60))
+        v = self.shown
+        col, rev = self.sort_by.get(v.layout(self.grouped), (None, False))
         if col is not None:
-            cols = views.columns(self.view, self.grouped, self.wide)
+            cols = v.columns(self.grouped, self.wide)
             if col < len(cols):
                 t.append(f"  sorted by {cols[col].label} {'↓' if rev else '↑'}", "dim")
-        if self.view == "dead":
+        if v.groups:
             t.append("  grouped by error (d: one row per job)" if self.grouped
                      else "  one row per job (d: group by error)", "dim")
         if self.message:
@@ -343,11 +357,8 @@ class MonitorApp(WriteActions, App):
 
     def say(self, message: str | Text, style: str = "") -> None:
         """Show a one-line message in the status line (plain text, never markup)."""
-        self.message = message if isinstance(message, Text) else display_text(message, style)
+        self.message = message if isinstance(message, Text) else literal(message, style)
         self._render_status()
-
-    def _sort_name(self, view: str) -> str:
-        return "dead_groups" if view == "dead" and self.grouped else view
 
     # -- events ---------------------------------------------------------------------------
 
@@ -361,9 +372,10 @@ class MonitorApp(WriteActions, App):
         self.action_open()
 
     def on_job_table_header_selected(self, event: JobTable.HeaderSelected) -> None:
-        name = self._sort_name(self.view)
-        col, rev = self.sort_by.get(name, (None, False))
-        self.sort_by[name] = (event.column_index, not rev if col == event.column_index else False)
+        layout = self.shown.layout(self.grouped)
+        col, rev = self.sort_by.get(layout, (None, False))
+        self.sort_by[layout] = (event.column_index,
+                                not rev if col == event.column_index else False)
         self.render_all()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -433,20 +445,20 @@ class MonitorApp(WriteActions, App):
         self.request_poll(force=True)
 
     def action_sort(self, reverse: bool = False) -> None:
-        name = self._sort_name(self.view)
-        n = len(views.columns(self.view, self.grouped, self.wide))
-        col, rev = self.sort_by.get(name, (None, False))
+        layout = self.shown.layout(self.grouped)
+        n = len(self.shown.columns(self.grouped, self.wide))
+        col, rev = self.sort_by.get(layout, (None, False))
         if reverse:
-            self.sort_by[name] = (col if col is not None else 0, not rev)
+            self.sort_by[layout] = (col if col is not None else 0, not rev)
         else:
-            self.sort_by[name] = (0 if col is None else (col + 1) % n, rev)
+            self.sort_by[layout] = (0 if col is None else (col + 1) % n, rev)
         self.render_all()
 
     def action_sort_reverse(self) -> None:
         self.action_sort(reverse=True)
 
     def action_group(self) -> None:
-        if self.view == "dead":
+        if self.shown.groups:
             self.grouped = not self.grouped
             self.render_all()
             self.request_poll()
@@ -456,58 +468,11 @@ class MonitorApp(WriteActions, App):
         if row is None:
             return
         if row.group is not None:  # a dead group: drill down to its jobs
-            g = row.group
-            self.filter = Filter(kind=g.kind, error=g.match or None,
-                                 text=_filter_text(g.kind, g.match))
+            self.filter = group_filter(row.group)
             self.grouped = False
             self.render_all()
             self.request_poll()
             return
         if row.job_id is not None:
-            screen = DetailScreen(row.job_id)
-            self.push_screen(screen)
-            self.load_detail(screen)
-
-    @work(thread=True, exclusive=True, group="detail")
-    def load_detail(self, screen: DetailScreen, force: bool = True) -> None:
-        """Read the job on ``screen`` again (unless ``force`` is off and nothing changed:
-        then only a running job is redrawn, for its countdown) and show it."""
-        try:
-            version = self.source.version()
-            if force or version != screen.version:
-                job, attempts = self.source.detail(screen.job_id)
-                screen.version, screen.job, screen.attempts = version, job, attempts
-            elif screen.job is None or screen.job.status != JobStatus.RUNNING:
-                return  # nothing on the screen would change
-            text = detail_text(screen.job, screen.attempts, self.clock.now(), screen.job_id)
-        except Unavailable as e:
-            screen.version = None  # read again once the database is back
-            text = Text("database unavailable: ", "bold red")
-            text.append_text(display_text(str(e), limit=300))
-        self.call_from_thread(screen.show, text)
-
-
-def _filter_text(kind: str | None, error: str | None, queue: str | None = None) -> str:
-    parts = []
-    for name, value in (("queue", queue), ("kind", kind), ("error", error)):
-        if value:
-            if not any(c in value for c in " \t\"'\\"):
-                parts.append(f"{name}:{value}")
-            elif '"' not in value and "\\" not in value:
-                parts.append(f'{name}:"{value}"')
-            else:
-                parts.append(f"{name}:{shlex.quote(value)}")
-    return " ".join(parts)
-
-
-def _as_view(snap: Snapshot, view: str) -> Snapshot:
-    return replace(snap, view=view, rows=())
-
-
-def _sortable(value):
-    """Sort values of one column may mix None with numbers or strings."""
-    if value is None:
-        return (1, "")
-    if isinstance(value, (int, float)):
-        return (0, value)
-    return (0, str(value).casefold()) if isinstance(value, str) else (0, value)
+            self.push_screen(DetailScreen(row.job_id, self.source, clock=self.clock,
+                                          interval=self.interval, live=lambda: self.live))

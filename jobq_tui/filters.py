@@ -9,8 +9,9 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
+from jobq_core import LIST_STATUSES, ErrorGroup
+
 PREFIXES = ("queue", "kind", "worker", "error", "status")
-STATUSES = ("pending", "running", "succeeded", "dead", "cancelled", "scheduled", "retrying")
 
 
 class FilterError(ValueError):
@@ -56,7 +57,27 @@ def parse_filter(text: str) -> Filter:
         else:
             words.append(token)
     status = values.get("status")
-    if status is not None and status not in STATUSES:
-        raise FilterError(f"filter: status must be one of {', '.join(STATUSES)}")
+    if status is not None and status not in LIST_STATUSES:
+        raise FilterError(f"filter: status must be one of {', '.join(LIST_STATUSES)}")
     return Filter(values.get("queue"), values.get("kind"), values.get("worker"),
                   values.get("error"), status, tuple(words), text.strip())
+
+
+def group_filter(g: ErrorGroup) -> Filter:
+    """The filter that selects the dead jobs of a group (its kind, and ``error:`` its
+    ``match``), with the text that parses back to it, to show in the status line."""
+    return Filter(kind=g.kind, error=g.match or None, text=_filter_text(kind=g.kind,
+                                                                        error=g.match))
+
+
+def _filter_text(**terms: str | None) -> str:
+    parts = []
+    for name, value in terms.items():
+        if value:
+            if not any(c in value for c in " \t\"'\\"):
+                parts.append(f"{name}:{value}")
+            elif '"' not in value and "\\" not in value:
+                parts.append(f'{name}:"{value}"')
+            else:
+                parts.append(f"{name}:{shlex.quote(value)}")
+    return " ".join(parts)

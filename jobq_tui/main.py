@@ -11,7 +11,8 @@ import math
 import sys
 from collections.abc import Sequence
 
-from .safe_text import clean
+from jobq_core.textsafe import clean
+
 from .source import Source, SourceError
 
 

@@ -12,6 +12,8 @@ what it returns. Hazards and invariants:
   ``max_reuse`` seconds, because some counts (scheduled jobs becoming due) move with time
   alone.
 * Only what one screen shows is read: every list has a LIMIT and uses a partial index.
+  What a view reads is the view's own business (``views``); here nothing depends on
+  which view it is.
 * A locked, corrupt, replaced or deleted file raises ``Unavailable`` from ``poll``; the
   next ``poll`` tries again (reopening the file if it was replaced), so the app recovers
   when the database comes back.
@@ -26,19 +28,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from jobq_core import (
-    SYSTEM_CLOCK, Attempt, Clock, ErrorGroup, InvalidState, Job, JobNotFound, JobqError, Queue,
+    SYSTEM_CLOCK, Attempt, Clock, InvalidState, Job, JobNotFound, JobqError, JobStatus, Queue,
     Stats, Throughput, Watch, WorkerInfo,
 )
 
 from .filters import Filter
+from .views import ROW_LIMIT, VIEWS
 
-VIEWS = ("running", "queues", "workers", "retries", "dead", "all")
-ROW_LIMIT = 200  # rows read per list: more than any terminal shows, few enough to be cheap
 SPARK_BUCKET = 10.0  # seconds per sparkline bucket
 SPARK_SPAN = 300.0  # seconds of history in the sparklines
 READ_BUSY_TIMEOUT = 1.0  # a poll never waits long on a lock: it reports and tries again
 WRITE_BUSY_TIMEOUT = 5.0
-GROUPS_EVERY = 5.0  # seconds: dead jobs are regrouped at most this often while data changes
 
 
 class SourceError(Exception):
@@ -68,7 +68,8 @@ class Snapshot:
     throughput: Throughput
     workers: tuple[WorkerInfo, ...]
     running: tuple[Job, ...]
-    rows: tuple[Any, ...] = field(default=())  # jobs or ErrorGroups of the view
+    rows: tuple[Any, ...] = field(default=())  # the view's own rows (``View.read``)
+    rows_at: float = 0.0  # clock time ``rows`` were read (earlier than read_at if kept)
     reused: bool = False  # True: the database had not changed; these are the last rows
     frozen: bool = False  # True: a frozen copy (its directory is not writable): no live updates
 
@@ -180,26 +181,16 @@ class Source:
         workers = tuple(q.workers())
         # Unfiltered: the header's expired-lease warning must see every running job.
         running = tuple(q.list("running", limit=ROW_LIMIT, payloads=False))
-        narrow = dict(queue=filt.queue, kind=filt.kind, worker=filt.worker,
-                      error_contains=filt.error, limit=ROW_LIMIT, payloads=False)
-        rows: tuple[Any, ...] = ()
-        if view == "retries":
-            rows = tuple(q.list("retrying", **narrow))
-        elif view == "dead" and grouped:
-            last = self._last
-            if (not force and last is not None
-                    and (last.view, last.filter, last.grouped) == (view, filt, True)
-                    and 0 <= now - last.read_at < GROUPS_EVERY):
-                rows = last.rows  # grouping reads every dead job's error: not every second
-            else:
-                rows = tuple(q.dead_groups(queue=filt.queue, kind=filt.kind,
-                                           error_contains=filt.error, limit=ROW_LIMIT))
-        elif view == "dead":
-            rows = tuple(q.list("dead", **narrow))
-        elif view == "all":
-            rows = tuple(q.list(filt.status, **narrow))
+        v = VIEWS[view]
+        last = self._last
+        if (v.groups and grouped and not force and last is not None
+                and (last.view, last.filter, last.grouped) == (view, filt, grouped)
+                and 0 <= now - last.rows_at < v.regroup_every):
+            rows, rows_at = last.rows, last.rows_at  # a costly grouping: not every second
+        else:
+            rows, rows_at = v.read(q, filt, grouped), now
         return Snapshot(view, filt, grouped, version, now, now, time.monotonic() - started,
-                        stats, throughput, workers, running, rows, frozen=q.frozen)
+                        stats, throughput, workers, running, rows, rows_at, frozen=q.frozen)
 
     def version(self) -> int:
         """A number that changes whenever another connection may have committed."""
@@ -223,9 +214,10 @@ class Source:
         with self._writer() as q:
             q.retry(job_id)
 
-    def cancel(self, job_id: int) -> str:
+    def cancel(self, job_id: int) -> JobStatus:
+        """``CANCELLED`` for a pending job; a running one stays ``RUNNING``, asked to stop."""
         with self._writer() as q:
-            return str(q.cancel(job_id))
+            return q.cancel(job_id)
 
     def retry_many(self, job_ids: list[int]) -> tuple[int, int]:
         """Retry each job; (how many were retried, how many were not dead or cancelled)."""
@@ -260,5 +252,4 @@ def _plain_error(e: BaseException) -> str:
     return str(e) or type(e).__name__
 
 
-__all__ = ["ErrorGroup", "ReadOnly", "Snapshot", "Source", "SourceError", "Unavailable",
-           "VIEWS"]
+__all__ = ["ReadOnly", "Snapshot", "Source", "SourceError", "Unavailable"]

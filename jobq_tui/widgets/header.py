@@ -1,7 +1,7 @@
 """The monitor's header: where, how fresh, how many, how fast, and what is wrong.
 
-Built as ``Text`` from numbers and our own words; the only database-derived strings (none
-today besides the path the operator typed) go through ``safe_text``.
+Built as ``Text`` from numbers and our own words; the only outside string (the path the
+operator typed) goes through ``literal``.
 """
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widget import Widget
 
-from ..safe_text import display_text
+from jobq_core import WorkerState
+
 from ..source import Snapshot
-from ..views import BAD, DIM, OK, WARN, fmt_dur, worker_state
+from ..views.cells import BAD, DIM, OK, WARN, age, literal
 
 _BLOCKS = " ▁▂▃▄▅▆▇█"
 
@@ -40,7 +41,7 @@ def header_text(snap: Snapshot | None, now: float, st: HeaderState, wide: bool) 
     t = Text(no_wrap=True, overflow="ellipsis")
     t.append("jobq", "bold")
     t.append(" · ")
-    t.append_text(display_text(st.path if wide else os.path.basename(st.path) or st.path,
+    t.append_text(literal(st.path if wide else os.path.basename(st.path) or st.path,
                                limit=60 if wide else 24))
     t.append(" · ")
     if st.live:
@@ -54,9 +55,9 @@ def header_text(snap: Snapshot | None, now: float, st: HeaderState, wide: bool) 
         return t
     if snap.frozen:  # a WAL database whose directory we cannot write: no live view of it
         t.append(" · ◼ frozen copy (directory not writable)", WARN)
-    age = max(0.0, now - snap.checked_at)
-    t.append(f" · {'updated ' if wide else ''}{fmt_dur(age)} ago",
-             WARN if age > max(5.0, 3 * st.interval) else "")
+    stale = max(0.0, now - snap.checked_at)
+    t.append(f" · {'updated ' if wide else ''}{age(stale)} ago",
+             WARN if stale > max(5.0, 3 * st.interval) else "")
     warnings = _warnings(snap, now, st.beat)
     if warnings:
         t.append("  ")
@@ -64,7 +65,7 @@ def header_text(snap: Snapshot | None, now: float, st: HeaderState, wide: bool) 
     t.append("\n")
     s = snap.stats
     slots = sum(w.concurrency for w in snap.workers
-                if worker_state(w, now, st.beat)[0] != "✗ lost")
+                if w.state(now, st.beat) != WorkerState.LOST)
     lag = None if s.oldest_pending_at is None else max(0.0, now - s.oldest_pending_at)
     for label, value, style in (
         ("pending", s.pending, ""),  # all pending; retry and sched are parts of it
@@ -77,7 +78,7 @@ def header_text(snap: Snapshot | None, now: float, st: HeaderState, wide: bool) 
         t.append(f"{value}", style)
         t.append("  ")
     t.append("lag ", DIM)
-    t.append(fmt_dur(lag) if lag is not None else "-", WARN if lag and lag > 60 else "")
+    t.append(age(lag), WARN if lag and lag > 60 else "")
     if wide:
         t.append("   last hour: ", DIM)
         t.append(f"✓ {s.succeeded_recent} ok  ✗ {s.dead_recent} dead  "
@@ -93,13 +94,13 @@ def header_text(snap: Snapshot | None, now: float, st: HeaderState, wide: bool) 
     t.append(f"   {fail:.1f}/s fail ", BAD if fail else DIM)
     t.append(sparkline(tp.failed[:-1], width))
     span = int(tp.bucket * min(width, len(tp.succeeded) - 1))
-    t.append(f"   ({fmt_dur(span)})", DIM)
+    t.append(f"   ({age(span)})", DIM)
     return t
 
 
 def _warnings(snap: Snapshot, now: float, beat: float) -> list[str]:
     out = []
-    lost = sum(1 for w in snap.workers if worker_state(w, now, beat)[0] == "✗ lost")
+    lost = sum(1 for w in snap.workers if w.state(now, beat) == WorkerState.LOST)
     if lost:
         out.append(f"! {lost} lost worker{'s' if lost > 1 else ''}")
     expired = sum(1 for j in snap.running if j.lease_until is not None and j.lease_until < now)
@@ -131,8 +132,9 @@ class TextLine(Widget):
         return self._text
 
 
-class Header(TextLine):
-    """Three lines of status, rebuilt every tick from the last snapshot and the clock."""
+class StatusHeader(TextLine):
+    """Three lines of status, rebuilt every tick from the last snapshot and the clock.
+    (Not Textual's ``Header``, the title bar, which this app does not use.)"""
 
     def show_state(self, snap: Snapshot | None, now: float, st: HeaderState,
                    wide: bool) -> None:

@@ -8,7 +8,7 @@ twenty countdowns redraws twenty lines.
 
 Invariants:
 
-* Cells are ``Text`` built by ``views`` from ``safe_text``: never markup, never controls.
+* Cells are ``Text`` built by ``views.cells``: never markup, never controls.
 * ``set_rows`` takes the whole list in display order and applies the difference by key;
   the cursor stays on the same row key, so a job does not slip from under the cursor.
 * Line 0 is the column header, fixed while the rows scroll under it.

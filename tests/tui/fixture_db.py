@@ -1,7 +1,7 @@
 """A small jobq database in every state the monitor shows, built with a fixed clock."""
 from __future__ import annotations
 
-from jobq_core.queue import Queue
+from jobq_core import Queue
 from jobq_core.testing import FakeClock
 
 T0 = 1_767_225_600.0  # 2026-01-01 00:00:00 UTC

@@ -1,10 +1,11 @@
 """Pilot tests: every view, key and action against the fixture database at a fixed clock."""
 import pytest
+from textual.geometry import Region
 
 from conftest import focus_lands, make_app, settle
-from jobq_core.queue import Queue
+from jobq_core import Queue
 from jobq_tui.source import Unavailable
-from jobq_tui.widgets.screens import ConfirmScreen, DetailScreen, HelpScreen
+from jobq_tui.screens import ConfirmScreen, DetailScreen, HelpScreen
 
 
 def rows(app):
@@ -358,11 +359,13 @@ async def test_any_size_renders_or_says_too_small_never_crashes(db, clock, size)
     async with app.run_test(size=size) as pilot:
         await start(app, pilot)
         small = size[0] < 50 or size[1] < 12
-        assert app.query_one("#too-small").display == small or not small
-        assert app.screen.has_class("-too-small") == small
+        assert app.query_one("#too-small").display is small
+        assert app.query_one("#body").display is not small
+        assert app.screen.has_class("-too-small") is small
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
         assert not app.screen.has_class("-too-small")
+        assert not app.query_one("#too-small").display and app.query_one("#body").display
 
 
 async def test_unavailable_database_shows_a_banner_and_recovers(db, clock, monkeypatch):
@@ -386,13 +389,37 @@ async def test_unavailable_database_shows_a_banner_and_recovers(db, clock, monke
         assert not banner.display
 
 
-async def test_no_color_turns_the_app_monochrome_and_states_still_read(db, clock, monkeypatch):
-    monkeypatch.setenv("NO_COLOR", "1")
+def hues(widget):
+    """The colours the widget draws (after the app's filters) that are not a grey."""
+    found = set()
+    for strip in widget.render_lines(Region(0, 0, widget.size.width, widget.size.height)):
+        for segment in strip:
+            style = segment.style
+            for colour in (style.color, style.bgcolor) if style else ():
+                if colour is not None and not colour.is_default:
+                    r, g, b = colour.get_truecolor()
+                    if not r == g == b:
+                        found.add((r, g, b))
+    return found
+
+
+@pytest.mark.parametrize("no_color", [False, True])
+async def test_no_color_draws_in_greys_only_and_states_still_read(db, clock, monkeypatch,
+                                                                  no_color):
+    if no_color:
+        monkeypatch.setenv("NO_COLOR", "1")
+    else:
+        monkeypatch.delenv("NO_COLOR", raising=False)
     app = make_app(db, clock)
-    assert app.no_color
     async with app.run_test(size=(80, 24)) as pilot:
         await start(app, pilot)
         assert [r[6] for r in rows(app)][:2] == ["✗ EXPIRED 0:42 ago", "! 0:03"]
+        drawn = hues(app.table()) | hues(app.query_one("#header"))
+        assert bool(drawn) is not no_color, drawn  # in colour, the states are coloured
+        await pilot.press("3")
+        await settle(pilot)
+        assert [r[2] for r in rows(app)] == ["● ok", "◐ late", "✗ lost"]
+        assert bool(hues(app.table())) is not no_color
 
 
 async def test_clicking_a_column_header_sorts_by_it_and_a_tab_switches_view(db, clock):

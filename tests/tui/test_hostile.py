@@ -11,7 +11,7 @@ import pytest
 
 import fixture_db
 from conftest import make_app, settle
-from jobq_tui.widgets.screens import DetailScreen
+from jobq_tui.screens import DetailScreen
 
 HOSTILE = ("[bold]B[/bold][@click=app.quit]Q[/]\x1b[2J\x1b]52;c;SE9TVElMRQ==\x07"
            "\x1b]0;PWNED\x07\x00\u202eevil\u2066\x9b6n\x7f")

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from jobq_core.queue import Queue
+from jobq_core import Queue
 from jobq_tui.filters import Filter, parse_filter
 from jobq_tui.source import ReadOnly, Source, SourceError, Unavailable
 
@@ -80,6 +80,24 @@ def test_time_alone_forces_a_reread_after_max_reuse(db, clock):
     first = s.poll("running", Filter())
     clock.advance(6)
     assert s.poll("running", Filter()).read_at > first.read_at
+
+
+def test_dead_groups_are_regrouped_every_few_seconds_while_the_data_keeps_changing(db, clock):
+    """Grouping reads every dead job's error, so it is redone at most every 5 s; but it
+    is redone then, however often the database changes in between."""
+    s = opened(db, clock)
+    s.poll("dead", Filter())
+    seen = []
+    with Queue(db, clock=clock) as q:
+        for _ in range(7):  # a new dead job every second
+            clock.advance(1)
+            q.enqueue("resize", {"img": "b.png"}, queue="media", max_attempts=1)
+            job = q.claim("w9", queues=["media"])
+            q.fail(job.id, job.token, "OSError: disk full")
+            snap = s.poll("dead", Filter())
+            seen.append([g.count for g in snap.rows if g.kind == "resize"][0])
+    assert seen == [1, 1, 1, 1, 6, 6, 6]
+    assert snap.stats.dead == 13  # the counts around the groups are read every time
 
 
 def test_a_vanished_database_is_reported_and_picked_up_again(db, clock, tmp_path):

@@ -1,9 +1,13 @@
-"""Untrusted strings become plain, visible text: no control character survives."""
+"""Untrusted strings become plain, visible text: no control character survives
+(``jobq_core.textsafe.clean``), and the monitor's cells show it literally, never as
+markup (``views.cells.literal``)."""
 import unicodedata
 
 import pytest
 
-from jobq_tui.safe_text import clean, display_text, error_line, first_line
+from jobq_core.error_groups import error_line, first_line
+from jobq_core.textsafe import clean
+from jobq_tui.views.cells import literal
 
 HOSTILE = [
     "[bold]loud[/bold]", "[@click=app.quit]click me[/]", "\x1b[2J\x1b[31mred",
@@ -25,7 +29,7 @@ def test_escape_bell_nul_and_bidi_get_visible_stand_ins():
 
 
 def test_markup_is_kept_as_characters_and_never_parsed():
-    t = display_text("[bold]x[/bold] [@click=app.quit]")
+    t = literal("[bold]x[/bold] [@click=app.quit]")
     assert t.plain == "[bold]x[/bold] [@click=app.quit]"
     assert not t.spans
 

@@ -1,0 +1,95 @@
+"""How jobq writes durations and states for people: one format for the CLI and the monitor.
+
+Plain strings and data only (no Rich here): each tool turns a ``Badge`` into its own styled
+text. A state always carries a glyph and a word, so it reads without colour (NO_COLOR,
+colour-blind operators); ``style`` is a Rich style name, data to whoever renders it.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from .types import Job, JobStatus, WorkerState
+
+
+def duration(seconds: float | None) -> str:
+    """A short duration: 350ms, 42s, 9m05s, 12m, 3h12m, 2d04h; ``-`` for None; a negative
+    one counts as 0. Rounded down. Past ten minutes seconds are dropped: nobody needs
+    them there, and in the monitor a cell that changes every second costs a redraw."""
+    if seconds is None:
+        return "-"
+    if 0 < seconds < 1:
+        return f"{int(seconds * 1000)}ms"
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 600:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 3600:
+        return f"{s // 60}m"
+    if s < 86400:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+
+
+def timestamp(t: float | None) -> str:
+    """A moment in UTC, to the second: ``2026-01-01 00:00:00 UTC``; ``-`` for None."""
+    if t is None:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t))
+
+
+def countdown(seconds: float) -> str:
+    """A clock-like span for countdowns that tick each second: 0:42, 12:05, 1:02:03."""
+    s = max(0, int(seconds))
+    if s < 3600:
+        return f"{s // 60}:{s % 60:02d}"
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+@dataclass(frozen=True, slots=True)
+class Badge:
+    """A state as people see it: ``▶ running``."""
+
+    glyph: str
+    word: str
+    style: str = ""  # a Rich style name
+
+    @property
+    def label(self) -> str:
+        return f"{self.glyph} {self.word}"
+
+
+JOB_BADGES: dict[str, Badge] = {
+    JobStatus.PENDING: Badge("○", "pending"),
+    "scheduled": Badge("◷", "scheduled", "dim"),
+    "retrying": Badge("↻", "retrying", "yellow"),
+    JobStatus.RUNNING: Badge("▶", "running", "cyan"),
+    JobStatus.SUCCEEDED: Badge("✓", "succeeded", "green"),
+    JobStatus.DEAD: Badge("✗", "dead", "bold red"),
+    JobStatus.CANCELLED: Badge("⊘", "cancelled", "dim"),
+}
+"""By the words of ``LIST_STATUSES``: a stored status, or ``scheduled``/``retrying``."""
+
+WORKER_BADGES: dict[WorkerState, Badge] = {
+    WorkerState.OK: Badge("●", "ok", "green"),
+    WorkerState.LATE: Badge("◐", "late", "yellow"),
+    WorkerState.LOST: Badge("✗", "lost", "bold red"),
+}
+
+
+def job_state(job: Job, now: float) -> str:
+    """The job's status as a word of ``LIST_STATUSES``: a pending job not due yet is
+    ``scheduled`` (a retry waiting out its backoff too, as ``Stats.scheduled`` counts
+    it), a due one that has failed before is ``retrying``."""
+    if job.status == JobStatus.PENDING:
+        if job.run_at > now:
+            return "scheduled"
+        if job.attempts:
+            return "retrying"
+    return str(job.status)
+
+
+def job_badge(job: Job, now: float) -> Badge:
+    state = job_state(job, now)
+    return JOB_BADGES.get(state) or Badge("?", state)

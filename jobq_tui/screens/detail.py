@@ -1,0 +1,160 @@
+"""The job detail screen: payload, result, progress and every attempt with its full error.
+
+It reads the job itself, through the app's ``Source``, in a thread worker of its own; the
+widget is touched only on the event loop (``call_from_thread``). Every database string
+is shown through ``literal`` (see ``views.cells``).
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.css.query import NoMatches
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from jobq_core import Attempt, Clock, Job, JobStatus, Outcome
+from jobq_core.display import duration, job_badge, timestamp
+
+from ..source import Source, Unavailable
+from ..views.cells import BAD, DIM, badge, literal
+
+_BAD_OUTCOMES = frozenset({Outcome.FAILED, Outcome.LEASE_EXPIRED})
+
+
+class DetailScreen(Screen):
+    """One job, live like the main view: at each refresh interval it re-reads the job when
+    the database changed, and redraws a running job (its lease countdown) when it did not;
+    nothing while ``live()`` is false (the monitor is paused), except on ``r``."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "back"),
+        Binding("q", "app.pop_screen", "back", show=False),
+        Binding("j", "scroll('down')", "down", show=False),
+        Binding("k", "scroll('up')", "up", show=False),
+        Binding("r", "reload", "reload"),
+        Binding("p", "app.pause", "pause"),
+    ]
+
+    def __init__(self, job_id: int, source: Source, *, clock: Clock, interval: float,
+                 live: Callable[[], bool]):
+        super().__init__()
+        self.job_id = job_id
+        self.source = source
+        self.clock = clock
+        self.interval = interval
+        self.live = live
+        self.version: int | None = None  # the source's version at the last read
+        self.job: Job | None = None
+        self.attempts: list[Attempt] = []
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="detail-scroll"):
+            yield Static(Text(f"loading job {self.job_id}…"), id="detail-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.set_interval(self.interval, self._tick)
+        self.load()
+
+    def _tick(self) -> None:
+        if self.live():
+            self.load(force=False)
+
+    def action_reload(self) -> None:
+        self.load()
+
+    def action_scroll(self, direction: str) -> None:
+        scroll = self.query_one("#detail-scroll", VerticalScroll)
+        scroll.scroll_relative(y=1 if direction == "down" else -1, animate=False)
+
+    @work(thread=True, exclusive=True, group="detail")
+    def load(self, force: bool = True) -> None:
+        """Read the job again (unless ``force`` is off and nothing changed: then only a
+        running job is redrawn, for its countdown) and show it."""
+        try:
+            version = self.source.version()
+            if force or version != self.version:
+                job, attempts = self.source.detail(self.job_id)
+                self.version, self.job, self.attempts = version, job, attempts
+            elif self.job is None or self.job.status != JobStatus.RUNNING:
+                return  # nothing on the screen would change
+            body = detail_text(self.job, self.attempts, self.clock.now(), self.job_id)
+        except Unavailable as e:
+            self.version = None  # read again once the database is back
+            body = Text("database unavailable: ", "bold red")
+            body.append_text(literal(str(e), limit=300))
+        self.app.call_from_thread(self._show, body)
+
+    def _show(self, body: Text) -> None:
+        try:
+            self.query_one("#detail-body", Static).update(body)
+        except NoMatches:  # closed while the read was on its way
+            pass
+
+
+def detail_text(job: Job | None, attempts: list[Attempt], now: float, job_id: int) -> Text:
+    """The whole detail of one job as one scrollable Text (also the rich layout's preview)."""
+    t = Text()
+    if job is None:
+        t.append(f"job {job_id} no longer exists (pruned?)", BAD)
+        return t
+    t.append(f"job {job.id}  ", "bold")
+    t.append_text(badge(job_badge(job, now)))
+    t.append("\n")
+    fields = [
+        ("kind", job.kind), ("queue", job.queue), ("priority", job.priority),
+        ("attempts", f"{job.attempts}/{job.max_attempts}"), ("worker", job.worker),
+        ("created", timestamp(job.created_at)), ("run at", timestamp(job.run_at)),
+        ("started", timestamp(job.started_at)), ("finished", timestamp(job.finished_at)),
+        ("lease until", timestamp(job.lease_until)),
+        ("unique key", job.unique_key),
+    ]
+    if job.cancel_requested:
+        fields.append(("cancel", "requested; the worker stops the job at its next heartbeat"))
+    for name, value in fields:
+        t.append(f"{name:>12}  ", DIM)
+        t.append_text(literal("-" if value is None else value, limit=200))
+        t.append("\n")
+    if job.progress is not None or job.progress_message:
+        t.append(f"{'progress':>12}  ", DIM)
+        if job.progress is not None:
+            t.append(f"{job.progress * 100:.0f}%  ")
+        t.append_text(literal(job.progress_message or "", limit=500))
+        t.append("\n")
+    _section(t, "payload", _json(job.payload))
+    if job.result is not None:
+        _section(t, "result", _json(job.result))
+    t.append("\nattempts\n", "bold underline")
+    if not attempts:
+        t.append("  none yet\n", DIM)
+    for a in attempts:
+        took = "" if a.started_at is None or a.ended_at is None else \
+            f" ({duration(a.ended_at - a.started_at)})"
+        t.append(f"  #{a.attempt}  ", "bold")
+        t.append_text(literal(a.outcome, BAD if a.outcome in _BAD_OUTCOMES else ""))
+        t.append("  worker ", DIM)
+        t.append_text(literal(a.worker or "-", limit=80))
+        t.append(f"  {timestamp(a.started_at)} → {timestamp(a.ended_at)}{took}\n", DIM)
+        if a.error:
+            t.append_text(literal(a.error, multiline=True, limit=20000))
+            t.append("\n")
+    return t
+
+
+def _json(value: object) -> str:
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _section(t: Text, title: str, body: str) -> None:
+    t.append(f"\n{title}\n", "bold underline")
+    t.append_text(literal(body, multiline=True, limit=20000))
+    t.append("\n")

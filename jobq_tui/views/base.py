@@ -1,0 +1,107 @@
+"""What a view is: the contract between a view module, ``Source`` and the app.
+
+A view says three things, and nothing outside its module branches on its name:
+
+* what it reads: ``read(queue, filter, grouped)``, run by ``Source`` in the poll thread on
+  the read-only connection. It returns the records of its rows (jobs, error groups), at
+  most ``ROW_LIMIT``, narrowed by the filter's database terms where the store can. A view
+  whose rows come from what every snapshot has anyway (stats, workers, running jobs) reads
+  nothing (``own_rows = False``), and any snapshot serves it;
+* its columns: ``columns(grouped, wide)``;
+* its rows: ``rows(snapshot, now, wide=, beat=)``, a pure function of the snapshot and the
+  clock, which the 1 Hz tick calls again with a later ``now`` to move countdowns without
+  reading the database. The filter's free words are applied here.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+
+from jobq_core import ErrorGroup, Queue
+
+from ..filters import Filter
+
+if TYPE_CHECKING:
+    from ..source import Snapshot
+
+ROW_LIMIT = 200  # rows read per list: more than any terminal shows, few enough to be cheap
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: str
+    wide_only: bool = False  # hidden below the wide layout
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str  # stable across refreshes: the table keeps the cursor and marks by it
+    cells: tuple[Text, ...]
+    sort: tuple[Any, ...]  # one sort value per cell
+    job_id: int | None = None
+    group: ErrorGroup | None = None
+
+
+class View:
+    name: str
+    title: str
+    own_rows = True
+    groups = False  # ``d`` switches between rows grouped by error and one row per job
+    retries = False  # ``R`` retries the selected row's job (or group)
+    regroup_every = 0.0  # seconds: grouped rows are read again at most this often
+
+    def read(self, q: Queue, filt: Filter, grouped: bool) -> tuple[Any, ...]:
+        return ()
+
+    def all_columns(self, grouped: bool) -> Sequence[Column]:
+        raise NotImplementedError
+
+    def columns(self, grouped: bool, wide: bool) -> list[Column]:
+        return [c for c in self.all_columns(grouped) if wide or not c.wide_only]
+
+    def rows(self, snap: Snapshot, now: float, *, wide: bool, beat: float) -> list[Row]:
+        raise NotImplementedError
+
+    def layout(self, grouped: bool) -> tuple[str, bool]:
+        """Which set of columns shows: the app remembers a sort order for each."""
+        return self.name, grouped and self.groups
+
+    def __repr__(self) -> str:
+        return f"<view {self.name}>"
+
+
+def narrow(filt: Filter) -> dict[str, Any]:
+    """``Queue.list`` arguments for the filter's database terms."""
+    return dict(queue=filt.queue, kind=filt.kind, worker=filt.worker,
+                error_contains=filt.error, limit=ROW_LIMIT, payloads=False)
+
+
+def build(columns: Sequence[Column], wide: bool, key: str,
+          values: dict[str, tuple[Text, Any]], **extra: Any) -> Row:
+    """A row of the columns shown at this width, from ``{column key: (cell, sort value)}``."""
+    cols = [c for c in columns if wide or not c.wide_only]
+    return Row(key, tuple(values[c.key][0] for c in cols),
+               tuple(values[c.key][1] for c in cols), **extra)
+
+
+def limit_for(wide: bool) -> int:
+    """How many characters of a name (kind, worker) a cell shows at this width."""
+    return 40 if wide else 14
+
+
+def sort_rows(rows: list[Row], column: int, reverse: bool) -> None:
+    if rows and column < len(rows[0].sort):
+        rows.sort(key=lambda r: _sortable(r.sort[column]), reverse=reverse)
+
+
+def _sortable(value: Any) -> tuple:
+    """One column's sort values may mix None with numbers or strings."""
+    if value is None:
+        return (1, "")
+    if isinstance(value, str):
+        return (0, value.casefold())
+    return (0, value)

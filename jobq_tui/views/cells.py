@@ -1,0 +1,88 @@
+"""The cells rows are made of, as Rich ``Text``; the one place database text becomes ``Text``.
+
+Invariants (see ``jobq_core.textsafe`` for what ``clean`` guarantees):
+
+* A string from the database reaches a widget only through ``literal``: cleaned of every
+  control and invisible character, and a ``Text`` that is never parsed as markup, so
+  ``[bold]`` or ``[@click=app.quit]`` from the database show as those characters. Never
+  pass database strings to anything that parses markup (``Static("...")``,
+  ``notify(markup=True)``, f-strings into markup).
+* ``text`` is for words the monitor composed itself, with no database content inside.
+* A state is drawn only by ``badge``: glyph and word, so it reads without colour.
+"""
+from __future__ import annotations
+
+from rich.text import Text
+
+from jobq_core import Job, WorkerInfo
+from jobq_core.display import WORKER_BADGES, Badge, countdown, duration
+from jobq_core.error_groups import error_line
+from jobq_core.textsafe import clean
+
+WARN, BAD, DIM, OK = "yellow", "bold red", "dim", "green"
+
+
+def literal(value: object, style: str = "", *, multiline: bool = False,
+            limit: int | None = None) -> Text:
+    """A ``Text`` showing ``value`` (from the database, or anyone) literally."""
+    return Text(clean(value, multiline=multiline, limit=limit), style=style,
+                no_wrap=not multiline, overflow="ellipsis" if not multiline else "fold")
+
+
+def text(s: str, style: str = "") -> Text:
+    """Words the monitor composed itself (no database content inside)."""
+    return Text(s, style=style, no_wrap=True, overflow="ellipsis")
+
+
+def number(n: int | None, style: str = "") -> Text:
+    return Text(str(n or 0), style=style, justify="right", no_wrap=True)
+
+
+def badge(b: Badge) -> Text:
+    return text(b.label, b.style)
+
+
+def worker_badge(w: WorkerInfo, now: float, beat: float) -> Badge:
+    return WORKER_BADGES[w.state(now, beat)]
+
+
+def age(seconds: float | None) -> str:
+    """``duration`` in whole seconds: the tables tick on a whole-second clock, so a
+    fraction of a second there would be noise, and a cell that changed for nothing."""
+    return duration(None if seconds is None else int(seconds))
+
+
+def tries(job: Job) -> Text:
+    return text(f"{job.attempts}/{job.max_attempts}")
+
+
+def error_cell(job: Job) -> tuple[Text, str]:
+    """The line of the job's last error that says what went wrong, and its sort value."""
+    line = error_line(job.error)
+    return literal(line, limit=120), line
+
+
+def lease_cell(job: Job, now: float) -> Text:
+    """Countdown to lease expiry: ``! 0:03`` near expiry, ``✗ EXPIRED 0:42 ago`` after."""
+    if job.lease_until is None:
+        return text("-", DIM)
+    remaining = job.lease_until - now
+    if remaining <= 0:
+        return text(f"✗ EXPIRED {countdown(-remaining)} ago", BAD)
+    term = job.lease_until - (job.heartbeat_at or job.started_at or job.lease_until)
+    # A worker extends every third of the term: under a third left means beats were missed.
+    if remaining < max(3.0, term / 3):
+        return text(f"! {countdown(remaining)}", WARN)
+    return text(f"  {countdown(remaining)}")
+
+
+def progress_cell(job: Job) -> Text:
+    if job.cancel_requested:
+        return text("⊘ cancel requested", "magenta")
+    if job.progress is None and not job.progress_message:
+        return text("")
+    pct = "" if job.progress is None else f"{job.progress * 100:3.0f}% "
+    cell = text(pct)
+    cell.append_text(literal(job.progress_message or "", limit=60))
+    return cell
+

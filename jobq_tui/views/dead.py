@@ -1,0 +1,67 @@
+"""Dead: jobs that used up their attempts. Grouped by error by default (one bad deploy is
+one row with a count, ``ErrorGroup``); ``d`` shows one row per job instead."""
+from __future__ import annotations
+
+from rich.text import Text
+
+from jobq_core import ErrorGroup, Job
+
+from .base import ROW_LIMIT, Column, Row, View, build, limit_for, narrow
+from .cells import BAD, age, error_cell, literal, number, text, tries
+
+JOB_COLUMNS = (Column("id", "ID"), Column("kind", "KIND"), Column("queue", "QUEUE"),
+               Column("try", "TRY"), Column("when", "DIED"), Column("error", "LAST ERROR"))
+GROUP_COLUMNS = (Column("count", "COUNT"), Column("kind", "KIND"),
+                 Column("queues", "QUEUES", True), Column("last", "LAST"),
+                 Column("error", "ERROR"))
+
+
+class Dead(View):
+    name, title = "dead", "Dead"
+    groups = True
+    retries = True
+    regroup_every = 5.0  # grouping reads every dead job's error: not every second
+
+    def read(self, q, filt, grouped):
+        if grouped:
+            return tuple(q.dead_groups(queue=filt.queue, kind=filt.kind,
+                                       error_contains=filt.error, limit=ROW_LIMIT))
+        return tuple(q.list("dead", **narrow(filt)))
+
+    def all_columns(self, grouped):
+        return GROUP_COLUMNS if grouped else JOB_COLUMNS
+
+    def rows(self, snap, now, *, wide, beat):
+        f = snap.filter
+        if snap.grouped:
+            return [_group_row(g, now, wide) for g in snap.rows
+                    if f.matches(g.kind, g.line, " ".join(g.queues))]
+        return [_job_row(j, now, wide) for j in snap.rows
+                if f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status)]
+
+
+def _group_row(g: ErrorGroup, now: float, wide: bool) -> Row:
+    lim = limit_for(wide)
+    return build(GROUP_COLUMNS, wide, f"g:{g.kind}\x00{g.match}\x00{g.last_id}", {
+        "count": (Text(f"{g.count}", BAD, justify="right"), g.count),
+        "kind": (literal(g.kind, limit=lim), g.kind),
+        "queues": (literal(",".join(g.queues), limit=lim), g.queues),
+        "last": (text(f"{age(now - g.last_finished_at)} ago"), -g.last_finished_at),
+        "error": (literal(g.line, limit=120), g.line),
+    }, job_id=g.last_id, group=g)
+
+
+def _job_row(j: Job, now: float, wide: bool) -> Row:
+    lim = limit_for(wide)
+    died = now - (j.finished_at or now)
+    return build(JOB_COLUMNS, wide, str(j.id), {
+        "id": (number(j.id), j.id),
+        "kind": (literal(j.kind, limit=lim), j.kind),
+        "queue": (literal(j.queue, limit=lim // 2 + 2), j.queue),
+        "try": (tries(j), j.attempts),
+        "when": (text(f"{age(died)} ago"), died),
+        "error": error_cell(j),
+    }, job_id=j.id)
+
+
+VIEW = Dead()

@@ -1,0 +1,42 @@
+"""Retries: pending jobs that failed before, with their next run and their last error."""
+from __future__ import annotations
+
+from jobq_core import Job
+from jobq_core.display import countdown
+
+from .base import Column, Row, View, build, limit_for, narrow
+from .cells import WARN, error_cell, literal, number, text, tries
+
+COLUMNS = (Column("id", "ID"), Column("kind", "KIND"), Column("queue", "QUEUE"),
+           Column("try", "TRY"), Column("next", "NEXT RUN"), Column("error", "LAST ERROR"))
+
+
+class Retries(View):
+    name, title = "retries", "Retries"
+
+    def read(self, q, filt, grouped):
+        return tuple(q.list("retrying", **narrow(filt)))
+
+    def all_columns(self, grouped):
+        return COLUMNS
+
+    def rows(self, snap, now, *, wide, beat):
+        f = snap.filter
+        return [_row(j, now, wide) for j in snap.rows
+                if f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status)]
+
+
+def _row(j: Job, now: float, wide: bool) -> Row:
+    lim = limit_for(wide)
+    wait = j.run_at - now
+    return build(COLUMNS, wide, str(j.id), {
+        "id": (number(j.id), j.id),
+        "kind": (literal(j.kind, limit=lim), j.kind),
+        "queue": (literal(j.queue, limit=lim // 2 + 2), j.queue),
+        "try": (tries(j), j.attempts),
+        "next": (text(f"in {countdown(wait)}") if wait > 0 else text("due now", WARN), j.run_at),
+        "error": error_cell(j),
+    }, job_id=j.id)
+
+
+VIEW = Retries()

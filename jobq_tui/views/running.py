@@ -1,0 +1,58 @@
+"""Running: jobs under a lease, with their lease countdown, heartbeat and progress.
+
+Reads nothing of its own: every snapshot holds the running jobs, unfiltered (the header's
+expired-lease warning must see them all), so the filter is applied here, in full.
+"""
+from __future__ import annotations
+
+from rich.text import Text
+
+from jobq_core import Job
+from jobq_core.display import countdown
+
+from .base import Column, Row, View, build, limit_for
+from .cells import age, lease_cell, literal, progress_cell, text, tries
+
+COLUMNS = (
+    Column("id", "ID"), Column("kind", "KIND"), Column("queue", "QUEUE"),
+    Column("worker", "WORKER"), Column("try", "TRY"), Column("runtime", "RUNTIME"),
+    Column("lease", "LEASE"), Column("beat", "BEAT", True), Column("progress", "PROGRESS", True),
+)
+
+
+class Running(View):
+    name, title = "running", "Running"
+    own_rows = False
+
+    def all_columns(self, grouped):
+        return COLUMNS
+
+    def rows(self, snap, now, *, wide, beat):
+        f = snap.filter
+        return [_row(j, now, wide) for j in snap.running
+                if f.queue in (None, j.queue) and f.kind in (None, j.kind)
+                and f.worker in (None, j.worker) and (not f.error or f.error in (j.error or ""))
+                and f.matches(j.id, j.kind, j.queue, j.worker, j.progress_message)]
+
+
+def _row(j: Job, now: float, wide: bool) -> Row:
+    lim = limit_for(wide)
+    runtime = now - (j.started_at or now)
+    ident = Text(str(j.id), justify="right", no_wrap=True)
+    if j.cancel_requested and not wide:  # no PROGRESS column to say so
+        ident = Text(f"⊘{j.id}", justify="right", style="magenta")
+    return build(COLUMNS, wide, str(j.id), {
+        "id": (ident, j.id),
+        "kind": (literal(j.kind, limit=lim), j.kind),
+        "queue": (literal(j.queue, limit=lim // 2 + 2), j.queue),
+        "worker": (literal(j.worker, limit=lim), j.worker or ""),
+        "try": (tries(j), j.attempts),
+        "runtime": (text(countdown(runtime)), runtime),
+        "lease": (lease_cell(j, now), j.lease_until or 0.0),
+        "beat": (text(age(now - j.heartbeat_at) if j.heartbeat_at else "-"),
+                 -(j.heartbeat_at or 0.0)),
+        "progress": (progress_cell(j), j.progress or 0.0),
+    }, job_id=j.id)
+
+
+VIEW = Running()

@@ -1,0 +1,46 @@
+"""Workers: each registered worker, its state (ok, late, lost: ``WorkerInfo.state``), how
+busy it is and when it last beat. Reads nothing of its own: workers are in every snapshot."""
+from __future__ import annotations
+
+from jobq_core import WorkerInfo, WorkerState
+
+from .base import Column, Row, View, build, limit_for
+from .cells import age, badge, literal, text, worker_badge
+
+COLUMNS = (Column("id", "WORKER"), Column("host", "HOST:PID"), Column("state", "STATE"),
+           Column("busy", "BUSY"), Column("beat", "BEAT"), Column("queues", "QUEUES"),
+           Column("up", "UP", True))
+_SEVERITY = {state: i for i, state in enumerate(WorkerState)}  # sorts ok, late, lost
+
+
+class Workers(View):
+    name, title = "workers", "Workers"
+    own_rows = False
+
+    def all_columns(self, grouped):
+        return COLUMNS
+
+    def rows(self, snap, now, *, wide, beat):
+        f = snap.filter
+        return [_row(w, now, beat, wide) for w in snap.workers
+                if f.worker in (None, w.id)
+                and f.matches(w.id, w.host, w.pid, " ".join(w.queues or ()))]
+
+
+def _row(w: WorkerInfo, now: float, beat: float, wide: bool) -> Row:
+    lim = limit_for(wide)
+    queues = "*" if w.queues is None else ",".join(w.queues)
+    host = literal(w.host, limit=lim)
+    host.append(f":{w.pid}")
+    return build(COLUMNS, wide, w.id, {
+        "id": (literal(w.id, limit=lim), w.id),
+        "host": (host, (w.host, w.pid)),
+        "state": (badge(worker_badge(w, now, beat)), _SEVERITY[w.state(now, beat)]),
+        "busy": (text(f"{w.busy}/{w.concurrency}"), w.busy),
+        "beat": (text(age(now - w.last_seen)), -w.last_seen),
+        "queues": (literal(queues, limit=lim), queues),
+        "up": (text(age(now - w.started_at)), -w.started_at),
+    })
+
+
+VIEW = Workers()

@@ -1,0 +1,82 @@
+"""The views' contract (columns and rows agree, at both widths, in both Dead layouts) and
+the shared formatting they draw with (``jobq_core.display``, worker states)."""
+import pytest
+
+from jobq_core import Job, JobStatus, WorkerInfo, WorkerState
+from jobq_core.display import countdown, duration, job_state, timestamp
+from jobq_tui.filters import Filter
+from jobq_tui.source import Source
+from jobq_tui.views import VIEWS
+
+
+@pytest.mark.parametrize("name", list(VIEWS))
+@pytest.mark.parametrize("grouped", [True, False])
+@pytest.mark.parametrize("wide", [True, False])
+def test_every_row_has_one_cell_and_one_sort_value_per_column(db, clock, name, grouped, wide):
+    v = VIEWS[name]
+    source = Source(db, clock=clock, read_only=True)
+    source.open()
+    try:
+        snap = source.poll(name, Filter(), grouped=grouped)
+    finally:
+        source.close()
+    columns = v.columns(grouped, wide)
+    assert len({c.key for c in columns}) == len(columns)
+    rows = v.rows(snap, clock.now(), wide=wide, beat=10.0)
+    assert rows, "the fixture has rows for every view"
+    assert len({r.key for r in rows}) == len(rows)
+    for row in rows:
+        assert len(row.cells) == len(row.sort) == len(columns)
+
+
+def test_views_without_rows_of_their_own_read_nothing(db, clock):
+    source = Source(db, clock=clock, read_only=True)
+    source.open()
+    try:
+        for v in VIEWS.values():
+            snap = source.poll(v.name, Filter(), force=True)
+            assert bool(snap.rows) is v.own_rows, v
+    finally:
+        source.close()
+
+
+@pytest.mark.parametrize("seconds,shown", [
+    (None, "-"), (-5, "0s"), (0, "0s"), (0.35, "350ms"), (42.9, "42s"), (545, "9m05s"),
+    (720, "12m"), (3599, "59m"), (11_520, "3h12m"), (187_200, "2d04h"),
+])
+def test_one_duration_format_rounded_down(seconds, shown):
+    assert duration(seconds) == shown
+
+
+def test_countdowns_read_like_a_clock():
+    assert [countdown(s) for s in (-1, 42, 725, 3723)] == ["0:00", "0:42", "12:05", "1:02:03"]
+
+
+@pytest.mark.parametrize("silent,state", [
+    (0, WorkerState.OK), (15, WorkerState.OK), (15.1, WorkerState.LATE),
+    (25, WorkerState.LATE), (25.1, WorkerState.LOST),
+])
+def test_a_worker_is_late_after_one_missed_beat_and_lost_after_two(silent, state):
+    w = WorkerInfo("w", "h", 1, None, 1, started_at=0.0, last_seen=100.0)
+    assert w.state(100.0 + silent, beat=10.0) is state
+
+
+def _job(**kw):
+    fields = dict(id=1, kind="k", queue="q", payload=None, priority=0,
+                  status=JobStatus.PENDING, attempts=0, max_attempts=3, run_at=100.0,
+                  lease_until=None, worker=None, token=None, result=None, error=None,
+                  created_at=0.0, started_at=None, finished_at=None)
+    return Job(**{**fields, **kw})
+
+
+def test_a_pending_job_is_scheduled_until_due_then_retrying_if_it_failed_before():
+    assert job_state(_job(), now=100.0) == "pending"
+    assert job_state(_job(), now=99.0) == "scheduled"
+    assert job_state(_job(attempts=1), now=99.0) == "scheduled"
+    assert job_state(_job(attempts=1), now=100.0) == "retrying"
+    assert job_state(_job(status=JobStatus.DEAD, attempts=3), now=100.0) == "dead"
+
+
+def test_a_moment_is_written_in_utc_to_the_second():
+    assert timestamp(1_767_225_600.9) == "2026-01-01 00:00:00 UTC"
+    assert timestamp(None) == "-"
