@@ -90,11 +90,7 @@ class Source:
 
     def open(self) -> None:
         """Open the database, or raise ``SourceError`` saying plainly what is wrong.
-        Never creates a file."""
-        if not os.path.exists(self.path):
-            raise SourceError(f"{self.path}: no such file (jobq-tui never creates a database)")
-        if os.path.isdir(self.path):
-            raise SourceError(f"{self.path} is a directory, not a jobq database")
+        Never creates anything (the store is opened read-only, with ``create=False``)."""
         try:
             self._reopen()
         except JobqError as e:  # DatabaseError (not jobq's, too new, ...) included
@@ -157,8 +153,6 @@ class Source:
         """The open connection, or a new one when the last read failed (the watch reports
         a deleted or replaced file as an error, which closes the connection)."""
         if self._queue is None:
-            if not os.path.exists(self.path):
-                raise Unavailable(f"{self.path}: the database file is gone")
             try:
                 return self._reopen()
             except (JobqError, OSError) as e:

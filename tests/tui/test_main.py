@@ -10,7 +10,7 @@ from jobq_tui.main import main
 def test_a_missing_path_exits_2_with_a_message_and_creates_no_file(tmp_path, capsys):
     path = tmp_path / "missing.db"
     assert main([str(path)]) == 2
-    assert "no such file" in capsys.readouterr().err
+    assert "no such database file" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
 
 

@@ -19,7 +19,7 @@ def opened(path, clock, **kw):
 
 def test_a_missing_path_is_refused_and_not_created(tmp_path, clock):
     path = tmp_path / "nope.db"
-    with pytest.raises(SourceError, match="no such file"):
+    with pytest.raises(SourceError, match="no such database file"):
         Source(path, clock=clock).open()
     assert not path.exists()
 
