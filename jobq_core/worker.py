@@ -565,7 +565,6 @@ class Worker:
     # -- heartbeat --------------------------------------------------------------------------
 
     def _heartbeat_loop(self) -> None:
-        next_reap = time.monotonic() + self._reaper.interval
         while not self._hb_stop.wait(self._beat_every):
             with self._lock:
                 runs = [r for r in self._runs.values() if r.state != _GONE]
@@ -574,9 +573,7 @@ class Worker:
                 self.queue.beat_worker(self.id, busy=self._busy())
             except JobqError as e:
                 log.warning("heartbeat failed (will retry): %s", e)
-            if time.monotonic() >= next_reap:
-                self._reaper.run_once()
-                next_reap = time.monotonic() + self._reaper.interval
+            self._reaper.run_if_due()
 
     def _extend(self, runs: list[_Run]) -> None:
         """Extend the leases of ``runs`` (one transaction per lease term in use)."""
