@@ -24,6 +24,7 @@ at-least-once; handlers must be idempotent.
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 import os
 import secrets
@@ -33,7 +34,7 @@ import threading
 import time
 import traceback
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .checks import check_int, check_seconds
@@ -48,9 +49,43 @@ from .types import Job, JobStatus, RawJSON
 
 log = logging.getLogger("jobq.worker")
 
-_RUNNING, _FINISHING, _GONE = "running", "finishing", "gone"
+
+
+class RunState(enum.Enum):
+    RUNNING = "running"  # its handler's outcome is awaited
+    FINISHING = "finishing"  # it has an outcome that the completer has not written yet
+    GONE = "gone"  # its outcome is written, or it was abandoned with nothing to write
+
+
+_RUNNING, _FINISHING, _GONE = RunState.RUNNING, RunState.FINISHING, RunState.GONE
 _GROUP_COMMIT_AFTER = 0.0005  # a write slower than this makes the completer batch harder
 _GROUP_COMMIT_MAX = 0.005  # never hold an outcome back longer than this
+
+
+@dataclass(frozen=True, slots=True)
+class Succeeded:
+    """The handler returned ``result`` (checked to be JSON)."""
+    result: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """The run failed with ``error``; ``give_up``: the job goes dead, attempts left or not."""
+    error: str
+    give_up: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Released:
+    """Stopped unfinished at shutdown: back to pending at once, the attempt not counted."""
+
+
+@dataclass(frozen=True, slots=True)
+class Lost:
+    """The run's lease is lost (reaped or taken over): there is nothing to write."""
+
+
+Outcome = Succeeded | Failed | Released | Lost
 
 
 @dataclass(eq=False, slots=True)
@@ -61,9 +96,9 @@ class _Run:
     lease: float
     started: float  # monotonic
     deadline: float | None  # monotonic; None: no timeout
-    state: str = _RUNNING
+    state: RunState = RunState.RUNNING
     future: Any = None
-    outcome: tuple = field(default=())  # ("ok", result) | ("error", text, give_up) | ("release",)
+    outcome: Outcome | None = None
 
 
 class Worker:
@@ -195,7 +230,7 @@ class Worker:
         with self._lock:
             left = [r for r in self._runs.values() if r.state == _RUNNING]
         for run in left:
-            self._abandon(run, ("release",))
+            self._abandon(run, Released())
 
     def _shutdown(self, threads: list[threading.Thread]) -> None:
         with self._outbox_cv:
@@ -343,11 +378,11 @@ class Worker:
 
     def _dispatch(self, run: _Run) -> None:
         if isinstance(run.job.payload, RawJSON):  # written by something other than jobq
-            self._finished(run, ("error", "the stored payload is not valid JSON; not retried",
-                                 True))
+            self._finished(run, Failed("the stored payload is not valid JSON; not retried",
+                                       give_up=True))
         elif run.task is None:
-            self._finished(run, ("error", f"no handler for kind {run.job.kind!r} (this worker "
-                                 f"knows: {', '.join(self.registry.kinds()) or 'none'})", False))
+            self._finished(run, Failed(f"no handler for kind {run.job.kind!r} (this worker "
+                                       f"knows: {', '.join(self.registry.kinds()) or 'none'})"))
         elif run.task.is_async:
             run.future = asyncio.run_coroutine_threadsafe(self._call_async(run), self._event_loop())
         else:
@@ -379,14 +414,14 @@ class Worker:
                                  daemon=True).start()
             return self._loop
 
-    def _finished(self, run: _Run, outcome: tuple) -> None:
+    def _finished(self, run: _Run, outcome: Outcome) -> None:
         """A handler ended. Ignored when the run was abandoned meanwhile."""
-        if outcome[0] == "lost":  # its own heartbeat() or progress() learnt it
-            self._abandon(run, None)
+        if isinstance(outcome, Lost):  # its own heartbeat() or progress() learnt it
+            self._abandon(run, outcome)
             return
         with self._lock:
             if run.state != _RUNNING:
-                if outcome[0] == "ok":
+                if isinstance(outcome, Succeeded):
                     log.info("%s: handler returned after the run was abandoned; result "
                              "discarded", _describe(run))
                 return
@@ -394,20 +429,21 @@ class Worker:
             run.outcome = outcome
             self._post_locked(run)
 
-    def _abandon(self, run: _Run, outcome: tuple | None) -> None:
-        """Stop waiting for a running handler: write ``outcome`` (None: nothing, the lease is
-        already lost) and free its slot. The handler is told through ``ctx.cancelled``."""
+    def _abandon(self, run: _Run, outcome: Failed | Released | Lost) -> None:
+        """Stop waiting for a running handler: write ``outcome`` (nothing when ``Lost``)
+        and free its slot. The handler is told through ``ctx.cancelled``."""
+        lost = isinstance(outcome, Lost)
         with self._lock:
             if run.state != _RUNNING:
                 return
-            self._leave_running(run, _FINISHING if outcome else _GONE)
-            run.outcome = outcome or ()
-            if not outcome:
+            self._leave_running(run, _GONE if lost else _FINISHING)
+            run.outcome = outcome
+            if lost:
                 self._runs.pop(run.job.id, None)
         run.ctx.cancelled.set()
         if run.future is not None and run.task is not None and run.task.is_async:
             run.future.cancel()
-        if outcome:
+        if not lost:
             self._post(run)
         else:
             self._count("lost")
@@ -424,7 +460,7 @@ class Worker:
             late = [r for r in self._runs.values()
                     if r.state == _RUNNING and r.deadline is not None and now >= r.deadline]
         for run in late:
-            self._abandon(run, ("error", f"timed out after {run.task.timeout:g}s", False))
+            self._abandon(run, Failed(f"timed out after {run.task.timeout:g}s"))
 
     # -- writing outcomes -------------------------------------------------------------------
 
@@ -437,7 +473,7 @@ class Worker:
         (the slot counts as free from now on, but its job is not finished yet). The caller
         holds ``_lock``."""
         self._outbox.append(run)
-        if run.outcome[0] == "ok":
+        if isinstance(run.outcome, Succeeded):
             self._outbox_ok += 1
         # The completer waits for a first outcome, or (grouping a slow commit) for the last
         # running handler: no other outcome needs to wake it.
@@ -484,7 +520,7 @@ class Worker:
             self._outbox_cv.wait(left)
 
     def _write(self, batch: list[_Run]) -> None:
-        done = [r for r in batch if r.outcome[0] == "ok"]
+        done = [r for r in batch if isinstance(r.outcome, Succeeded)]
         if done:
             try:
                 accepted = self._complete(done)
@@ -503,14 +539,14 @@ class Worker:
                     log.warning("%s lease lost before completion: result discarded (the job "
                                 "was reaped or taken over)", _describe(run))
         for run in batch:
-            if run.outcome[0] == "error":
-                self._write_failure(run, run.outcome[1], run.outcome[2])
-            elif run.outcome[0] == "release":
+            if isinstance(run.outcome, Failed):
+                self._write_failure(run, run.outcome)
+            elif isinstance(run.outcome, Released):
                 self._write_release(run)
 
     def _complete(self, done: list[_Run]) -> list[bool]:
         """Write completions, claiming jobs for the free slots in the same transaction."""
-        items = [(r.job.id, r.job.token, r.outcome[1]) for r in done]
+        items = [(r.job.id, r.job.token, r.outcome.result) for r in done]
         if self._stopping.is_set():
             return self.queue.complete_many(items)
         with self._claim_lock:
@@ -520,10 +556,10 @@ class Worker:
             self._adopt(jobs, free)
         return accepted
 
-    def _write_failure(self, run: _Run, error: str, give_up: bool) -> None:
-        task, attempts = run.task, run.job.attempts
+    def _write_failure(self, run: _Run, failed: Failed) -> None:
+        task, attempts, error = run.task, run.job.attempts, failed.error
         try:
-            if give_up or (task and task.max_attempts and attempts >= task.max_attempts):
+            if failed.give_up or (task and task.max_attempts and attempts >= task.max_attempts):
                 job = self.queue.give_up(run.job.id, run.job.token, error)
             else:
                 retry_in = task.backoff.delay(attempts) if task and task.backoff else None
@@ -586,32 +622,33 @@ class Worker:
                 if run.job.id in result.cancel_requested:
                     run.ctx.cancelled.set()
                 if run.job.id in result.lost:
-                    self._abandon(run, None)
+                    self._abandon(run, Lost())
 
 
 def _tasks(registry: Registry) -> list[Task]:
     return [t for k in registry.kinds() if (t := registry.get(k)) is not None]
 
 
-def _success(result: Any) -> tuple:
+def _success(result: Any) -> Succeeded | Failed:
     if result is None:
-        return _OK_NONE
+        return _SUCCEEDED_NONE
     try:
         encode_json(result, "the handler's result")
     except (TypeError, ValueError) as e:
-        return ("error", f"{type(e).__name__}: {e}", False)
-    return ("ok", result)
+        return Failed(f"{type(e).__name__}: {e}")
+    return Succeeded(result)
 
 
-_OK_NONE = ("ok", None)
+# Most handlers return None: one shared record (building a frozen dataclass takes ~0.25 us).
+_SUCCEEDED_NONE = Succeeded(None)
 
 
-def _failure(e: BaseException) -> tuple:
+def _failure(e: BaseException) -> Failed | Lost:
     if isinstance(e, LeaseLost):
-        return ("lost",)
+        return Lost()
     if isinstance(e, asyncio.CancelledError):
-        return ("error", "the handler was cancelled", False)
-    return ("error", "".join(traceback.format_exception(e)), False)
+        return Failed("the handler was cancelled")
+    return Failed("".join(traceback.format_exception(e)))
 
 
 def _describe(run: _Run) -> str:
