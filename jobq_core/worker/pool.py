@@ -1,4 +1,5 @@
-"""A small thread pool for handlers, made of daemon threads (internal to the Worker)."""
+"""The thread pool that runs synchronous handlers (``jobq-handler-N``), made of daemon
+threads. The executor hands it work; another pool would plug in there."""
 from __future__ import annotations
 
 import queue

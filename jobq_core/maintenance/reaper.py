@@ -1,0 +1,50 @@
+"""The reaper: returns running jobs whose lease ran out to pending (after a backoff delay)
+or to dead, through the store's ``job_reap_expired`` (``Queue.reap()``).
+
+Every worker runs a reaper, so no separate process is needed: once when it starts, then
+from its heartbeat thread whenever ``interval`` has passed (``run_if_due``). Several
+reapers on one database are safe: a reap only moves jobs whose lease has run out, each
+update fenced by the token it read, in short transactions.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+from ..checks import check_seconds
+from ..errors import JobqError
+from ..queue import Queue
+
+log = logging.getLogger("jobq.maintenance")
+
+
+class Reaper:
+    """Reaps ``queue`` every ``interval`` seconds, when its owner asks (``run_if_due``)."""
+
+    def __init__(self, queue: Queue, *, interval: float = 30.0):
+        check_seconds("reaper interval", interval, positive=True)
+        self.queue = queue
+        self.interval = float(interval)
+        self._due = 0.0  # monotonic time of the next scheduled reap: the first is due at once
+
+    def run_once(self) -> int:
+        """Reap now; returns how many jobs were moved, and schedules the next reap
+        ``interval`` from now. Never raises a database error: the next run tries again,
+        and nothing is lost in between."""
+        try:
+            n = self.queue.reap()
+        except JobqError as e:
+            log.warning("reaper: %s", e)
+            n = 0
+        else:
+            if n:
+                log.info("reaper: %d job(s) with an expired lease returned to the queue", n)
+        self._due = time.monotonic() + self.interval
+        return n
+
+    def run_if_due(self) -> int:
+        """Reap if ``interval`` has passed since the last reap; returns how many jobs were
+        moved (0 when it was not due)."""
+        if time.monotonic() < self._due:
+            return 0
+        return self.run_once()

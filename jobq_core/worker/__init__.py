@@ -1,0 +1,28 @@
+"""The worker runtime: claim -> run handler -> heartbeat -> complete/fail, in N slots.
+
+Threads, what each one owns, and where it lives:
+
+* the caller of ``Worker.run()`` — ``claimer.py``: claims as many jobs as there are free
+  slots in one statement (when no completion is waiting to be written) and hands them to
+  the executor, which enforces timeouts on each turn; when idle it sleeps on the store's
+  change signal (``queue.watch()``). On stop, ``executor.py`` drains: running handlers get
+  the grace period, then their jobs are released.
+* ``jobq-handler-N`` (``pool.py``) and one ``jobq-asyncio`` event loop thread: run the
+  handlers; ``executor.py`` turns what they do into ``Outcome`` records (``runs.py``).
+* ``jobq-completer`` — ``completer.py``: writes outcomes, group-committed, together with
+  the claim for the slots they free (``complete_and_claim``: one commit, not two).
+* ``jobq-heartbeat`` — ``heartbeat.py``: every third of the lease, extends every in-flight
+  lease in one transaction (learning which were lost or asked to cancel), beats the worker
+  registry, and runs the reaper (``jobq_core/maintenance``) when it is due.
+
+``worker.py`` holds the ``Worker`` class: configuration, start and stop, signals, and the
+wiring; ``state.py`` the one object the parts share (the runs, their counters, one lock).
+
+Invariants: a job's lease is extended until its outcome is written; a run whose lease was
+lost, that timed out, or that was released is *abandoned*: whatever its handler returns
+later is discarded, and the store's fencing token rejects it anyway. Delivery is
+at-least-once; handlers must be idempotent.
+"""
+from .worker import Worker
+
+__all__ = ["Worker"]

@@ -1,0 +1,144 @@
+"""The claimer: the claim loop, run by the thread that called ``Worker.run()``.
+
+It claims as many jobs as there are free slots in one statement, turns them into runs and
+hands them to the executor; on each turn it also has the executor enforce timeouts. While
+completions wait to be written it leaves the claim to the completer, which claims for the
+slots they free in the same transaction (``adopt`` serves both).
+
+Idle wait: with nothing running, it sleeps on the store's change signal
+(``queue.watch()``) until another process commits, the next look for delayed jobs is due
+(``idle_claim_interval``), or the worker is stopped. While some slots are busy it looks for
+work every ``poll_interval`` and is woken early when a written outcome frees a slot.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+from ..errors import JobqError
+from ..queue import Queue
+from ..registry import JobContext, Registry
+from ..types import Job
+from .completer import Outbox
+from .executor import Executor
+from .runs import Run
+from .state import State
+
+log = logging.getLogger("jobq.worker")
+
+
+class Claimer:
+    def __init__(self, queue: Queue, registry: Registry, state: State, outbox: Outbox,
+                 executor: Executor, extend: Callable[[list[Run]], None], *, worker_id: str,
+                 queues: Sequence[str] | None, lease: float, poll_interval: float,
+                 idle_claim_interval: float):
+        self._queue = queue
+        self._registry = registry
+        self._state = state
+        self._outbox = outbox
+        self._executor = executor
+        self._extend = extend
+        self._worker_id = worker_id
+        self._queues = queues
+        self._lease = lease
+        self._poll_interval = poll_interval
+        self._idle_claim_interval = idle_claim_interval
+        self.lock = threading.Lock()  # one claim at a time: slots are never overbooked
+        self._backlog = True  # the last claim filled every free slot: more may be ready
+        self._watch = queue.watch()
+
+    def loop(self, burst: bool) -> None:
+        """Claim and start jobs until the worker stops (with ``burst``: until no job is
+        ready and none is running)."""
+        state = self._state
+        changed = True
+        next_claim = 0.0
+        while not state.stopping.is_set():
+            state.wake.clear()
+            self._executor.check_timeouts()
+            free = state.free_slots()
+            # While completions wait to be written, leave the claim to the completer: it
+            # claims for the freed slots in the same transaction (one commit, not two).
+            if free > 0 and not self._outbox.completions_pending():
+                changed = self._changed(0.0) or changed
+                now = time.monotonic()
+                idle = not state.runs
+                if self._backlog or changed or now >= next_claim or (burst and idle):
+                    changed = False
+                    next_claim = now + self._idle_claim_interval
+                    got = self._claim()
+                    if not got and burst and not state.runs:
+                        return
+                    if got:
+                        continue
+                if not state.runs and not burst:
+                    # Nothing running: sleep until another process commits, the next look
+                    # for delayed jobs is due, or the worker is woken.
+                    changed = self._changed(max(0.0, next_claim - time.monotonic()))
+                    continue
+            state.wake.wait(self._wait_time(free > 0))
+
+    def interrupt(self) -> None:
+        """Wake the loop wherever it sleeps (safe from any thread or signal handler)."""
+        self._state.wake.set()
+        self._watch.wake()
+
+    def close(self) -> None:
+        self._watch.close()
+
+    def adopt(self, jobs: list[Job], asked: int) -> int:
+        """Start handlers for the jobs a claim of ``asked`` slots returned (the caller
+        holds ``lock``). A claim that filled every slot asked for suggests more are ready."""
+        if asked > 0:
+            self._backlog = len(jobs) == asked
+        runs = [self._new_run(job) for job in jobs]
+        self._state.add(runs)
+        longer = [r for r in runs if r.lease != self._lease]
+        if longer:
+            self._extend(longer)
+        for run in runs:
+            self._executor.dispatch(run)
+        return len(jobs)
+
+    def _claim(self) -> int:
+        with self.lock:
+            free = self._state.free_slots()
+            if free <= 0:
+                return 0
+            try:
+                jobs = self._queue.claim_many(self._worker_id, free, queues=self._queues,
+                                              lease=self._lease)
+            except JobqError as e:
+                log.warning("claim failed, retrying: %s", e)
+                self._state.stopping.wait(min(1.0, self._lease / 3))
+                return 0
+            return self.adopt(jobs, free)
+
+    def _new_run(self, job: Job) -> Run:
+        task = self._registry.get(job.kind)
+        lease = task.lease if task and task.lease else self._lease
+        ctx = JobContext(self._queue, job.id, job.token, job.attempts, self._worker_id,
+                         job.kind, lease)
+        now = time.monotonic()
+        deadline = now + task.timeout if task and task.timeout else None
+        return Run(job, task, ctx, lease, now, deadline)
+
+    def _changed(self, timeout: float) -> bool:
+        """Whether another process may have committed, waiting up to ``timeout``."""
+        try:
+            return self._watch.wait(timeout)
+        except JobqError as e:
+            log.warning("watching the database failed: %s", e)
+            self._state.stopping.wait(min(1.0, timeout))
+            return True
+
+    def _wait_time(self, polling: bool) -> float:
+        """How long the loop may sleep: ``poll_interval`` while slots are free (0.25 s when
+        none is), and never past the next deadline of a running handler."""
+        wait = self._poll_interval if polling else 0.25
+        timed = self._state.timed_runs()
+        if timed:
+            wait = min(wait, max(0.0, min(r.deadline for r in timed) - time.monotonic()))
+        return wait

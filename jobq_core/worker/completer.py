@@ -1,0 +1,214 @@
+"""The completer (thread ``jobq-completer``): writes outcomes, with group commit.
+
+Outcomes that arrive while a write is under way wait in the ``Outbox`` and go together in
+the next transaction, with the claim of jobs for the slots they free
+(``queue.complete_and_claim``: one commit instead of two). Nothing waits on a timer: a
+fast write is followed at once by the next. When a commit is slow (an fsync under
+synchronous=FULL), the completer waits up to half a commit's time for the handlers still
+running, so one commit carries them all.
+
+A run's lease is extended by the heartbeat until the completer has written its outcome
+(the run stays in the state's ``runs`` until then).
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..error_groups import first_line
+from ..errors import JobqError, LeaseLost
+from ..queue import Queue
+from ..textsafe import clean
+from ..types import JobStatus
+from .runs import GONE, Failed, Released, Run, Succeeded
+from .state import State
+
+if TYPE_CHECKING:  # the claimer imports this module
+    from .claimer import Claimer
+
+log = logging.getLogger("jobq.worker")
+
+_GROUP_COMMIT_AFTER = 0.0005  # a write slower than this makes the completer batch harder
+_GROUP_COMMIT_MAX = 0.005  # never hold an outcome back longer than this
+
+
+class Outbox:
+    """Runs whose outcome waits for the completer, in the order they finished.
+
+    ``cv`` is a condition on the state's lock, so a finishing handler takes one lock, not
+    two. The completer sleeps on it until a first outcome arrives, or, while it groups a
+    slow commit, until the last running handler has finished: no other outcome wakes it.
+    """
+
+    def __init__(self, state: State):
+        self._state = state
+        self.cv = threading.Condition(state.lock)
+        self.runs: list[Run] = []
+        self.succeeded = 0  # runs in the outbox with a Succeeded outcome
+        self.writing = False  # the completer holds outcomes it has not written yet
+        self.closed = False  # no more outcomes will come: the completer ends once it is empty
+
+    def post(self, run: Run) -> None:
+        with self.cv:
+            self.post_locked(run)
+
+    def post_locked(self, run: Run) -> None:
+        """Hand ``run``'s outcome to the completer, which wakes the claim loop once it is
+        written (the slot counts as free from now on, but its job is not finished yet).
+        The caller holds the state's lock."""
+        self.runs.append(run)
+        if isinstance(run.outcome, Succeeded):
+            self.succeeded += 1
+        if len(self.runs) == 1 or not self._state.running:
+            self.cv.notify()
+
+    def completions_pending(self) -> bool:
+        """Whether completions are waiting to be written, or being written: the next
+        write will claim for the slots they free, so the claim loop need not."""
+        return self.writing or self.succeeded > 0
+
+
+class Completer:
+    def __init__(self, queue: Queue, state: State, outbox: Outbox, claimer: Claimer, *,
+                 worker_id: str, queues: Sequence[str] | None, lease: float):
+        self._queue = queue
+        self._state = state
+        self._outbox = outbox
+        self._claimer = claimer
+        self._worker_id = worker_id
+        self._queues = queues
+        self._lease = lease
+        self._write_took = 0.0  # seconds the last write took
+        self._thread = threading.Thread(target=self._loop, name="jobq-completer", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def close(self) -> None:
+        """Write everything posted so far, then end the thread."""
+        with self._outbox.cv:
+            self._outbox.closed = True
+            self._outbox.cv.notify()
+        self._thread.join()
+
+    def _loop(self) -> None:
+        outbox, state = self._outbox, self._state
+        while True:
+            with outbox.cv:
+                while not outbox.runs and not outbox.closed:
+                    outbox.cv.wait()
+                self._group_commit()
+                batch, outbox.runs = outbox.runs, []
+                outbox.succeeded = 0
+                if not batch and outbox.closed:
+                    return
+                outbox.writing = True
+            started = time.monotonic()
+            try:
+                self._write(batch)
+            except Exception:  # noqa: BLE001 - keep writing later outcomes; leases expire
+                log.exception("writing the outcomes of %d job(s) failed", len(batch))
+            self._write_took = time.monotonic() - started
+            with state.lock:
+                for run in batch:
+                    run.state = GONE
+                    state.runs.pop(run.job.id, None)
+                outbox.writing = False
+                full = state.running >= state.concurrency
+            if not full:  # the claim loop has slots to fill (or nothing left to wait for)
+                state.wake.set()
+
+    def _group_commit(self) -> None:
+        """When a write is slow (an fsync per commit under synchronous=FULL), wait up to
+        half a write's time for the other running handlers to finish, so that one commit
+        carries all their outcomes. Fast writes never wait. Called holding ``outbox.cv``."""
+        outbox = self._outbox
+        if self._write_took < _GROUP_COMMIT_AFTER or outbox.closed:
+            return
+        deadline = time.monotonic() + min(self._write_took / 2, _GROUP_COMMIT_MAX)
+        while self._state.running and not outbox.closed:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            outbox.cv.wait(left)
+
+    def _write(self, batch: list[Run]) -> None:
+        done = [r for r in batch if isinstance(r.outcome, Succeeded)]
+        if done:
+            try:
+                accepted = self._complete(done)
+            except JobqError as e:
+                log.error("completing %d job(s) failed (their leases will expire and they run "
+                          "again): %s", len(done), e)
+                accepted = [None] * len(done)
+            self._state.count("succeeded", accepted.count(True))
+            verbose = log.isEnabledFor(logging.INFO)
+            for run, ok in zip(done, accepted):
+                if ok:
+                    if verbose:
+                        log.info("%s succeeded in %.3fs", run.describe(), run.took())
+                elif ok is False:
+                    self._state.count("lost")
+                    log.warning("%s lease lost before completion: result discarded (the job "
+                                "was reaped or taken over)", run.describe())
+        for run in batch:
+            if isinstance(run.outcome, Failed):
+                self._write_failure(run, run.outcome)
+            elif isinstance(run.outcome, Released):
+                self._write_release(run)
+
+    def _complete(self, done: list[Run]) -> list[bool]:
+        """Write completions, claiming jobs for the free slots in the same transaction
+        (none once the worker is stopping)."""
+        items = [(r.job.id, r.job.token, r.outcome.result) for r in done]
+        if self._state.stopping.is_set():
+            return self._queue.complete_many(items)
+        claimer = self._claimer
+        with claimer.lock:
+            free = self._state.free_slots()
+            accepted, jobs = self._queue.complete_and_claim(
+                items, self._worker_id, max(0, free), queues=self._queues, lease=self._lease)
+            claimer.adopt(jobs, free)
+        return accepted
+
+    def _write_failure(self, run: Run, failed: Failed) -> None:
+        task, attempts, error = run.task, run.job.attempts, failed.error
+        try:
+            if failed.give_up or (task and task.max_attempts and attempts >= task.max_attempts):
+                job = self._queue.give_up(run.job.id, run.job.token, error)
+            else:
+                retry_in = task.backoff.delay(attempts) if task and task.backoff else None
+                job = self._queue.fail(run.job.id, run.job.token, error, retry_in=retry_in)
+        except LeaseLost:
+            self._state.count("lost")
+            log.warning("%s failed after losing its lease: nothing recorded", run.describe())
+            return
+        except JobqError as e:
+            log.error("%s failed, and recording it failed too: %s", run.describe(), e)
+            return
+        summary = clean(first_line(error.rstrip().rsplit("\n", 1)[-1]), limit=200)
+        if job.status == JobStatus.PENDING:
+            self._state.count("failed")
+            log.warning("%s failed in %.3fs, retry in %.1fs: %s", run.describe(), run.took(),
+                        max(0.0, job.run_at - self._queue.clock.now()), summary)
+        elif job.status == JobStatus.CANCELLED:
+            self._state.count("cancelled")
+            log.info("%s cancelled after %.3fs", run.describe(), run.took())
+        else:
+            self._state.count("dead")
+            log.error("%s failed in %.3fs, dead (no attempts left): %s", run.describe(),
+                      run.took(), summary)
+
+    def _write_release(self, run: Run) -> None:
+        try:
+            self._queue.release(run.job.id, run.job.token)
+        except JobqError as e:
+            log.warning("%s could not be released (%s); its lease will expire",
+                        run.describe(), e)
+            return
+        self._state.count("released")
+        log.info("%s released unfinished after %.3fs (shutdown): it can run again at once",
+                 run.describe(), run.took())

@@ -1,0 +1,69 @@
+"""The heartbeat (thread ``jobq-heartbeat``): keeps this worker's leases and its registry
+entry alive, and hosts the reaper.
+
+Every ``every`` seconds (a third of the shortest lease term in use) it extends the lease of
+every run whose outcome is not written yet, in one transaction per lease term, learning
+which leases were lost (those runs are abandoned) and which jobs an operator asked to
+cancel (their ``ctx.cancelled`` is set); then it beats the worker registry, and runs the
+reaper when the reaper's own schedule says it is due.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+
+from ..errors import JobqError
+from ..maintenance import Reaper
+from ..queue import Queue
+from .executor import Executor
+from .runs import GONE, Lost, Run
+from .state import State
+
+log = logging.getLogger("jobq.worker")
+
+
+class Heartbeat:
+    def __init__(self, queue: Queue, state: State, executor: Executor, reaper: Reaper, *,
+                 worker_id: str, every: float):
+        self._queue = queue
+        self._state = state
+        self._executor = executor
+        self._reaper = reaper
+        self._worker_id = worker_id
+        self._every = every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="jobq-heartbeat", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def extend(self, runs: list[Run]) -> None:
+        """Extend the leases of ``runs`` now (one transaction per lease term in use);
+        abandon the runs whose lease was lost, tell those asked to cancel. Also used by the
+        claimer, for runs whose task wants a longer lease than the claim granted."""
+        by_lease: dict[float, list[Run]] = {}
+        for run in runs:
+            by_lease.setdefault(run.lease, []).append(run)
+        for lease, group in by_lease.items():
+            result = self._queue.extend_many([(r.job.id, r.job.token) for r in group], lease=lease)
+            for run in group:
+                if run.job.id in result.cancel_requested:
+                    run.ctx.cancelled.set()
+                if run.job.id in result.lost:
+                    self._executor.abandon(run, Lost())
+
+    def _loop(self) -> None:
+        state = self._state
+        while not self._stop.wait(self._every):
+            with state.lock:
+                runs = [r for r in state.runs.values() if r.state is not GONE]
+            try:
+                self.extend(runs)
+                self._queue.beat_worker(self._worker_id, busy=state.running)
+            except JobqError as e:
+                log.warning("heartbeat failed (will retry): %s", e)
+            self._reaper.run_if_due()
