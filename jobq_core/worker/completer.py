@@ -23,7 +23,7 @@ from ..errors import JobqError, LeaseLost
 from ..queue import Queue
 from ..textsafe import clean
 from ..types import JobStatus
-from .runs import GONE, Failed, Released, Run, Succeeded
+from .runs import Failed, Released, Run, RunState, Succeeded
 from .state import State
 
 if TYPE_CHECKING:  # the claimer imports this module
@@ -114,7 +114,7 @@ class Completer:
             self._write_took = time.monotonic() - started
             with state.lock:
                 for run in batch:
-                    run.state = GONE
+                    run.state = RunState.GONE
                     state.runs.pop(run.job.id, None)
                 outbox.writing = False
                 full = state.running >= state.concurrency

@@ -28,9 +28,7 @@ from ..registry import Registry
 from ..types import RawJSON
 from .completer import Outbox
 from .pool import DaemonPool
-from .runs import (
-    FINISHING, GONE, RUNNING, Failed, Lost, Outcome, Released, Run, Succeeded,
-)
+from .runs import Failed, Lost, Outcome, Released, Run, RunState, Succeeded
 from .state import State
 
 log = logging.getLogger("jobq.worker")
@@ -71,12 +69,12 @@ class Executor:
     def abandon(self, run: Run, outcome: Failed | Released | Lost) -> None:
         """Stop waiting for a running handler: write ``outcome`` (nothing when ``Lost``)
         and free its slot. The handler is told through ``ctx.cancelled``. Does nothing when
-        the run has already left RUNNING."""
+        the run has already left RunState.RUNNING."""
         lost = isinstance(outcome, Lost)
         with self._lock:
-            if run.state is not RUNNING:
+            if run.state is not RunState.RUNNING:
                 return
-            self._state.leave_running(run, GONE if lost else FINISHING)
+            self._state.leave_running(run, RunState.GONE if lost else RunState.FINISHING)
             run.outcome = outcome
             if lost:
                 self._state.runs.pop(run.job.id, None)
@@ -110,7 +108,7 @@ class Executor:
             self._loop.call_soon_threadsafe(self._loop.stop)
 
     def _call_sync(self, run: Run) -> None:
-        if run.state is not RUNNING:  # abandoned while waiting for a thread
+        if run.state is not RunState.RUNNING:  # abandoned while waiting for a thread
             return
         try:
             args = (run.job.payload, run.ctx) if run.task.wants_context else (run.job.payload,)
@@ -141,12 +139,12 @@ class Executor:
             self.abandon(run, outcome)
             return
         with self._lock:
-            if run.state is not RUNNING:
+            if run.state is not RunState.RUNNING:
                 if isinstance(outcome, Succeeded):
                     log.info("%s: handler returned after the run was abandoned; result "
                              "discarded", run.describe())
                 return
-            self._state.leave_running(run, FINISHING)
+            self._state.leave_running(run, RunState.FINISHING)
             run.outcome = outcome
             self._outbox.post_locked(run)
 

@@ -16,7 +16,7 @@ from ..errors import JobqError
 from ..maintenance import Reaper
 from ..queue import Queue
 from .executor import Executor
-from .runs import GONE, Lost, Run
+from .runs import Lost, Run, RunState
 from .state import State
 
 log = logging.getLogger("jobq.worker")
@@ -60,7 +60,7 @@ class Heartbeat:
         state = self._state
         while not self._stop.wait(self._every):
             with state.lock:
-                runs = [r for r in state.runs.values() if r.state is not GONE]
+                runs = [r for r in state.runs.values() if r.state is not RunState.GONE]
             try:
                 self.extend(runs)
                 self._queue.beat_worker(self._worker_id, busy=state.running)

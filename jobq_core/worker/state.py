@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import threading
 
-from .runs import RUNNING, Run, RunState
+from .runs import Run, RunState
 
 
 class State:
     """The runs of one worker, guarded by ``lock``.
 
     ``runs`` holds every run from its claim until its outcome is written (or until it is
-    abandoned with nothing to write). ``running`` counts the runs in RUNNING, each of which
+    abandoned with nothing to write). ``running`` counts the runs in RunState.RUNNING, each of which
     holds one of the ``concurrency`` slots, and ``timed`` those of them with a deadline:
     the claim loop reads both on every turn, and counting costs less than scanning ``runs``
     (they change only under ``lock``; a read without it may be one step stale, which the
@@ -39,7 +39,7 @@ class State:
         return self.concurrency - self.running
 
     def add(self, runs: list[Run]) -> None:
-        """Take new runs, each RUNNING in a slot of its own."""
+        """Take new runs, each RunState.RUNNING in a slot of its own."""
         with self.lock:
             for run in runs:
                 self.runs[run.job.id] = run
@@ -48,8 +48,8 @@ class State:
                     self.timed += 1
 
     def leave_running(self, run: Run, state: RunState) -> None:
-        """Move ``run`` out of RUNNING, freeing its slot (the caller holds ``lock`` and has
-        seen it RUNNING)."""
+        """Move ``run`` out of RunState.RUNNING, freeing its slot (the caller holds ``lock`` and has
+        seen it RunState.RUNNING)."""
         run.state = state
         self.running -= 1
         if run.deadline is not None:
@@ -57,15 +57,15 @@ class State:
 
     def running_runs(self) -> list[Run]:
         with self.lock:
-            return [r for r in self.runs.values() if r.state is RUNNING]
+            return [r for r in self.runs.values() if r.state is RunState.RUNNING]
 
     def timed_runs(self) -> list[Run]:
-        """The RUNNING runs that have a deadline (none, without a scan, when ``timed`` is 0)."""
+        """The RunState.RUNNING runs that have a deadline (none, without a scan, when ``timed`` is 0)."""
         if not self.timed:
             return []
         with self.lock:
             return [r for r in self.runs.values()
-                    if r.state is RUNNING and r.deadline is not None]
+                    if r.state is RunState.RUNNING and r.deadline is not None]
 
     def count(self, what: str, n: int = 1) -> None:
         with self.lock:
