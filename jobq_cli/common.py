@@ -74,6 +74,8 @@ def parse_json(text: str, what: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as e:
         fail(f"{what} is not valid JSON: {e}")
+    except RecursionError:
+        fail(f"{what} is nested too deeply to read")
 
 
 def print_json(value: Any) -> None:

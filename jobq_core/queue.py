@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from .backoff import Backoff
-from .checks import check_int, check_name, check_seconds
+from .checks import LATEST_TIME, MAX_LEASE, check_int, check_name, check_seconds
 from .clock import SYSTEM_CLOCK, Clock
 from .errors import LeaseLost, PayloadTooLarge
 from .store import open_store
@@ -145,15 +145,26 @@ class Queue:
     def enqueue_many(self, items: Iterable[tuple | Mapping[str, Any]]) -> list[int]:
         """Add many jobs in one transaction: all of them or, on error, none.
 
-        Items are ``(kind, payload)`` tuples or dicts of ``enqueue``'s arguments.
+        Items are ``(kind, payload)`` tuples, dicts of ``enqueue``'s arguments, or what
+        ``prepare`` returned.
         """
         now = self.clock.now()
         jobs = [self._new_job_from_item(item, now) for item in items]
         return self.store.job_insert_many(jobs, now) if jobs else []
 
-    def _new_job_from_item(self, item: tuple | Mapping[str, Any], now: float) -> NewJob:
+    def prepare(self, items: Iterable[tuple | Mapping[str, Any]]) -> list[NewJob]:
+        """Check and encode jobs as ``enqueue_many`` would, writing nothing. A bulk load
+        prepares every item before its first write, so a bad item anywhere writes nothing,
+        then passes slices of the result to ``enqueue_many``. Delays count from now."""
+        now = self.clock.now()
+        return [self._new_job_from_item(item, now) for item in items]
+
+    def _new_job_from_item(self, item: tuple | Mapping[str, Any] | NewJob,
+                           now: float) -> NewJob:
         if isinstance(item, tuple) and len(item) in (1, 2):  # the common case first
             return self._default_job(item[0], item[1] if len(item) == 2 else None, now)
+        if type(item) is NewJob:  # from prepare(): checked already
+            return item
         if isinstance(item, Mapping):
             unknown = set(item) - _ENQUEUE_KEYS
             if unknown:
@@ -297,6 +308,7 @@ class Queue:
     # -- reading --------------------------------------------------------------------------
 
     def get(self, job_id: int) -> Job | None:
+        check_int("job id", job_id)
         return self.store.job_get(job_id)
 
     def list(self, status: str | None = None, queue: str | None = None, kind: str | None = None,
@@ -314,6 +326,7 @@ class Queue:
 
     def attempts(self, job_id: int) -> list[Attempt]:
         """Every attempt of the job, oldest first, including the one running now."""
+        check_int("job id", job_id)
         return self.store.job_attempts(job_id)
 
     def stats(self, *, window: float = 3600.0) -> Stats:
@@ -354,6 +367,7 @@ class Queue:
     def retry(self, job_id: int) -> None:
         """A dead or cancelled job back to pending, runnable now, with a fresh allowance of
         attempts. Raises ``JobNotFound`` or ``InvalidState``."""
+        check_int("job id", job_id)
         self.store.job_retry(job_id, self.clock.now())
 
     def retry_dead(self, *, queue: str | None = None, kind: str | None = None,
@@ -365,6 +379,7 @@ class Queue:
     def cancel(self, job_id: int) -> JobStatus:
         """A pending job is cancelled at once (returns ``cancelled``). A running one is
         flagged: its worker's next heartbeat tells the handler to stop (returns ``running``)."""
+        check_int("job id", job_id)
         return JobStatus(self.store.job_cancel(job_id, self.clock.now()))
 
     def prune(self, older_than: float) -> int:
@@ -450,18 +465,23 @@ def _check_status(status: Any) -> None:
 
 
 def _check_lease(lease: Any) -> None:
-    check_seconds("lease", lease, positive=True)
+    check_seconds("lease", lease, positive=True, maximum=MAX_LEASE)
 
 
 def _start_time(delay: Any, run_at: float | datetime | None, now: float) -> float:
-    check_seconds("delay", delay)
+    """When the job may start: never past LATEST_TIME, so every reader can show it."""
+    check_seconds("delay", delay, maximum=math.inf)
     if run_at is None:
-        return now + delay
-    if delay:
+        start = now + delay
+    elif delay:
         raise ValueError("give delay or run_at, not both")
-    if isinstance(run_at, datetime):
+    elif isinstance(run_at, datetime):
         if run_at.tzinfo is None:
             raise ValueError("run_at must be timezone-aware (e.g. datetime.now(timezone.utc))")
-        return run_at.timestamp()
-    check_seconds("run_at", run_at)
-    return float(run_at)
+        start = run_at.timestamp()
+    else:
+        check_seconds("run_at", run_at, maximum=LATEST_TIME)
+        start = float(run_at)
+    if start > LATEST_TIME:
+        raise ValueError("the job would start after the year 9999")
+    return start

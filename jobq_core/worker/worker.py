@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Sequence
 
-from ..checks import check_int, check_seconds
+from ..checks import MAX_LEASE, check_int, check_seconds
 from ..errors import JobqError
 from ..maintenance import Reaper
 from ..queue import Queue
@@ -53,7 +53,8 @@ class Worker:
         worker_id: str | None = None,
     ):
         check_int("concurrency", concurrency, minimum=1)
-        for name, value in (("lease", lease), ("poll_interval", poll_interval),
+        check_seconds("lease", lease, positive=True, maximum=MAX_LEASE)
+        for name, value in (("poll_interval", poll_interval),
                             ("idle_claim_interval", idle_claim_interval)):
             check_seconds(name, value, positive=True)
         check_seconds("grace", grace)

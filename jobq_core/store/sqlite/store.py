@@ -16,9 +16,9 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
-from ...checks import check_seconds
+from ...checks import INT64_MAX, check_seconds
 from ...error_groups import group_dead
-from ...errors import DatabaseError, InvalidState, JobNotFound
+from ...errors import DatabaseError, InvalidState, JobNotFound, JobqError, StorageFull
 from ...types import (
     Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Stats, Throughput,
     WorkerInfo,
@@ -138,10 +138,18 @@ class SqliteStore:
             return []
         if len(rows) == 1:
             return [c.execute(sql.INSERT, rows[0]).lastrowid]
+        # SQLite gives a new row max(id)+1, and a random unused id once the largest id is
+        # taken (which another program may have written). Under the write lock, with room
+        # below the largest id, the batch gets exactly the ids after the current maximum.
+        top = c.execute("SELECT max(id) FROM jobq_jobs").fetchone()[0] or 0
+        if top > INT64_MAX - len(rows):
+            raise StorageFull(f"job ids are used up: the largest id is {top}, and SQLite would "
+                            "give new jobs random ids that a pruned job may have had")
         c.executemany(sql.INSERT, rows)
-        # We hold the write lock and each new id is max(id)+1: the batch got consecutive ids.
         last = c.execute("SELECT last_insert_rowid()").fetchone()[0]
-        return list(range(last - len(rows) + 1, last + 1))
+        if last != top + len(rows):  # cannot happen by SQLite's rowid rule; never guess ids
+            raise JobqError(f"batch insert got ids up to {last}, expected {top + len(rows)}")
+        return list(range(top + 1, last + 1))
 
     @staticmethod
     def _insert_one(c: sqlite3.Connection, job: NewJob, now: float) -> int:
