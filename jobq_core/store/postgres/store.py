@@ -553,9 +553,10 @@ class PostgresStore:
                 "pool_size": str(self._conns.size), "synchronous": self.synchronous}
 
     def watch(self, *, poll_interval: float | None = None) -> PgWatch:
-        """A change signal: LISTEN (unless poll-only) plus a snapshot poll every
-        ``poll_interval`` seconds (the store's, 1 s by default), with jitter."""
-        return PgWatch(self._conns, listen=not self.poll_only,
+        """A change signal: LISTEN on a connection of its own, plus a snapshot poll every
+        ``poll_interval`` seconds (the store's, 1 s by default), with jitter. Poll-only
+        and read-only stores (the monitor's) poll only: no extra connection."""
+        return PgWatch(self._conns, listen=not (self.poll_only or self.read_only),
                        poll_interval=poll_interval or self.poll_interval)
 
     def change_marker(self) -> str:
