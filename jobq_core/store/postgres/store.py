@@ -564,6 +564,28 @@ class PostgresStore:
         started writing or ended."""
         return self._conns.run(lambda c, _again: c.execute(SNAPSHOT).fetchone()[0])
 
+    def integrity_check(self) -> str:
+        """"ok", or what breaks jobq's invariants in the rows (the server checks its own
+        storage): running jobs without a token or lease, finished jobs without an end."""
+        checks = {
+            "running jobs without a token or lease":
+                "SELECT count(*) FROM jobq_jobs WHERE status='running' "
+                "AND (token IS NULL OR lease_until IS NULL)",
+            "finished jobs without finished_at":
+                "SELECT count(*) FROM jobq_jobs WHERE status IN ('succeeded','dead','cancelled') "
+                "AND finished_at IS NULL",
+            "pending jobs holding a token":
+                "SELECT count(*) FROM jobq_jobs WHERE status='pending' AND token IS NOT NULL",
+        }
+
+        def op(c: psycopg.Connection, _again: bool) -> list[str]:
+            with _snapshot(c):
+                return [f"{n} {what}" for what, q in checks.items()
+                        if (n := c.execute(q).fetchone()[0])]
+
+        problems = self._conns.run(op)
+        return "; ".join(problems) if problems else "ok"
+
     def explain_claim(self, queues: Sequence[str] | None = None, limit: int = 1) -> list[str]:
         """The claim's query plan (tests assert it uses the partial indexes). Run in a
         transaction that is rolled back: EXPLAIN ANALYZE would claim."""
