@@ -54,8 +54,9 @@ def test_enqueue_stdin_adds_one_job_per_line_in_batches(db):
     lines = "".join(json.dumps({"payload": {"i": i}, "priority": i % 3}) + "\n" for i in range(1200))
     result = jobq("enqueue", "bulk", "--stdin", "--json", "--db", db, input=lines + "\n")
     assert result.exit_code == 0
-    out = json.loads(result.stdout)
-    assert out["count"] == 1200 and out["ids"] == list(range(1, 1201))
+    batches = [json.loads(line) for line in result.stdout.splitlines()]  # one per commit
+    assert [b["count"] for b in batches] == [500, 500, 200]
+    assert [i for b in batches for i in b["ids"]] == list(range(1, 1201))
     with Queue(db) as q:
         assert q.stats().pending == 1200
         assert q.get(7).payload == {"i": 6} and q.get(7).kind == "bulk"

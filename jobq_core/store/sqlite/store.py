@@ -80,16 +80,19 @@ class SqliteStore:
                 self._conn = connect(self.path, busy_timeout, read_only, False, immutable=True)
                 self.frozen = True
                 version = installed_version(self._conn, self.path)
+            if version == 0 and (read_only or not create):
+                # Only a store that may create a database puts jobq's tables in a file:
+                # anything else leaves an application's file (or an empty one) untouched.
+                raise DatabaseError(f"{self.path} is not a jobq database (it has no jobq "
+                                    "tables; `jobq enqueue` or `jobq run` creates them)")
             if not read_only:
                 set_pragmas(self._conn, self.path, synchronous)
                 if version < SCHEMA_VERSION:
                     with write_transaction(self._conn):
                         migrate(self._conn)
             elif version < SCHEMA_VERSION:
-                raise DatabaseError(
-                    f"{self.path} is not a jobq database (or needs an upgrade: open it once "
-                    "without read-only mode)"
-                )
+                raise DatabaseError(f"{self.path} has an older jobq schema: open it once "
+                                    "without read-only mode to upgrade it")
         except sqlite3.Error as e:
             self._conn.close()
             raise translate(e, self.path) from e
