@@ -1,52 +1,65 @@
-"""The reaper and a completing worker racing on real connections, with real time."""
-import random
-import threading
-import time
+"""A worker completing jobs whose leases ran out, and a reaper in another Queue, in both
+orders: whichever commits first wins whole, and the other changes nothing.
 
-from jobq_core import Backoff, LeaseLost, Queue
+Deterministic: the clock is a FakeClock and the two sides take turns, so every job is in
+exactly the state the test says, with no timing luck (each side is one transaction, so any
+real interleaving is one of these two orders)."""
+import pytest
+
+from jobq_core import Backoff, LeaseLost
+
+JOBS = 30
 
 
-def test_a_completion_racing_the_reaper_either_wins_whole_or_is_rejected_whole(db_path):
-    setup = Queue(db_path)
-    setup.enqueue_many([("k", i) for i in range(300)])
-    setup.close()
-    accepted, rejected = set(), set()
-    stop = threading.Event()
+@pytest.fixture
+def expired(open_queue, clock):
+    """A worker's Queue holding JOBS claims whose 5 s leases ran out a second ago, and a
+    reaper's Queue on the same database whose reaped jobs wait a minute."""
+    worker, reaper = open_queue(), open_queue(backoff=Backoff(base=60, cap=60))
+    ids = worker.enqueue_many([("k", i) for i in range(JOBS)])
+    claims = worker.claim_many("w", JOBS, lease=5)
+    assert [c.id for c in claims] == ids
+    clock.advance(6)
+    return worker, reaper, claims
 
-    def reaper():
-        q = Queue(db_path, backoff=Backoff(base=60, cap=60))  # reaped jobs mostly wait
-        while not stop.is_set():
-            q.reap()
-        q.close()
 
-    def worker():
-        q = Queue(db_path)
-        rng = random.Random(7)
-        while (job := q.claim("w", lease=0.004)) is not None:
-            time.sleep(rng.uniform(0, 0.008))  # finish just before or just after the lease
-            try:
-                q.complete(job.id, job.token, "done")
-                accepted.add((job.id, job.token))
-            except LeaseLost:
-                rejected.add((job.id, job.token))
-        q.close()
+def test_a_completion_before_the_reaper_wins_and_the_reaper_leaves_the_job_alone(expired):
+    worker, reaper, claims = expired
+    early, late = claims[:10], claims[10:]
+    for c in early:  # past the lease, but nobody took the job yet: still ours
+        worker.complete(c.id, c.token, "done")
+    assert reaper.reap() == len(late)
+    for c in late:
+        with pytest.raises(LeaseLost):
+            worker.complete(c.id, c.token, "done")
 
-    t = threading.Thread(target=reaper)
-    t.start()
-    worker()
-    stop.set()
-    t.join()
+    for c in early:  # the completion won whole
+        job = worker.get(c.id)
+        assert (job.status, job.token, job.result) == ("succeeded", c.token, "done")
+        assert [(a.token, a.outcome) for a in worker.attempts(c.id)] == [(c.token, "succeeded")]
+    for c in late:  # the reaper won whole; the late completion wrote nothing
+        job = worker.get(c.id)
+        assert (job.status, job.token, job.result, job.attempts) == ("pending", None, None, 1)
+        assert [(a.token, a.outcome) for a in worker.attempts(c.id)] == [
+            (c.token, "lease expired")]
+    assert worker.count(status="succeeded") == 10
+    assert worker.count(status="pending") == JOBS - 10
 
-    q = Queue(db_path)
-    assert accepted and rejected  # the race really happened both ways
-    for job_id, token in accepted:
-        job = q.get(job_id)
-        assert job.status == "succeeded" and job.token == token and job.result == "done"
-        assert not [a for a in q.attempts(job_id) if a.token == token and a.outcome != "succeeded"]
-    for job_id, token in rejected:
-        job = q.get(job_id)
-        assert job.token != token  # a rejected claim never became the final one
-        mine = [a.outcome for a in q.attempts(job_id) if a.token == token]
-        assert mine == ["lease expired"]
-    assert len({job_id for job_id, _ in accepted}) == len(accepted)  # one completion per job
-    assert len(accepted) + q.count(status="pending") == 300
+
+def test_after_the_reaper_wins_a_later_claim_gets_a_new_token_and_the_old_one_stays_out(
+        expired, clock):
+    worker, reaper, claims = expired
+    assert reaper.reap() == JOBS
+    clock.advance(61)  # past the reaper's backoff
+    again = {j.id: j for j in reaper.claim_many("w2", JOBS, lease=5)}
+    assert set(again) == {c.id for c in claims}
+    for c in claims:
+        assert again[c.id].token != c.token and again[c.id].attempts == 2
+        with pytest.raises(LeaseLost):
+            worker.complete(c.id, c.token, "stale")
+        with pytest.raises(LeaseLost):
+            worker.extend(c.id, c.token)
+    accepted = reaper.complete_many([(j.id, j.token, "fresh") for j in again.values()])
+    assert accepted == [True] * JOBS
+    assert {worker.get(c.id).result for c in claims} == {"fresh"}
+    assert reaper.reap() == 0  # a finished job is never reaped
