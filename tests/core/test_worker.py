@@ -293,7 +293,7 @@ def test_stop_releases_a_job_still_running_after_the_grace_period_without_counti
     assert seen_cancel.wait(2)
 
 
-def test_an_idle_worker_starts_a_job_enqueued_by_another_connection_within_50ms(db, producer):
+def test_an_idle_worker_starts_a_job_enqueued_by_another_queue_object_within_50ms(db, producer):
     r = Registry()
     started = {}
 

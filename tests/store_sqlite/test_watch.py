@@ -1,16 +1,19 @@
-"""The idle worker's wake-up: a write to the database by another process ends the wait."""
+"""SQLite's change signal: inotify on the database's files, confirmed by ``data_version``,
+and polling ``data_version`` where inotify is missing."""
+import os
 import sys
 import threading
 import time
 
 import pytest
 
-from jobq_core import Queue
+from jobq_core import DatabaseUnavailable, Queue
 from jobq_core.store.sqlite.watch import FileWatch
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 
 
+@linux_only
 def test_a_commit_by_another_connection_wakes_the_watch(db_path):
     Queue(db_path).close()
     watch = FileWatch.open(str(db_path))
@@ -27,6 +30,7 @@ def test_a_commit_by_another_connection_wakes_the_watch(db_path):
         watch.close()
 
 
+@linux_only
 def test_writes_to_other_files_in_the_directory_do_not_count(db_path, tmp_path):
     Queue(db_path).close()
     watch = FileWatch.open(str(db_path))
@@ -37,6 +41,7 @@ def test_writes_to_other_files_in_the_directory_do_not_count(db_path, tmp_path):
         watch.close()
 
 
+@linux_only
 def test_wake_ends_a_wait_from_another_thread(db_path):
     Queue(db_path).close()
     watch = FileWatch.open(str(db_path))
@@ -46,3 +51,42 @@ def test_wake_ends_a_wait_from_another_thread(db_path):
         assert watch.wait(5) is True and time.monotonic() - started < 2
     finally:
         watch.close()
+
+
+def test_data_version_moves_only_when_another_connection_commits(queue):
+    version = queue.store.data_version()
+    queue.enqueue("k")  # this store's own commit
+    assert queue.store.data_version() == version
+    with Queue(queue.database) as other:
+        other.enqueue("k")
+    assert queue.store.data_version() != version
+
+
+def test_without_inotify_the_watch_polls_data_version(queue, monkeypatch):
+    monkeypatch.setattr(FileWatch, "open", classmethod(lambda cls, path: None))
+    watch = queue.store.watch(poll_interval=0.01)
+    try:
+        assert watch.wait(0.05) is False
+        threading.Timer(0.05, lambda: Queue(queue.database).enqueue("k")).start()
+        started = time.monotonic()
+        assert watch.wait(5) is True and time.monotonic() - started < 2
+        threading.Timer(0.05, watch.wake).start()
+        assert watch.wait(5) is True
+    finally:
+        watch.close()
+
+
+@pytest.mark.parametrize("change", ["deleted", "replaced"])
+def test_a_watch_on_a_file_deleted_or_replaced_raises_database_unavailable(db_path, change):
+    with Queue(db_path) as q:
+        watch = q.watch()
+        try:
+            if change == "deleted":
+                os.remove(db_path)
+            else:
+                Queue(db_path.with_name("other.db")).close()
+                os.replace(db_path.with_name("other.db"), db_path)
+            with pytest.raises(DatabaseUnavailable, match=change):
+                watch.wait(0.01)
+        finally:
+            watch.close()
