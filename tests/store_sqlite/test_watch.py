@@ -13,6 +13,12 @@ from jobq_core.store.sqlite.watch import FileWatch
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 
 
+def enqueue_elsewhere(db_path) -> None:
+    """A commit by another connection."""
+    with Queue(db_path) as q:
+        q.enqueue("k")
+
+
 @linux_only
 def test_a_commit_by_another_connection_wakes_the_watch(db_path):
     Queue(db_path).close()
@@ -20,7 +26,7 @@ def test_a_commit_by_another_connection_wakes_the_watch(db_path):
     assert watch is not None
     try:
         assert watch.wait(0.05) is False  # nothing happened: a timeout
-        writer = threading.Timer(0.05, lambda: Queue(db_path).enqueue("k"))
+        writer = threading.Timer(0.05, enqueue_elsewhere, args=(db_path,))
         writer.start()
         started = time.monotonic()
         assert watch.wait(5) is True
@@ -57,8 +63,7 @@ def test_data_version_moves_only_when_another_connection_commits(queue):
     version = queue.store.data_version()
     queue.enqueue("k")  # this store's own commit
     assert queue.store.data_version() == version
-    with Queue(queue.database) as other:
-        other.enqueue("k")
+    enqueue_elsewhere(queue.database)
     assert queue.store.data_version() != version
 
 
@@ -67,7 +72,7 @@ def test_without_inotify_the_watch_polls_data_version(queue, monkeypatch):
     watch = queue.store.watch(poll_interval=0.01)
     try:
         assert watch.wait(0.05) is False
-        threading.Timer(0.05, lambda: Queue(queue.database).enqueue("k")).start()
+        threading.Timer(0.05, enqueue_elsewhere, args=(queue.database,)).start()
         started = time.monotonic()
         assert watch.wait(5) is True and time.monotonic() - started < 2
         threading.Timer(0.05, watch.wake).start()
