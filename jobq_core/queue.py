@@ -327,6 +327,11 @@ class Queue:
         may have committed (see ``store.base.Watch``). Close it when done."""
         return self.store.watch()
 
+    def check(self) -> None:
+        """Raise ``DatabaseUnavailable`` when the database opened is gone or was replaced
+        (see ``store.base.Store.check``)."""
+        self.store.check()
+
     def close(self) -> None:
         self.store.close()
 

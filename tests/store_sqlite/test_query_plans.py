@@ -21,7 +21,7 @@ def test_reap_and_stats_read_only_partial_indexes_never_the_whole_table(queue, d
     def plan(sql, *params):
         return " | ".join(r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + sql, params))
 
-    assert "INDEX jobq_jobs_running" in plan(sql.EXPIRED_LEASES, 0.0, 10)
+    assert "INDEX jobq_jobs_running" in plan(sql.EXPIRED_LEASES, 0.0, 1.0, 10)
     assert "INDEX jobq_jobs_running" in plan(sql.RUNNING_BY_QUEUE, 0.0)
     assert "INDEX jobq_jobs_finished" in plan(sql.RECENT_FINISHED, 0.0)
     assert "COVERING INDEX jobq_jobs_dead" in plan(sql.DEAD_BY_QUEUE)
