@@ -20,8 +20,8 @@ from jobq_core.textsafe import clean
 DbOption = Annotated[
     str,  # not a Path: that would fold the // of a URL
     typer.Option("--db", envvar="JOBQ_DB", metavar="DATABASE",
-                 help="Database: a file path or sqlite:///path (default: $JOBQ_DB, else "
-                      "./jobs.db)."),
+                 help="Database: a file path, sqlite:///path or postgresql://user@host/db "
+                      "(default: $JOBQ_DB, else ./jobs.db)."),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 DEFAULT_DB = "jobs.db"

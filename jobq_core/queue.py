@@ -29,7 +29,13 @@ _UNSET: Any = object()
 
 class Queue:
     """A job queue in the database ``database`` names: a file path or ``sqlite:///path``
-    (an SQLite file, created owner-only if missing).
+    (an SQLite file, created owner-only if missing), or ``postgresql://user@host/db``
+    (jobq's tables are created in that existing database; see ``PostgresStore`` for its
+    options).
+
+    ``clock``: the time source (tests inject a ``FakeClock``). By default the PostgreSQL
+    server's clock on PostgreSQL (workers on several hosts judge leases by one clock), and
+    this machine's on SQLite.
 
     ``store_options`` belong to the store the database string picks. SQLite's:
     ``synchronous="NORMAL"`` (the default) loses nothing committed when a process dies, and
@@ -50,11 +56,13 @@ class Queue:
         store: Store | None = None,
         **store_options: Any,
     ):
-        self.clock: Clock = clock or SYSTEM_CLOCK
         self.backoff = backoff or Backoff()
         self._jobs = JobMaker(max_attempts, max_payload_bytes)
         self.database = os.fsdecode(os.fspath(database))
         self.store: Store = store if store is not None else open_store(database, **store_options)
+        # An injected clock rules everything (tests); else the server's, where the store is
+        # shared by several hosts (one clock judges every lease), else this machine's.
+        self.clock: Clock = clock or self.store.server_clock() or SYSTEM_CLOCK
 
     # -- producing ------------------------------------------------------------------------
 

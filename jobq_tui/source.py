@@ -3,8 +3,9 @@
 No Textual here: the app calls ``poll`` from one background thread at a time and renders
 what it returns. Hazards and invariants:
 
-* Reads go through one ``mode=ro`` connection, so watching never takes a write lock and
-  never creates or migrates anything. Actions (retry, cancel) open a short-lived separate
+* Reads go through one read-only connection (SQLite ``mode=ro``; a PostgreSQL session
+  with ``default_transaction_read_only``), so watching never takes a write lock and never
+  creates or migrates anything. Actions (retry, cancel) open a short-lived separate
   connection, do one operation, and close it; ``read_only`` sources refuse them.
 * The store's change signal (``Queue.watch``) says when another connection may have
   committed; ``version`` counts those changes. While it stands still (and the view and
@@ -78,6 +79,8 @@ class Source:
     def __init__(self, path: str | os.PathLike[str], *, clock: Clock | None = None,
                  read_only: bool = False, max_reuse: float = 30.0):
         self.path = os.fspath(path)
+        self._injected_clock = clock
+        # Until the database is open: then the queue's (on PostgreSQL, the server's).
         self.clock: Clock = clock or SYSTEM_CLOCK
         self.read_only = read_only
         self.max_reuse = max_reuse
@@ -98,8 +101,9 @@ class Source:
 
     def _reopen(self) -> Queue:
         self.close()
-        q = Queue(self.path, clock=self.clock, read_only=True, create=False,
+        q = Queue(self.path, clock=self._injected_clock, read_only=True, create=False,
                   busy_timeout=READ_BUSY_TIMEOUT)
+        self.clock = q.clock
         try:
             self._watch = q.watch()
         except BaseException:
@@ -202,7 +206,8 @@ class Source:
     def _writer(self) -> Queue:
         if self.read_only:
             raise ReadOnly("the monitor was opened with --read-only")
-        return Queue(self.path, clock=self.clock, create=False, busy_timeout=WRITE_BUSY_TIMEOUT)
+        return Queue(self.path, clock=self._injected_clock, create=False,
+                     busy_timeout=WRITE_BUSY_TIMEOUT)
 
     def retry(self, job_id: int) -> None:
         with self._writer() as q:

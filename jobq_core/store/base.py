@@ -5,8 +5,10 @@ the clock and calls these. Every store must pass ``tests/store_contract/``. The 
 every backend keeps, beyond what each method says:
 
 * **Time.** ``now`` is the current time from the queue's clock, in Unix seconds (UTC).
-  Stores never read a clock themselves (not even the database server's), so tests control
-  time completely and a job's times all come from the same clock.
+  Stores never read a clock inside an operation, so tests control time completely and a
+  job's times all come from the same clock. A store shared by several hosts offers its
+  server's clock (``server_clock``), which ``Queue`` uses when it was given none: leases
+  are then judged by one clock whatever the hosts' own clocks say.
 * **Fencing.** Every operation that takes a ``token`` changes the job only while it is
   ``running`` under that same token (the fence ``id, status='running', token``), checks
   the row count, and reports a mismatch (False / None / ``lost``) instead of writing.
@@ -34,6 +36,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
+from ..clock import Clock
 from ..types import Attempt, ErrorGroup, ExtendResult, Job, Stats, Throughput, WorkerInfo
 
 RetryDelay = Callable[[int], float]
@@ -231,6 +234,11 @@ class Store(Protocol):
 
     frozen: bool
     """True when the store can only show a fixed copy of the data: it will never change."""
+
+    def server_clock(self) -> Clock | None:
+        """The database server's clock, for a store shared by several hosts (PostgreSQL);
+        None where the local clock is the one to use (SQLite: one machine)."""
+        ...
 
     def describe(self) -> dict[str, str | None]:
         """What the store runs on, for reports: at least ``{"store": <backend name>}``."""

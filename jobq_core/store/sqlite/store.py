@@ -506,6 +506,9 @@ class SqliteStore:
 
     # -- misc ---------------------------------------------------------------------------
 
+    def server_clock(self) -> None:
+        return None  # one machine: its own clock is the one
+
     def describe(self) -> dict[str, str | None]:
         return {"store": "sqlite", "sqlite": sqlite3.sqlite_version, "path": self.path,
                 "filesystem": filesystem_type(self.path), "synchronous": self.synchronous}
