@@ -16,7 +16,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from jobq_core import JobqError, Queue
+from jobq_core import JobqError, Queue, prepare
 
 from .common import DEFAULT_DB, DbOption, JsonOption, fail, friendly, open_queue, parse_json, print_json
 
@@ -61,8 +61,8 @@ def enqueue(
             fail("give a KIND (or --stdin)")
         data = None if payload is None else parse_json(payload, "PAYLOAD_JSON")
         items = [(0, {**defaults, "payload": data})]
+    jobs = [_prepared(item, n) for n, item in items]
     with open_queue(db, create=True) as q:
-        jobs = [_prepared(q, item, n) for n, item in items]
         if not stdin:
             job_id = q.enqueue_many(jobs)[0]
             print_json({"id": job_id}) if as_json else print(job_id)
@@ -84,12 +84,12 @@ def _line_item(line: str, n: int, defaults: dict[str, Any], plain: bool) -> dict
     return merged
 
 
-def _prepared(q: Queue, item: dict | tuple, n: int) -> Any:
+def _prepared(item: dict | tuple, n: int) -> Any:
     """Every check enqueue makes, made now: a bad line writes nothing."""
     if isinstance(item, dict) and "kind" not in item:
         fail(f"stdin line {n}: no kind (give one on the line or as KIND)")
     try:
-        return q.prepare([item])[0]
+        return prepare([item])[0]
     except (JobqError, ValueError, TypeError) as e:
         fail(f"{f'stdin line {n}: ' if n else ''}{e}")
 

@@ -44,7 +44,7 @@ def check_seconds(what: str, value: Any, *, positive: bool = False,
     except OverflowError:  # an int too big for a float
         finite = False
     if not finite:
-        raise ValueError(f"{what} must be a finite number of seconds, got {_short(value)}")
+        raise TypeError(f"{what} must be a finite number of seconds, got {_short(value)}")
     if value < 0 or (positive and value == 0):
         raise ValueError(f"{what} must be {'>' if positive else '>='} 0 seconds, got {value}")
     if value > maximum:

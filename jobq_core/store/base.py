@@ -248,4 +248,11 @@ class Store(Protocol):
         """A new change signal for this store (see ``Watch``); the caller closes it."""
         ...
 
+    def check(self) -> None:
+        """Raise ``DatabaseUnavailable`` when the database this store opened is no longer
+        the one its name reaches (SQLite: the file was deleted, or another moved over it),
+        so that a worker stops instead of working on data nobody else sees. Cheap: workers
+        call it every few seconds. A store whose connections fail loudly does nothing."""
+        ...
+
     def close(self) -> None: ...

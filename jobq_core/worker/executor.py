@@ -23,7 +23,7 @@ import traceback
 from typing import Any
 
 from ..errors import LeaseLost
-from ..queue import encode_json
+from ..new_jobs import encode_json
 from ..registry import Registry
 from ..types import RawJSON
 from .completer import Outbox

@@ -74,6 +74,7 @@ class Worker:
         self.idle_claim_interval = float(idle_claim_interval)
         self.id = worker_id or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
 
+        self._gone: JobqError | None = None  # set when the database went away
         self._state = state = State(concurrency)
         self.counts = state.counts
         outbox = Outbox(state)
@@ -83,7 +84,8 @@ class Worker:
         self._reaper = Reaper(queue, interval=min(self.lease, 60.0))
         shortest = min([self.lease, *(t.lease for t in _tasks(registry) if t.lease)])
         self._heartbeat = Heartbeat(queue, state, self._executor, self._reaper,
-                                    worker_id=self.id, every=shortest / 3)
+                                    worker_id=self.id, every=shortest / 3,
+                                    on_gone=self._database_gone)
         self._claimer = Claimer(queue, registry, state, outbox, self._executor,
                                 self._heartbeat.extend, worker_id=self.id, queues=self.queues,
                                 lease=self.lease, poll_interval=self.poll_interval,
@@ -102,12 +104,19 @@ class Worker:
             self._start()
             try:
                 self._claimer.loop(burst)
-                self._executor.drain(self.grace)
+                self._executor.drain(0.0 if self._gone else self.grace)
             finally:
                 self._shutdown()
         finally:
             if restore:
                 restore()
+        if self._gone:
+            raise self._gone
+
+    def _database_gone(self, error: JobqError) -> None:
+        """The database file was deleted or replaced: stop at once; ``run`` raises."""
+        self._gone = error
+        self.stop()
 
     def stop(self) -> None:
         """Stop claiming and shut down gracefully. Safe from any thread or signal handler."""

@@ -7,7 +7,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -39,7 +38,7 @@ def stored_ids(db) -> set[int]:
     ({"kind": "k", "delay": 10**400}, "delay must be a finite number of seconds"),
     ({"kind": "k", "delay": 1e12}, "the job would start after the year 9999"),
     ({"kind": "k", "queue": 7}, "queue must be a non-empty string"),
-    ({"kind": "k", "colour": "red"}, "unknown enqueue argument(s): colour"),
+    ({"kind": "k", "colour": "red"}, "unknown key(s) colour; known: delay, kind"),
 ])
 def test_a_bad_line_after_several_batches_writes_nothing(app_dir, db, bad_line, message):
     text = lines(3 * BATCH + 1) + json.dumps(bad_line) + "\n"

@@ -547,6 +547,10 @@ class PostgresStore:
     def server_clock(self) -> Clock:
         return self._clock
 
+    def check(self) -> None:
+        """Nothing to do: a server that goes away fails the next statement loudly (and
+        the store reconnects), unlike a deleted SQLite file that stays readable."""
+
     def describe(self) -> dict[str, str | None]:
         return {"store": "postgresql", "postgresql": self.server_version, "url": self.display,
                 "signal": "poll" if self.poll_only else "listen",

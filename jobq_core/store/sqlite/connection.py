@@ -136,8 +136,10 @@ def connect(path: str, busy_timeout: float, read_only: bool, create: bool,
     if not os.path.exists(path):
         if not create:
             raise DatabaseError(f"{path}: no such database file")
-        try:  # owner-only from the first byte; SQLite gives -wal and -shm the same mode
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        try:  # owner-only from the first byte; SQLite gives -wal and -shm the same mode.
+            # O_EXCL refuses a dangling symlink: create the file it points to instead.
+            os.close(os.open(os.path.realpath(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+                             0o600))
         except FileExistsError:
             pass  # another process created it first: open theirs
         except OSError as e:

@@ -21,6 +21,20 @@ JOB_COLS_LEAN = ", ".join("NULL" if name in ("payload", "result") else _COLUMNS[
 CLAIM_RETURNING = ", ".join(_COLUMNS[name] for name in CLAIM_FIELDS)
 
 
+_NUMBER = (int, float)
+_KINDS = {"priority": (int,), "attempts": (int,), "max_attempts": (int,), "run_at": _NUMBER}
+
+
+def unreadable(**values) -> str | None:
+    """What is wrong with the columns named (None: nothing) — SQLite stores any value in
+    any column, and another program may have written one jobq cannot work with."""
+    for name, value in values.items():
+        if type(value) not in _KINDS[name]:
+            wanted = "an integer" if _KINDS[name] == (int,) else "a number"
+            return f"column {name} holds {value!r:.60}, not {wanted}"
+    return None
+
+
 def text(raw: bytes) -> str:
     """Text columns that are not valid UTF-8 (written by something other than jobq) are
     read with U+FFFD in place of the bad bytes, instead of failing the whole query."""

@@ -10,28 +10,34 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
-from ...checks import INT64_MAX, check_seconds
+from ...checks import INT64_MAX, MAX_LEASE, check_seconds
 from ...error_groups import group_dead
-from ...errors import DatabaseError, InvalidState, JobNotFound, JobqError, StorageFull
+from ...errors import (
+    DatabaseError, DatabaseUnavailable, InvalidState, JobNotFound, JobqError, StorageFull,
+)
 from ...types import (
     Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Stats, Throughput,
     WorkerInfo,
 )
+from ...textsafe import clean
 from ..base import Completion, ListFilter, NewJob, RetryDelay
 from . import statements as sql
 from .connection import (
     SYNCHRONOUS_MODES, connect, error_code, filesystem_type, guarded, set_pragmas,
     translate, warn_if_network, write_transaction,
 )
-from .rows import JOB_COLS, JOB_COLS_LEAN, claimed_job, job_from_row
+from .rows import JOB_COLS, JOB_COLS_LEAN, claimed_job, job_from_row, unreadable
 from .schema import INLINE_PAYLOAD_MAX, SCHEMA_VERSION, installed_version, migrate
-from .watch import SqliteWatch
+from .watch import SqliteWatch, file_identity
+
+log = logging.getLogger("jobq.store")
 
 _BATCH = 1000  # rows per transaction for maintenance work, so writers never wait long
 
@@ -80,22 +86,26 @@ class SqliteStore:
                 self._conn = connect(self.path, busy_timeout, read_only, False, immutable=True)
                 self.frozen = True
                 version = installed_version(self._conn, self.path)
+            if version == 0 and (read_only or not create):
+                # Only a store that may create a database puts jobq's tables in a file:
+                # anything else leaves an application's file (or an empty one) untouched.
+                raise DatabaseError(f"{self.path} is not a jobq database (it has no jobq "
+                                    "tables; `jobq enqueue` or `jobq run` creates them)")
             if not read_only:
                 set_pragmas(self._conn, self.path, synchronous)
                 if version < SCHEMA_VERSION:
                     with write_transaction(self._conn):
                         migrate(self._conn)
             elif version < SCHEMA_VERSION:
-                raise DatabaseError(
-                    f"{self.path} is not a jobq database (or needs an upgrade: open it once "
-                    "without read-only mode)"
-                )
+                raise DatabaseError(f"{self.path} has an older jobq schema: open it once "
+                                    "without read-only mode to upgrade it")
         except sqlite3.Error as e:
             self._conn.close()
             raise translate(e, self.path) from e
         except BaseException:
             self._conn.close()
             raise
+        self._identity = file_identity(self.path)  # the file opened, for check()
 
     # -- transactions -------------------------------------------------------------------
 
@@ -183,7 +193,13 @@ class SqliteStore:
         params = [lease_until, worker, now, now, *sql.claim_params(queues, now, limit)]
         jobs = [claimed_job(r, lease_until, worker, now) for r in c.execute(query, params).fetchall()]
         if len(jobs) > 1:
-            jobs.sort(key=_claim_order)  # RETURNING order is unspecified
+            try:
+                jobs.sort(key=_claim_order)  # RETURNING order is unspecified
+            except TypeError:  # a column another program wrote: set those jobs aside
+                jobs = _readable(c, jobs, now)
+                jobs.sort(key=_claim_order)
+        elif jobs and not (type(jobs[0].max_attempts) is type(jobs[0].priority) is int):
+            jobs = _readable(c, jobs, now)
         return jobs
 
     @guarded
@@ -276,10 +292,18 @@ class SqliteStore:
         rescued = 0
         while True:
             with self._write() as c:
-                rows = c.execute(sql.EXPIRED_LEASES, (now, _BATCH)).fetchall()
+                rows = c.execute(sql.EXPIRED_LEASES, (now, now + MAX_LEASE, _BATCH)).fetchall()
                 for job_id, token, attempts, max_attempts, worker, started, lease, cancel in rows:
-                    error = (f"lease expired at {lease:.3f} with no heartbeat from worker "
-                             f"{worker!r}; the attempt counts as failed")
+                    bad = unreadable(attempts=attempts, max_attempts=max_attempts)
+                    if bad:
+                        quarantine(c, job_id, token, bad, now)
+                        continue
+                    if type(lease) in (int, float) and lease < now:
+                        error = (f"lease expired at {lease:.3f} with no heartbeat from worker "
+                                 f"{worker!r}; the attempt counts as failed")
+                    else:
+                        error = (f"running with a lease jobq never grants ({clean(repr(lease))}) "
+                                 f"under worker {worker!r}: taken back by the reaper")
                     _leave_running(c, job_id, token, attempts, max_attempts, bool(cancel), now,
                                    retry_delay, error)
                     c.execute(sql.RECORD_ATTEMPT, (job_id, attempts, worker, token, started, now,
@@ -495,6 +519,14 @@ class SqliteStore:
         ``poll_interval`` seconds. Commits through this store's own connection do not count."""
         return SqliteWatch(self, poll_interval)
 
+    def check(self) -> None:
+        try:
+            same = file_identity(self.path) == self._identity
+        except FileNotFoundError:
+            raise DatabaseUnavailable(f"{self.path}: the database file is gone") from None
+        if not same:
+            raise DatabaseUnavailable(f"{self.path}: the database file was replaced")
+
     @guarded
     def data_version(self) -> int:
         """Changes whenever another connection commits (``SqliteWatch`` reads it)."""
@@ -534,6 +566,30 @@ def _needs_care(job: NewJob) -> bool:
 
 def _insert_row(job: NewJob, now: float) -> tuple:
     return (*job, now)  # NewJob's fields are in sql.INSERT's column order
+
+
+def quarantine(c: sqlite3.Connection, job_id: int, token: int, bad: str, now: float) -> None:
+    """Move a running job jobq cannot read to dead, saying why; the row keeps its values."""
+    error = f"jobq cannot run this job: {bad} (written by another program?)"
+    c.execute(sql.QUARANTINE, (error, now, job_id, token))
+    log.warning("job %s set aside as dead: %s", job_id, bad)
+
+
+def _readable(c: sqlite3.Connection, jobs: list[Job], now: float) -> list[Job]:
+    """The claimed jobs jobq can run; the others go dead, each with an error naming the
+    column it cannot read (the claim's token fences the move)."""
+    ok = []
+    for job in jobs:
+        bad = unreadable(priority=job.priority, run_at=job.run_at, attempts=job.attempts,
+                         max_attempts=job.max_attempts)
+        if bad and c.in_transaction:  # complete_and_claim: inside its transaction
+            quarantine(c, job.id, job.token, bad, now)
+        elif bad:
+            with write_transaction(c):
+                quarantine(c, job.id, job.token, bad, now)
+        else:
+            ok.append(job)
+    return ok
 
 
 def _leave_running(
