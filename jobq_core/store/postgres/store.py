@@ -57,9 +57,9 @@ class PostgresStore:
     database unavailable; default 30), ``read_only`` (the session cannot write and the
     schema is not created), ``synchronous`` (``FULL``: ``synchronous_commit=on``;
     ``NORMAL``: ``off``, a server crash may lose the last commits, as a power loss may
-    under SQLite's NORMAL; default: the server's setting), ``create`` (accepted for
-    SQLite's sake: jobq never creates a PostgreSQL database, and creates its tables in an
-    existing one unless ``read_only``), ``poll_interval`` (seconds between a watch's
+    under SQLite's NORMAL; default: the server's setting), ``create`` (False:
+    refuse a database without jobq's tables instead of creating them; jobq never creates
+    the PostgreSQL database itself), ``poll_interval`` (seconds between a watch's
     snapshot polls, default 1).
     """
 
@@ -108,11 +108,15 @@ class PostgresStore:
         try:
             self.server_version = first.info.parameter_status("server_version") or "?"
             version = installed_version(first, self.display)
+            if version == 0 and (read_only or not create):
+                # Only a store that may create a database puts jobq's tables in it: the
+                # read and admin commands leave an application's database untouched.
+                raise DatabaseError(f"{self.display} is not a jobq database (it has no jobq "
+                                    "tables; `jobq enqueue` or `jobq run` creates them)")
             if version < SCHEMA_VERSION:
                 if read_only:
-                    raise DatabaseError(
-                        f"{self.display} is not a jobq database (or needs an upgrade: open it "
-                        "once without read-only mode)")
+                    raise DatabaseError(f"{self.display} has an older jobq schema: open it "
+                                        "once without read-only mode to upgrade it")
                 migrate(first, self.display)
             self._clock = ServerClock(self._conns, first)
         except psycopg.Error as e:
