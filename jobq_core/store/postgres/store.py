@@ -654,6 +654,9 @@ def _complete(c: psycopg.Connection, completions: Sequence[Completion], now: flo
         return []
     ids = [x.job_id for x in completions]
     tokens = [x.token for x in completions]
+    if len(completions) == 1 and not again:
+        x = completions[0]
+        return [c.execute(sql.COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1]
     done = {r[0] for r in c.execute(
         sql.COMPLETE_MANY, (now, ids, tokens, [x.result for x in completions])).fetchall()}
     if again:  # an earlier try may have committed: its completions count
