@@ -12,6 +12,8 @@ a fresh table:
   batch      the same through Queue.enqueue_many
   bloat      --bloat-jobs jobs drained by a Worker, jobq_jobs' size (table + indexes +
              TOAST) sampled every --sample seconds
+  latency    --latency jobs enqueued one at a time, --gap seconds apart, to an idle Worker
+             (another connection of the same process): enqueue-to-start p50 and p95, in ms
   steady     --steady seconds of a producer keeping --backlog jobs pending while a Worker
              drains and finished jobs older than 10 s are pruned every 10 s: the sizes
              should level off instead of growing with the jobs that went through
@@ -202,6 +204,27 @@ def steady(url: str, seconds: float, backlog: int, sample: float) -> dict:
     return {"seconds": seconds, "backlog": backlog, "samples": samples}
 
 
+def latency(url: str, n: int, gap: float, poll_only: bool) -> dict:
+    registry = Registry()
+    delays: list[float] = []
+    registry.task("stamp")(lambda payload: delays.append(time.time() - payload["t"]))
+    with Queue(url) as producer, Queue(url, poll_only=poll_only) as q:
+        w = Worker(q, registry, concurrency=4)
+        runner = threading.Thread(target=lambda: w.run(handle_signals=False), daemon=True)
+        runner.start()
+        time.sleep(1.0)  # the worker is idle, waiting on its watch
+        for _ in range(n):
+            producer.enqueue("stamp", {"t": time.time()})
+            time.sleep(gap)
+        deadline = time.monotonic() + 10
+        while len(delays) < n and time.monotonic() < deadline:
+            time.sleep(0.01)
+        w.stop()
+        runner.join(30)
+    ms = sorted(d * 1000 for d in delays)
+    return {"jobs": n, "gap_s": gap, "poll_only": poll_only, "p50_ms": ms[len(ms) // 2], "p95_ms": ms[int(len(ms) * 0.95)]}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--url", default="postgresql://postgres@127.0.0.1:5432/postgres")
@@ -209,6 +232,9 @@ def main() -> None:
     p.add_argument("--bloat-jobs", type=int, default=100000)
     p.add_argument("--sample", type=float, default=5.0)
     p.add_argument("--steady", type=float, default=0.0)
+    p.add_argument("--latency", type=int, default=0)
+    p.add_argument("--gap", type=float, default=0.15)
+    p.add_argument("--poll-only", action="store_true", help="the latency worker polls only")
     p.add_argument("--backlog", type=int, default=5000)
     p.add_argument("--skip-rates", action="store_true")
     p.add_argument("--json")
@@ -235,6 +261,10 @@ def main() -> None:
                             "worker/raw-1": r["worker"] / r["raw-1"],
                             "batch/raw-batch": r["batch"] / r["raw-batch"]}
         print(" ".join(f"{k}={v:.2f}" for k, v in report["ratios"].items()))
+    if args.latency:
+        with Database(args.url) as db:
+            report["latency"] = latency(db.url, args.latency, args.gap, args.poll_only)
+        print(f"enqueue-to-start {report['latency']}")
     if args.steady:
         with Database(args.url) as db:
             report["steady"] = steady(db.url, args.steady, args.backlog, args.sample)
