@@ -135,6 +135,8 @@ class WriteActions:
             said, style = act(), "green"
         except (JobqError, OSError) as e:
             said, style = f"{verb} failed: {e}", "bold red"
+        except Exception as e:  # a bug: say it in the footer; the monitor stays up
+            said, style = f"{verb} failed: {type(e).__name__}: {e}", "bold red"
         self.call_from_thread(self.say, said, style)
         self.call_from_thread(self.request_poll, True)
 

@@ -238,6 +238,9 @@ class MonitorApp(WriteActions, App):
             self._render_all(tables)
         except NoMatches:  # a timer fired while the app exits and widgets are torn down
             return
+        except Exception as e:  # a bug, or data no view expected: say so, stay up
+            self._table_key = None  # draw again at the next tick
+            self.say(f"display failed: {type(e).__name__}: {e}", "bold red")
 
     def _render_all(self, tables: bool) -> None:
         now = self.clock.now()

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -32,6 +32,8 @@ from jobq_core import (
     SYSTEM_CLOCK, Attempt, Clock, InvalidState, Job, JobNotFound, JobqError, JobStatus, Queue,
     Stats, Throughput, Watch, WorkerInfo,
 )
+
+from jobq_core.display import checked
 
 from .filters import Filter
 from .views import ROW_LIMIT, VIEWS
@@ -188,7 +190,8 @@ class Source:
         else:
             rows, rows_at = v.read(q, filt, grouped), now
         return Snapshot(view, filt, grouped, version, now, now, time.monotonic() - started,
-                        stats, throughput, workers, running, rows, rows_at, frozen=q.frozen)
+                        stats, throughput, _shown(workers), _shown(running), _shown(rows),
+                        rows_at, frozen=q.frozen)
 
     def version(self) -> int:
         """A number that changes whenever another connection may have committed."""
@@ -245,6 +248,13 @@ class Source:
     def retry_dead(self, filt: Filter) -> int:
         with self._writer() as q:
             return q.retry_dead(queue=filt.queue, kind=filt.kind, error_contains=filt.error)
+
+
+def _shown(records: Sequence[Any]) -> tuple[Any, ...]:
+    """Records with values jobq cannot compute with (another program wrote them) made
+    neutral, so one bad row never blanks a view; ``checked`` says what was replaced."""
+    return tuple(checked(r)[0] if isinstance(r, (Job, Attempt, WorkerInfo)) else r
+                 for r in records)
 
 
 def _plain_error(e: BaseException) -> str:

@@ -33,7 +33,7 @@ from .connection import (
     SYNCHRONOUS_MODES, connect, error_code, filesystem_type, guarded, set_pragmas,
     translate, warn_if_network, write_transaction,
 )
-from .rows import JOB_COLS, JOB_COLS_LEAN, claimed_job, job_from_row, unreadable
+from .rows import JOB_COLS, JOB_COLS_LEAN, claimed_job, decode, job_from_row, unreadable
 from .schema import INLINE_PAYLOAD_MAX, SCHEMA_VERSION, installed_version, migrate
 from .watch import SqliteWatch, file_identity
 
@@ -499,8 +499,7 @@ class SqliteStore:
             "FROM jobq_workers ORDER BY id"
         ).fetchall()
         return [
-            WorkerInfo(r[0], r[1], r[2], None if r[3] is None else tuple(json.loads(r[3])),
-                       r[4], r[5], r[6], r[7])
+            WorkerInfo(r[0], r[1], r[2], _worker_queues(r[3]), r[4], r[5], r[6], r[7])
             for r in rows
         ]
 
@@ -566,6 +565,17 @@ def _needs_care(job: NewJob) -> bool:
 
 def _insert_row(job: NewJob, now: float) -> tuple:
     return (*job, now)  # NewJob's fields are in sql.INSERT's column order
+
+
+def _worker_queues(text: str | None) -> tuple[str, ...] | None:
+    """The registry's JSON list of queue names; anything else (another program wrote it)
+    is shown as the one raw string it is."""
+    if text is None:
+        return None
+    value = decode(text)
+    if isinstance(value, list) and all(isinstance(q, str) for q in value):
+        return tuple(value)
+    return (f"{text!r:.60} (not a list of queue names)",)
 
 
 def quarantine(c: sqlite3.Connection, job_id: int, token: int, bad: str, now: float) -> None:
