@@ -21,7 +21,7 @@ from .claimer import Claimer
 from .completer import Completer, Outbox
 from .executor import Executor
 from .heartbeat import Heartbeat
-from .pool import DaemonPool
+from .threads import ThreadPool
 from .state import State
 
 log = logging.getLogger("jobq.worker")
@@ -76,9 +76,7 @@ class Worker:
         self._state = state = State(concurrency)
         self.counts = state.counts
         outbox = Outbox(state)
-        # The headroom above the concurrency covers abandoned handlers still running.
-        self._executor = Executor(state, outbox, registry,
-                                  DaemonPool(concurrency + max(2, concurrency // 2)))
+        self._executor = Executor(state, outbox, registry, ThreadPool(concurrency))
         self._reaper = Reaper(queue, interval=min(self.lease, 60.0))
         shortest = min([self.lease, *(t.lease for t in _tasks(registry) if t.lease)])
         self._heartbeat = Heartbeat(queue, state, self._executor, self._reaper,
@@ -126,8 +124,13 @@ class Worker:
     # -- starting and stopping --------------------------------------------------------------
 
     def _start(self) -> None:
-        self.queue.register_worker(self.id, host=socket.gethostname(), pid=os.getpid(),
-                                   queues=self.queues, concurrency=self.concurrency)
+        self._executor.start()  # before the worker is registered: a pool may fail to start
+        try:
+            self.queue.register_worker(self.id, host=socket.gethostname(), pid=os.getpid(),
+                                       queues=self.queues, concurrency=self.concurrency)
+        except BaseException:
+            self._executor.close()
+            raise
         self._reaper.run_once()
         self._heartbeat.start()
         self._completer.start()
