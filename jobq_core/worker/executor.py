@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
 from ..registry import Registry
 from ..types import RawJSON
@@ -33,9 +34,10 @@ class Executor:
         self._registry = registry
         self.pool = pool
 
-    def start(self) -> None:
-        """Start the pool (a process pool starts its children and waits for the first)."""
-        self.pool.start(self._finished, self._state.stopping)
+    def start(self, fail: Callable[[str], None]) -> None:
+        """Start the pool (a process pool starts its children and waits for the first);
+        ``fail(reason)``: the pool cannot go on, the worker must stop."""
+        self.pool.start(self._finished, fail)
 
     def dispatch(self, run: Run) -> None:
         """Start ``run``'s handler (the run is already in the state's ``runs``)."""

@@ -13,7 +13,6 @@ lease, was released), the pool only *where* its handler runs and how it is stopp
 """
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Protocol
 
@@ -25,9 +24,10 @@ Finished = Callable[[Run, Outcome], None]
 class Pool(Protocol):
     kind: str  # "thread" or "process": what the CLI and logs call it
 
-    def start(self, finished: Finished, stopping: threading.Event) -> None:
-        """Get ready to run handlers; report each handler's end to ``finished`` (from any
-        thread). May wait for the pool to be ready, but not past ``stopping``."""
+    def start(self, finished: Finished, fail: Callable[[str], None]) -> None:
+        """Get ready to run handlers (a process pool waits for its first child); report each
+        handler's end to ``finished``, from any thread. Raises ``JobqError`` when the pool
+        cannot start; ``fail(reason)`` stops the worker when it cannot go on later."""
 
     def run(self, run: Run) -> None:
         """Start ``run``'s handler (its task and payload are checked already)."""

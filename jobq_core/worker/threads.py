@@ -26,7 +26,7 @@ class ThreadPool:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
 
-    def start(self, finished: Finished, stopping: threading.Event) -> None:
+    def start(self, finished: Finished, fail) -> None:
         self._finished = finished
 
     def run(self, run: Run) -> None:

@@ -1,0 +1,217 @@
+"""The fork server: one clean process per process pool that forks the pool's children.
+
+Why not fork the worker itself: it has threads (a fork copies a lock another thread holds,
+which then never opens) and an open SQLite connection (a forked copy can corrupt the
+file). Why not ``multiprocessing``'s spawn or forkserver: each of their children imports
+the parent's ``__main__`` again — ``jobq_cli.main`` for ``jobq run``, with Typer and Rich
+(0.25 s measured here), and a script without a ``__main__`` guard forks without end — and
+spawn starts a fresh interpreter per child (~100 ms). This server is a fresh interpreter
+that imports ``jobq_core`` only (no threads, no connection on import), once (~0.13 s), then
+forks a child in a few milliseconds each time; the child imports the app module itself.
+
+Protocol, one JSON line per message on a Unix socket pair:
+  worker -> server   {"args": [...]} with one file descriptor attached (the child's end of
+                     its pipe): fork a child running ``child.main(*args, pipe)``
+  server -> worker   {"pid": N} for each fork, in order; {"exited": N, "code": C} when a
+                     child ends (C as ``Popen.returncode``: -11 for SIGSEGV)
+
+Lifetime: the server ends at EOF on its socket — the worker closed it (after its children
+ended), or the worker died, however: the kernel closes a dead process's descriptors. Then
+it SIGKILLs the children still alive: when the worker is gone, nobody would read their
+results. It has a process group of its own, so a Ctrl-C or a signal to the worker's group
+leaves it to the worker to decide.
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+from multiprocessing.connection import Connection
+
+FORK_TIMEOUT = 30.0  # seconds for the server to answer a fork (it takes milliseconds)
+MAX_LINE = 1 << 20  # a fork request carries sys.path and the task names: well below this
+
+
+class ForkServer:
+    """The worker's handle on its fork server. Used by one thread (the pool's supervisor),
+    except ``kill``."""
+
+    def __init__(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        code = (f"import sys; sys.path[:] = {sys.path!r}; "
+                f"from jobq_core.worker.forkserver import serve; serve({theirs.fileno()})")
+        try:
+            self._process = subprocess.Popen([sys.executable, "-c", code],
+                                             pass_fds=[theirs.fileno()],
+                                             stdin=subprocess.DEVNULL, process_group=0)
+        finally:
+            theirs.close()
+        self.pid = self._process.pid
+        self._sock = ours
+        self._buffer = b""
+        self._exits: list[tuple[int, int]] = []
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+    def fork(self, args: list, fd: int) -> int:
+        """Start a child running ``child.main(*args, Connection(fd))``; its pid."""
+        socket.send_fds(self._sock, [_line({"args": args})], [fd])
+        pid = None
+        while pid is None:
+            for message in self._messages(block=True):
+                if "pid" in message:
+                    pid = message["pid"]
+                else:  # kept for exits(): the socket may not be readable again for them
+                    self._exits.append((message["exited"], message["code"]))
+        return pid
+
+    def exits(self, read: bool = True) -> list[tuple[int, int]]:
+        """(pid, code) of the children that ended since the last call: those ``fork`` read
+        on the way, and with ``read`` (the socket is readable) what there is to read.
+        Raises ``EOFError`` when the server is gone."""
+        if read:
+            for message in self._messages(block=False):
+                self._exits.append((message["exited"], message["code"]))
+        exits, self._exits = self._exits, []
+        return exits
+
+    def close(self, timeout: float = 5.0) -> None:
+        """End the server (it SIGKILLs any child still alive) and reap it."""
+        self._sock.close()
+        try:
+            self._process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            self._process.wait()
+
+    def kill(self) -> None:
+        try:
+            self._process.kill()
+        except ProcessLookupError:
+            pass
+
+    def _messages(self, block: bool) -> list[dict]:
+        self._sock.settimeout(FORK_TIMEOUT if block else 0.0)
+        try:
+            data = self._sock.recv(65536)
+        except BlockingIOError:
+            return []
+        if not data:
+            raise EOFError("the fork server ended")
+        self._buffer += data
+        *lines, self._buffer = self._buffer.split(b"\n")
+        return [json.loads(line) for line in lines]
+
+
+def _line(message: dict) -> bytes:
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
+
+# -- the server process ----------------------------------------------------------------------
+
+def serve(fd: int) -> None:
+    """The server's main loop (``python -c``, see ``ForkServer``)."""
+    from . import child  # imports jobq_core: once here, not in every child
+
+    sock = socket.socket(fileno=fd)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so the wakeup fd is written
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    children: set[int] = set()
+    buffer, fds = b"", []
+    try:
+        while True:
+            ready, _, _ = select.select([sock, wake_r], [], [])
+            if wake_r in ready:
+                _drain(wake_r)
+                for pid, code in _reap():
+                    children.discard(pid)
+                    sock.sendall(_line({"exited": pid, "code": code}))
+            if sock in ready:
+                data, new_fds, _, _ = socket.recv_fds(sock, 65536, 16)
+                if not data:
+                    return  # the worker closed the socket, or died
+                buffer += data
+                fds += new_fds
+                if len(buffer) > MAX_LINE:
+                    raise ValueError("fork request too long")
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    request, pipe = json.loads(line), fds.pop(0)
+                    pid = os.fork()
+                    if pid == 0:
+                        _become_child(child, request["args"], pipe, [sock.fileno(), wake_r,
+                                                                     wake_w, *fds])
+                    os.close(pipe)
+                    children.add(pid)
+                    sock.sendall(_line({"pid": pid}))
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the worker is gone
+    finally:
+        for pid in children:
+            _kill_group(pid)
+
+
+def _become_child(child, args: list, pipe: int, close: list[int]) -> None:
+    """In the forked child: drop the server's state, run ``child.main``, never return."""
+    code = 1
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for fd in close:
+            os.close(fd)
+        child.main(*args, Connection(pipe))
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except BaseException:  # noqa: BLE001 - reported on stderr, as an uncaught error would be
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        os._exit(code)
+
+
+def _reap() -> list[tuple[int, int]]:
+    ended = []
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return ended
+        if pid == 0:
+            return ended
+        ended.append((pid, os.waitstatus_to_exitcode(status)))
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL a child and the subprocesses it started (it leads a process group)."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+            return
+        except ProcessLookupError:
+            return
+        except PermissionError:
+            continue
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 4096):
+            pass
+    except BlockingIOError:
+        pass
