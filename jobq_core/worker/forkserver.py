@@ -9,9 +9,9 @@ spawn starts a fresh interpreter per child (~100 ms). This server is a fresh int
 that imports ``jobq_core`` only (no threads, no connection on import), once (~0.13 s), then
 forks a child in a few milliseconds each time; the child imports the app module itself.
 
-Protocol, one JSON line per message on a Unix socket pair:
-  worker -> server   {"args": [...]} with one file descriptor attached (the child's end of
-                     its pipe): fork a child running ``child.main(*args, pipe)``
+Protocol, one JSON line per message on a Unix socket pair (``channel.py``):
+  worker -> server   {"args": [...], "fds": N} with N file descriptors attached (the child's
+                     ends of its sockets): fork a child running ``child.main(*args, *fds)``
   server -> worker   {"pid": N} for each fork, in order; {"exited": N, "code": C} when a
                      child ends (C as ``Popen.returncode``: -11 for SIGSEGV)
 
@@ -23,17 +23,16 @@ leaves it to the worker to decide.
 """
 from __future__ import annotations
 
-import json
 import os
 import select
 import signal
 import socket
 import subprocess
 import sys
-from multiprocessing.connection import Connection
+
+from .channel import CHUNK, Channel, encode, pair
 
 FORK_TIMEOUT = 30.0  # seconds for the server to answer a fork (it takes milliseconds)
-MAX_LINE = 1 << 20  # a fork request carries sys.path and the task names: well below this
 
 
 class ForkServer:
@@ -41,7 +40,7 @@ class ForkServer:
     except ``kill``."""
 
     def __init__(self) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        ours, theirs = pair()
         code = (f"import sys; sys.path[:] = {sys.path!r}; "
                 f"from jobq_core.worker.forkserver import serve; serve({theirs.fileno()})")
         try:
@@ -51,16 +50,16 @@ class ForkServer:
         finally:
             theirs.close()
         self.pid = self._process.pid
-        self._sock = ours
-        self._buffer = b""
+        self._channel = Channel(ours)
         self._exits: list[tuple[int, int]] = []
 
     def fileno(self) -> int:
-        return self._sock.fileno()
+        return self._channel.fileno()
 
-    def fork(self, args: list, fd: int) -> int:
-        """Start a child running ``child.main(*args, Connection(fd))``; its pid."""
-        socket.send_fds(self._sock, [_line({"args": args})], [fd])
+    def fork(self, args: list, fds: list[int]) -> int:
+        """Start a child running ``child.main(*args, *fds)``; its pid."""
+        socket.send_fds(self._channel.sock, [encode({"args": args, "fds": len(fds)}) + b"\n"],
+                        fds)
         pid = None
         while pid is None:
             for message in self._messages(block=True):
@@ -82,7 +81,7 @@ class ForkServer:
 
     def close(self, timeout: float = 5.0) -> None:
         """End the server (it SIGKILLs any child still alive) and reap it."""
-        self._sock.close()
+        self._channel.close()
         try:
             self._process.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -96,20 +95,13 @@ class ForkServer:
             pass
 
     def _messages(self, block: bool) -> list[dict]:
-        self._sock.settimeout(FORK_TIMEOUT if block else 0.0)
+        self._channel.sock.settimeout(FORK_TIMEOUT if block else 0.0)
         try:
-            data = self._sock.recv(65536)
+            return self._channel.recv()
         except BlockingIOError:
             return []
-        if not data:
-            raise EOFError("the fork server ended")
-        self._buffer += data
-        *lines, self._buffer = self._buffer.split(b"\n")
-        return [json.loads(line) for line in lines]
-
-
-def _line(message: dict) -> bytes:
-    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+        except EOFError:
+            raise EOFError("the fork server ended") from None
 
 
 # -- the server process ----------------------------------------------------------------------
@@ -119,6 +111,7 @@ def serve(fd: int) -> None:
     from . import child  # imports jobq_core: once here, not in every child
 
     sock = socket.socket(fileno=fd)
+    channel = Channel(sock)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
@@ -126,7 +119,7 @@ def serve(fd: int) -> None:
     signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so the wakeup fd is written
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     children: set[int] = set()
-    buffer, fds = b"", []
+    fds: list[int] = []
     try:
         while True:
             ready, _, _ = select.select([sock, wake_r], [], [])
@@ -134,25 +127,22 @@ def serve(fd: int) -> None:
                 _drain(wake_r)
                 for pid, code in _reap():
                     children.discard(pid)
-                    sock.sendall(_line({"exited": pid, "code": code}))
+                    channel.send(encode({"exited": pid, "code": code})) or _gone()
             if sock in ready:
-                data, new_fds, _, _ = socket.recv_fds(sock, 65536, 16)
+                data, new_fds, _, _ = socket.recv_fds(sock, CHUNK, 16)
                 if not data:
                     return  # the worker closed the socket, or died
-                buffer += data
                 fds += new_fds
-                if len(buffer) > MAX_LINE:
-                    raise ValueError("fork request too long")
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
-                    request, pipe = json.loads(line), fds.pop(0)
+                for request in channel.received(data):
+                    theirs, fds = fds[:request["fds"]], fds[request["fds"]:]
                     pid = os.fork()
                     if pid == 0:
-                        _become_child(child, request["args"], pipe, [sock.fileno(), wake_r,
-                                                                     wake_w, *fds])
-                    os.close(pipe)
+                        _become_child(child, request["args"], theirs,
+                                      [sock.fileno(), wake_r, wake_w, *fds])
+                    for fd in theirs:
+                        os.close(fd)
                     children.add(pid)
-                    sock.sendall(_line({"pid": pid}))
+                    channel.send(encode({"pid": pid})) or _gone()
     except (BrokenPipeError, ConnectionResetError):
         pass  # the worker is gone
     finally:
@@ -160,7 +150,11 @@ def serve(fd: int) -> None:
             _kill_group(pid)
 
 
-def _become_child(child, args: list, pipe: int, close: list[int]) -> None:
+def _gone() -> None:
+    raise BrokenPipeError("the worker is gone")
+
+
+def _become_child(child, args: list, fds: list[int], close: list[int]) -> None:
     """In the forked child: drop the server's state, run ``child.main``, never return."""
     code = 1
     try:
@@ -168,7 +162,7 @@ def _become_child(child, args: list, pipe: int, close: list[int]) -> None:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for fd in close:
             os.close(fd)
-        child.main(*args, Connection(pipe))
+        child.main(*args, *fds)
         code = 0
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)

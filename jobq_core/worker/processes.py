@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import collections
 import enum
-import json
 import logging
-import multiprocessing.connection
 import os
 import selectors
 import signal
@@ -34,10 +32,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from ..errors import JobqError, LeaseLost
+from .channel import Channel, encode, pair
 from .forkserver import ForkServer
 from .pool import Finished
 from .runs import SUCCEEDED_NONE, Failed, Lost, Outcome, Run, Succeeded
@@ -50,9 +48,6 @@ START_RETRY = 0.5  # seconds before starting a child again after one died while 
 START_ATTEMPTS = 3  # children dying in a row while starting: the pool gives up
 CLOSE_TIMEOUT = 10.0  # seconds past KILL_GRACE that closing waits for children to end
 
-_dumps = json.JSONEncoder(separators=(",", ":")).encode
-
-
 class ChildState(enum.Enum):
     STARTING = "starting"  # importing the app
     IDLE = "idle"
@@ -62,23 +57,17 @@ class ChildState(enum.Enum):
 
 @dataclass(eq=False)
 class Child:
-    conn: Any  # the worker's end of the pipe (multiprocessing.connection.Connection)
+    """A child process, as the worker sees it: the worker's ends of its two sockets (see
+    ``child.py``). A send to a child that is gone fails quietly: its exit follows."""
+
+    jobs: Channel  # runs out, everything the child says back
+    control: Channel  # cancels and answers to ctx calls, out
     pid: int
     state: ChildState = ChildState.STARTING
     run: Run | None = None
-    jobs: int = 0  # runs it finished
+    done: int = 0  # runs it finished
     kill_at: float | None = None  # monotonic: SIGKILL if it is still alive then
     error: str | None = None  # why it could not start, as it said
-    send_lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def send(self, data: bytes) -> bool:
-        """False when the pipe is closed or broken: the child is gone (its exit follows)."""
-        try:
-            with self.send_lock:
-                self.conn.send_bytes(data)
-        except (OSError, ValueError):
-            return False
-        return True
 
     def signal(self, signum: int) -> None:
         """Signal the child's process group (its own): subprocesses it started go too."""
@@ -143,15 +132,16 @@ class ProcessPool:
 
     def run(self, run: Run) -> None:
         with self._lock:
-            if self._idle:
-                self._hand(self._idle.pop(), run)
-            else:
+            if not self._idle:
                 self._pending.append(run)
+                return
+            child = self._take(self._idle.pop(), run)
+        self._send_run(child, run)  # outside the lock: the supervisor need not wait
 
     def cancel(self, run: Run) -> None:
         child = run.handle
         if child is not None and child.run is run:
-            child.send(_dumps({"op": "cancel", "id": run.job.id}).encode())
+            child.control.send(encode({"op": "cancel", "id": run.job.id}))
 
     def stop(self, run: Run) -> None:
         with self._lock:
@@ -195,22 +185,30 @@ class ProcessPool:
 
     # -- under the lock ---------------------------------------------------------------------
 
-    def _hand(self, child: Child, run: Run) -> None:
+    def _take(self, child: Child, run: Run) -> Child:
+        """``child`` runs ``run`` from now on (under the lock; ``_send_run`` then tells it)."""
         child.state, child.run, run.handle = ChildState.BUSY, run, child
-        job = run.job
-        child.send(_dumps({"op": "run", "id": job.id, "token": job.token, "kind": job.kind,
-                           "attempt": job.attempts, "lease": run.lease,
-                           "payload": job.payload}).encode())
-        # A failed send means the child is gone: its exit fails the run.
+        return child
 
-    def _ready(self, child: Child) -> None:
-        """``child`` can take a run: the next waiting one, or it waits."""
+    def _ready(self, child: Child) -> Run | None:
+        """``child`` can take a run (under the lock): the next waiting one, which the caller
+        sends it with ``_send_run`` once the lock is released, or it waits."""
         if self._pending:
-            self._hand(child, self._pending.popleft())
-        else:
-            child.state = ChildState.IDLE
-            self._idle.append(child)
-            self._changed.notify_all()
+            return self._take(child, self._pending.popleft()).run
+        child.state = ChildState.IDLE
+        self._idle.append(child)
+        self._changed.notify_all()
+        return None
+
+    @staticmethod
+    def _send_run(child: Child, run: Run) -> None:
+        """Tell ``child`` to run ``run``. A cancel or SIGTERM for the run may come before:
+        the child keeps the cancel for the run; a failed send means the child is gone, and
+        its exit fails the run."""
+        job = run.job
+        child.jobs.send(encode({"op": "run", "id": job.id, "token": job.token, "kind": job.kind,
+                                "attempt": job.attempts, "lease": run.lease,
+                                "payload": job.payload}))
 
     def _retire(self, child: Child) -> None:
         if child.state is ChildState.IDLE:
@@ -263,22 +261,25 @@ class ProcessPool:
         live = sum(1 for c in self._children.values() if c.state is not ChildState.STOPPING)
         while (live < self._concurrency and self._failure is None
                and time.monotonic() >= self._retry_at):
-            parent_end, child_end = multiprocessing.connection.Pipe()
+            (jobs, jobs_theirs), (control, control_theirs) = pair(), pair()
             try:
                 if self._server is None:
                     self._server = ForkServer()
                     self._selector.register(self._server, selectors.EVENT_READ,
                                             ("server", None))
-                pid = self._server.fork(self._child_args, child_end.fileno())
+                pid = self._server.fork(self._child_args,
+                                        [jobs_theirs.fileno(), control_theirs.fileno()])
             except (OSError, EOFError) as e:  # out of processes or memory
-                parent_end.close()
+                jobs.close()
+                control.close()
                 self._start_failed(f"starting a child process failed: {e}")
                 return
             finally:
-                child_end.close()
-            child = Child(parent_end, pid)
+                jobs_theirs.close()
+                control_theirs.close()
+            child = Child(Channel(jobs), Channel(control), pid)
             self._children[pid] = child
-            self._selector.register(parent_end, selectors.EVENT_READ, ("pipe", child))
+            self._selector.register(child.jobs, selectors.EVENT_READ, ("pipe", child))
             live += 1
 
     def _next_timeout(self) -> float | None:
@@ -289,16 +290,19 @@ class ProcessPool:
 
     def _receive(self, child: Child) -> None:
         try:
-            data = child.conn.recv_bytes()
+            messages = child.jobs.recv()
         except (EOFError, OSError):
             self._close_pipe(child)  # its exit follows
             return
-        self._handle(child, json.loads(data))
+        for message in messages:
+            self._handle(child, message)
 
     def _close_pipe(self, child: Child) -> None:
-        if not child.conn.closed:
-            self._selector.unregister(child.conn)
-            child.conn.close()
+        """Close the sockets to ``child`` (at EOF it exits)."""
+        if not child.jobs.closed:
+            self._selector.unregister(child.jobs)
+            child.jobs.close()
+            child.control.close()
 
     def _handle(self, child: Child, message: dict) -> None:
         op = message["op"]
@@ -309,29 +313,35 @@ class ProcessPool:
                         or run.job.id != message["id"]:
                     return  # a stopped run's late answer
                 child.run = run.handle = None
-                child.jobs += 1
-                if self._max_jobs and child.jobs >= self._max_jobs:
+                child.done += 1
+                following = None
+                if self._max_jobs and child.done >= self._max_jobs:
                     self._retire(child)
                     recycled = True
                 else:
-                    self._ready(child)
+                    following = self._ready(child)
                     recycled = False
+            if following is not None:
+                self._send_run(child, following)
             if recycled:
                 self._close_pipe(child)  # it exits at EOF; another starts on this turn
-                log.info("child process %d retired after %d jobs", child.pid, child.jobs)
+                log.info("child process %d retired after %d jobs", child.pid, child.done)
             self._finished(run, _outcome(message))
         elif op in ("heartbeat", "progress"):
             run = child.run
             if run is None or run.job.id != message["id"]:
-                child.send(_dumps({"op": "reply", "call": message["call"],
-                                   "error": "lost"}).encode())
+                child.control.send(encode({"op": "reply", "call": message["call"],
+                                           "error": "lost"}))
             else:
                 self._calls.submit(_ctx_call, child, run, message)
         elif op == "ready":
             with self._lock:
-                if child.state is ChildState.STARTING:
-                    self._start_failures = 0
-                    self._ready(child)
+                if child.state is not ChildState.STARTING:
+                    return
+                self._start_failures = 0
+                following = self._ready(child)
+            if following is not None:
+                self._send_run(child, following)
         elif op == "failed":
             child.error = message["error"]
 
@@ -355,11 +365,13 @@ class ProcessPool:
 
     def _exited(self, child: Child, code: int | None) -> None:
         """``child``'s process ended: fail its run, if it had one."""
-        if not child.conn.closed:
+        if not child.jobs.closed:
+            child.jobs.sock.setblocking(False)
             try:  # what it sent before it ended comes first
-                while child.conn.poll():
-                    self._handle(child, json.loads(child.conn.recv_bytes()))
-            except (EOFError, OSError):
+                while True:
+                    for message in child.jobs.recv():
+                        self._handle(child, message)
+            except (EOFError, OSError):  # BlockingIOError: nothing more
                 pass
             self._close_pipe(child)
         with self._lock:
@@ -455,7 +467,7 @@ def _ctx_call(child: Child, run: Run, message: dict) -> None:
                      if not isinstance(e, JobqError) else str(e))
     if run.ctx.cancelled.is_set():
         reply["cancelled"] = True
-    child.send(_dumps(reply).encode())
+    child.control.send(encode(reply))
 
 
 def _outcome(message: dict) -> Outcome:
