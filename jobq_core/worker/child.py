@@ -252,7 +252,7 @@ def _outcome_message(job_id: int, outcome: Failed | Lost) -> dict:
 
 def _detach() -> None:
     """Signals and lifetime: see the module's description."""
-    os.setpgid(0, 0)
+    os.setsid()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if not sys.platform.startswith("linux"):
         return

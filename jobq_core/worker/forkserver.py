@@ -46,7 +46,7 @@ class ForkServer:
         try:
             self._process = subprocess.Popen([sys.executable, "-c", code],
                                              pass_fds=[theirs.fileno()],
-                                             stdin=subprocess.DEVNULL, process_group=0)
+                                             stdin=subprocess.DEVNULL, start_new_session=True)
         finally:
             theirs.close()
         self.pid = self._process.pid
