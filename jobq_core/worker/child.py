@@ -33,9 +33,12 @@ server itself dies.
 SIGTERM (a hard timeout, or the worker stopping) sets ``ctx.cancelled`` and raises
 ``SystemExit`` in the handler, so its ``finally`` blocks run; the child then exits without
 reporting (the worker has given the run up). The worker sends SIGKILL after a short grace.
-SIGINT is ignored and the child has a process group of its own: Ctrl-C in a terminal, or
-a signal to the worker's process group, is the worker's to handle (its grace period), not
-something that kills running handlers.
+SIGINT is ignored and the child has a session (and so a process group) of its own: Ctrl-C
+in a terminal, a hangup, or a signal to the worker's process group is the worker's to
+handle (its grace period), not something that kills running handlers. A session of its
+own also matters where the kernel shares CPU between sessions (autogroup scheduling): in
+the worker's session two busy children got 0.17 of a core each on a loaded machine, where
+a process of its own got ~0.5 (tests/core/test_process_pool.py measures it).
 """
 from __future__ import annotations
 

@@ -18,8 +18,8 @@ Protocol, one JSON line per message on a Unix socket pair (``channel.py``):
 Lifetime: the server ends at EOF on its socket — the worker closed it (after its children
 ended), or the worker died, however: the kernel closes a dead process's descriptors. Then
 it SIGKILLs the children still alive: when the worker is gone, nobody would read their
-results. It has a process group of its own, so a Ctrl-C or a signal to the worker's group
-leaves it to the worker to decide.
+results. It has a session of its own (as have the children), so a Ctrl-C or a signal to
+the worker's process group leaves it to the worker to decide.
 """
 from __future__ import annotations
 
