@@ -11,7 +11,12 @@ a fresh table:
   raw-batch  N jobs inserted by one hand-written INSERT ... SELECT FROM unnest
   batch      the same through Queue.enqueue_many
   bloat      --bloat-jobs jobs drained by a Worker, jobq_jobs' size (table + indexes +
-             TOAST) sampled every --sample seconds: does it stay flat?
+             TOAST) sampled every --sample seconds
+  latency    --latency jobs enqueued one at a time, --gap seconds apart, to an idle Worker
+             (another connection of the same process): enqueue-to-start p50 and p95, in ms
+  steady     --steady seconds of a producer keeping --backlog jobs pending while a Worker
+             drains and finished jobs older than 10 s are pruned every 10 s: the sizes
+             should level off instead of growing with the jobs that went through
 
 Every rate is jobs/s; ratios are to raw-1 (raw-batch for batch) in the same run. The
 machine is shared and noisy: ratios measured together are what count.
@@ -147,12 +152,77 @@ def api_batch(url: str, n: int) -> float:
 
 
 def sizes(url: str) -> dict[str, int]:
+    """Bytes: the jobs table with everything (indexes, TOAST), its heap alone, the claim's
+    indexes."""
     with psycopg.connect(url) as c:
         return dict(c.execute(
-            "SELECT 'jobq_jobs', pg_total_relation_size('jobq_jobs') UNION ALL "
-            "SELECT 'pending+running indexes', pg_relation_size('jobq_jobs_pending') + "
-            "pg_relation_size('jobq_jobs_pending_queue') + pg_relation_size('jobq_jobs_running')"
+            "SELECT 'total', pg_total_relation_size('jobq_jobs') UNION ALL "
+            "SELECT 'heap', pg_relation_size('jobq_jobs') UNION ALL "
+            "SELECT 'pending_idx', pg_relation_size('jobq_jobs_pending') + "
+            "pg_relation_size('jobq_jobs_pending_queue')"
         ).fetchall())
+
+
+def steady(url: str, seconds: float, backlog: int, sample: float) -> dict:
+    registry = Registry()
+    registry.task("noop")(lambda payload: None)
+    stop = threading.Event()
+    samples: list[dict] = []
+
+    def produce():
+        with Queue(url) as q:
+            while not stop.is_set():
+                missing = backlog - q.count("pending")
+                if missing > 0:
+                    q.enqueue_many([("noop", {"i": i}) for i in range(min(missing, 2000))])
+                else:
+                    stop.wait(0.05)
+
+    def prune():
+        with Queue(url) as q:
+            while not stop.wait(10):
+                q.prune(10)
+
+    with Queue(url) as q:
+        w = Worker(q, registry, concurrency=8)
+        threads = [threading.Thread(target=f, daemon=True) for f in (produce, prune)]
+        runner = threading.Thread(target=lambda: w.run(handle_signals=False), daemon=True)
+        for t in threads:
+            t.start()
+        runner.start()
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            time.sleep(sample)
+            samples.append({"t": round(time.perf_counter() - t0), "done": w.counts["succeeded"],
+                            **sizes(url)})
+            print(f"  {samples[-1]}", flush=True)
+        stop.set()
+        w.stop()
+        runner.join(60)
+        for t in threads:
+            t.join(60)
+    return {"seconds": seconds, "backlog": backlog, "samples": samples}
+
+
+def latency(url: str, n: int, gap: float, poll_only: bool) -> dict:
+    registry = Registry()
+    delays: list[float] = []
+    registry.task("stamp")(lambda payload: delays.append(time.time() - payload["t"]))
+    with Queue(url) as producer, Queue(url, poll_only=poll_only) as q:
+        w = Worker(q, registry, concurrency=4)
+        runner = threading.Thread(target=lambda: w.run(handle_signals=False), daemon=True)
+        runner.start()
+        time.sleep(1.0)  # the worker is idle, waiting on its watch
+        for _ in range(n):
+            producer.enqueue("stamp", {"t": time.time()})
+            time.sleep(gap)
+        deadline = time.monotonic() + 10
+        while len(delays) < n and time.monotonic() < deadline:
+            time.sleep(0.01)
+        w.stop()
+        runner.join(30)
+    ms = sorted(d * 1000 for d in delays)
+    return {"jobs": n, "gap_s": gap, "poll_only": poll_only, "p50_ms": ms[len(ms) // 2], "p95_ms": ms[int(len(ms) * 0.95)]}
 
 
 def main() -> None:
@@ -161,6 +231,12 @@ def main() -> None:
     p.add_argument("--n", type=int, default=5000)
     p.add_argument("--bloat-jobs", type=int, default=100000)
     p.add_argument("--sample", type=float, default=5.0)
+    p.add_argument("--steady", type=float, default=0.0)
+    p.add_argument("--latency", type=int, default=0)
+    p.add_argument("--gap", type=float, default=0.15)
+    p.add_argument("--poll-only", action="store_true", help="the latency worker polls only")
+    p.add_argument("--backlog", type=int, default=5000)
+    p.add_argument("--skip-rates", action="store_true")
     p.add_argument("--json")
     args = p.parse_args()
     with psycopg.connect(args.url) as c:
@@ -173,15 +249,25 @@ def main() -> None:
     print(f"server {settings}")
     for name, fn in (("raw-1", raw_one), ("api-1", api_one), ("worker", worker_drain),
                      ("raw-batch", raw_batch), ("batch", api_batch)):
+        if args.skip_rates:
+            break
         with Database(args.url) as db:
             rate = fn(db.url, args.n)
         report["rates"][name] = rate
         print(f"{name:10} {rate:9.0f} jobs/s", flush=True)
     r = report["rates"]
-    report["ratios"] = {"api-1/raw-1": r["api-1"] / r["raw-1"],
-                        "worker/raw-1": r["worker"] / r["raw-1"],
-                        "batch/raw-batch": r["batch"] / r["raw-batch"]}
-    print(" ".join(f"{k}={v:.2f}" for k, v in report["ratios"].items()))
+    if r:
+        report["ratios"] = {"api-1/raw-1": r["api-1"] / r["raw-1"],
+                            "worker/raw-1": r["worker"] / r["raw-1"],
+                            "batch/raw-batch": r["batch"] / r["raw-batch"]}
+        print(" ".join(f"{k}={v:.2f}" for k, v in report["ratios"].items()))
+    if args.latency:
+        with Database(args.url) as db:
+            report["latency"] = latency(db.url, args.latency, args.gap, args.poll_only)
+        print(f"enqueue-to-start {report['latency']}")
+    if args.steady:
+        with Database(args.url) as db:
+            report["steady"] = steady(db.url, args.steady, args.backlog, args.sample)
     if args.bloat_jobs:
         samples = []
         with Database(args.url) as db:

@@ -35,7 +35,32 @@ def sqlite(tmp_path: Path) -> Iterator[str]:
             store.close()
 
 
-STORES = [sqlite]
+def postgresql(tmp_path: Path) -> Iterator[str]:
+    """A new database per test on the tests' server (see ``tests/pgserver.py``); it must
+    still pass the store's integrity check afterwards, and is dropped."""
+    import os
+
+    import pgserver
+
+    try:
+        server = pgserver.server()
+    except pgserver.Unavailable as e:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI must run the PostgreSQL tests: {e}")
+        pytest.skip(str(e))
+    name, url = server.create_database()
+    try:
+        yield url
+        q = Queue(url, create=False)
+        try:
+            assert q.store.integrity_check() == "ok"
+        finally:
+            q.close()
+    finally:
+        server.drop_database(name)
+
+
+STORES = [sqlite, postgresql]
 
 
 @pytest.fixture(params=STORES, ids=lambda factory: factory.__name__)

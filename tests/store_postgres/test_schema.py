@@ -58,9 +58,10 @@ def test_a_newer_schema_is_refused(pg_url):
         Queue(pg_url)
 
 
-def test_read_only_never_creates_the_tables(pg_url):
+@pytest.mark.parametrize("options", [{"read_only": True}, {"create": False}])
+def test_only_a_store_that_may_create_puts_jobqs_tables_in_a_database(pg_url, options):
     with pytest.raises(DatabaseError, match="not a jobq database"):
-        Queue(pg_url, read_only=True)
+        Queue(pg_url, **options)
     assert _tables(pg_url) == set()
 
 

@@ -54,6 +54,12 @@ COMPLETE_MANY = (
     "FROM unnest(%s::bigint[], %s::bigint[], %s::text[]) AS v(id, token, result) "
     "WHERE " + fence("j", "v.id", "v.token") + " RETURNING j.id"
 )
+# One completion (a worker's usual batch outside a burst): a plain fenced update is
+# cheaper for the server than a join with unnest.
+COMPLETE = (
+    "UPDATE jobq_jobs SET status='succeeded', result=%s, finished_at=%s, lease_until=NULL, "
+    "cancel_requested=false WHERE " + fence()
+)
 # After a connection broke mid-commit: which of these completions did commit? (A
 # succeeded job keeps the token of the claim that completed it.)
 COMPLETED_WITH = (

@@ -57,9 +57,9 @@ class PostgresStore:
     database unavailable; default 30), ``read_only`` (the session cannot write and the
     schema is not created), ``synchronous`` (``FULL``: ``synchronous_commit=on``;
     ``NORMAL``: ``off``, a server crash may lose the last commits, as a power loss may
-    under SQLite's NORMAL; default: the server's setting), ``create`` (accepted for
-    SQLite's sake: jobq never creates a PostgreSQL database, and creates its tables in an
-    existing one unless ``read_only``), ``poll_interval`` (seconds between a watch's
+    under SQLite's NORMAL; default: the server's setting), ``create`` (False:
+    refuse a database without jobq's tables instead of creating them; jobq never creates
+    the PostgreSQL database itself), ``poll_interval`` (seconds between a watch's
     snapshot polls, default 1).
     """
 
@@ -108,11 +108,15 @@ class PostgresStore:
         try:
             self.server_version = first.info.parameter_status("server_version") or "?"
             version = installed_version(first, self.display)
+            if version == 0 and (read_only or not create):
+                # Only a store that may create a database puts jobq's tables in it: the
+                # read and admin commands leave an application's database untouched.
+                raise DatabaseError(f"{self.display} is not a jobq database (it has no jobq "
+                                    "tables; `jobq enqueue` or `jobq run` creates them)")
             if version < SCHEMA_VERSION:
                 if read_only:
-                    raise DatabaseError(
-                        f"{self.display} is not a jobq database (or needs an upgrade: open it "
-                        "once without read-only mode)")
+                    raise DatabaseError(f"{self.display} has an older jobq schema: open it "
+                                        "once without read-only mode to upgrade it")
                 migrate(first, self.display)
             self._clock = ServerClock(self._conns, first)
         except psycopg.Error as e:
@@ -557,15 +561,38 @@ class PostgresStore:
                 "pool_size": str(self._conns.size), "synchronous": self.synchronous}
 
     def watch(self, *, poll_interval: float | None = None) -> PgWatch:
-        """A change signal: LISTEN (unless poll-only) plus a snapshot poll every
-        ``poll_interval`` seconds (the store's, 1 s by default), with jitter."""
-        return PgWatch(self._conns, listen=not self.poll_only,
+        """A change signal: LISTEN on a connection of its own, plus a snapshot poll every
+        ``poll_interval`` seconds (the store's, 1 s by default), with jitter. Poll-only
+        and read-only stores (the monitor's) poll only: no extra connection."""
+        return PgWatch(self._conns, listen=not (self.poll_only or self.read_only),
                        poll_interval=poll_interval or self.poll_interval)
 
     def change_marker(self) -> str:
         """What the watch's poll reads: changes whenever a transaction on the server
         started writing or ended."""
         return self._conns.run(lambda c, _again: c.execute(SNAPSHOT).fetchone()[0])
+
+    def integrity_check(self) -> str:
+        """"ok", or what breaks jobq's invariants in the rows (the server checks its own
+        storage): running jobs without a token or lease, finished jobs without an end."""
+        checks = {
+            "running jobs without a token or lease":
+                "SELECT count(*) FROM jobq_jobs WHERE status='running' "
+                "AND (token IS NULL OR lease_until IS NULL)",
+            "finished jobs without finished_at":
+                "SELECT count(*) FROM jobq_jobs WHERE status IN ('succeeded','dead','cancelled') "
+                "AND finished_at IS NULL",
+            "pending jobs holding a token":
+                "SELECT count(*) FROM jobq_jobs WHERE status='pending' AND token IS NOT NULL",
+        }
+
+        def op(c: psycopg.Connection, _again: bool) -> list[str]:
+            with _snapshot(c):
+                return [f"{n} {what}" for what, q in checks.items()
+                        if (n := c.execute(q).fetchone()[0])]
+
+        problems = self._conns.run(op)
+        return "; ".join(problems) if problems else "ok"
 
     def explain_claim(self, queues: Sequence[str] | None = None, limit: int = 1) -> list[str]:
         """The claim's query plan (tests assert it uses the partial indexes). Run in a
@@ -627,6 +654,9 @@ def _complete(c: psycopg.Connection, completions: Sequence[Completion], now: flo
         return []
     ids = [x.job_id for x in completions]
     tokens = [x.token for x in completions]
+    if len(completions) == 1 and not again:
+        x = completions[0]
+        return [c.execute(sql.COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1]
     done = {r[0] for r in c.execute(
         sql.COMPLETE_MANY, (now, ids, tokens, [x.result for x in completions])).fetchall()}
     if again:  # an earlier try may have committed: its completions count
