@@ -335,6 +335,11 @@ class Queue:
         may have committed (see ``store.base.Watch``). Close it when done."""
         return self.store.watch()
 
+    def write_blockers(self) -> list[str]:
+        """Processes holding the write lock while stopped, described for people (see
+        ``store.base.Store.write_blockers``)."""
+        return self.store.write_blockers()
+
     def check(self) -> None:
         """Raise ``DatabaseUnavailable`` when the database opened is gone or was replaced
         (see ``store.base.Store.check``)."""

@@ -75,6 +75,7 @@ class Snapshot:
     rows_at: float = 0.0  # clock time ``rows`` were read (earlier than read_at if kept)
     reused: bool = False  # True: the database had not changed; these are the last rows
     frozen: bool = False  # True: a frozen copy (its directory is not writable): no live updates
+    blockers: tuple[str, ...] = ()  # stopped processes holding the write lock
 
 
 class Source:
@@ -191,7 +192,7 @@ class Source:
             rows, rows_at = v.read(q, filt, grouped), now
         return Snapshot(view, filt, grouped, version, now, now, time.monotonic() - started,
                         stats, throughput, _shown(workers), _shown(running), _shown(rows),
-                        rows_at, frozen=q.frozen)
+                        rows_at, frozen=q.frozen, blockers=tuple(q.write_blockers()))
 
     def version(self) -> int:
         """A number that changes whenever another connection may have committed."""

@@ -248,6 +248,12 @@ class Store(Protocol):
         """A new change signal for this store (see ``Watch``); the caller closes it."""
         ...
 
+    def write_blockers(self) -> list[str]:
+        """Processes that hold the database's write lock while stopped (SIGSTOP, a
+        debugger), described for people (``pid 4242 (jobq run ..., stopped)``): every
+        write waits for them. [] where the store has no such lock or cannot tell."""
+        ...
+
     def check(self) -> None:
         """Raise ``DatabaseUnavailable`` when the database this store opened is no longer
         the one its name reaches (SQLite: the file was deleted, or another moved over it),

@@ -551,6 +551,9 @@ class PostgresStore:
     def server_clock(self) -> Clock:
         return self._clock
 
+    def write_blockers(self) -> list[str]:
+        return []  # row locks: a stopped worker blocks only its own rows
+
     def check(self) -> None:
         """Nothing to do: a server that goes away fails the next statement loudly (and
         the store reconnects), unlike a deleted SQLite file that stays readable."""

@@ -31,7 +31,7 @@ from ..base import Completion, ListFilter, NewJob, RetryDelay
 from . import statements as sql
 from .connection import (
     SYNCHRONOUS_MODES, connect, error_code, filesystem_type, guarded, set_pragmas,
-    translate, warn_if_network, write_transaction,
+    stopped_lock_holders, translate, warn_if_network, write_transaction,
 )
 from .rows import JOB_COLS, JOB_COLS_LEAN, claimed_job, decode, job_from_row, unreadable
 from .schema import INLINE_PAYLOAD_MAX, SCHEMA_VERSION, installed_version, migrate
@@ -517,6 +517,9 @@ class SqliteStore:
         by ``PRAGMA data_version``; where it has not, ``data_version`` polled every
         ``poll_interval`` seconds. Commits through this store's own connection do not count."""
         return SqliteWatch(self, poll_interval)
+
+    def write_blockers(self) -> list[str]:
+        return stopped_lock_holders(self.path)
 
     def check(self) -> None:
         try:
