@@ -27,7 +27,7 @@ from ...types import (
     WorkerInfo,
 )
 from ...textsafe import clean
-from ..base import Completion, ListFilter, NewJob, RetryDelay
+from ..base import TAKEN_BACK, Completion, ListFilter, NewJob, RetryDelay
 from . import statements as sql
 from .connection import (
     SYNCHRONOUS_MODES, connect, error_code, filesystem_type, guarded, set_pragmas,
@@ -352,13 +352,19 @@ class SqliteStore:
     # -- administering ------------------------------------------------------------------
 
     @guarded
-    def job_retry(self, job_id: int, now: float) -> None:
+    def job_retry(self, job_id: int, now: float, force: bool = False) -> None:
         with self._write() as c:
-            row = c.execute("SELECT status FROM jobq_jobs WHERE id=?", (job_id,)).fetchone()
+            row = c.execute("SELECT status, attempts, worker, token, started_at FROM jobq_jobs "
+                            "WHERE id=?", (job_id,)).fetchone()
             if row is None:
                 raise JobNotFound(job_id)
-            if row[0] not in (JobStatus.DEAD, JobStatus.CANCELLED):
-                raise InvalidState(f"job {job_id} is {row[0]}; only dead or cancelled jobs can be retried")
+            status, attempts, worker, token, started = row
+            if force and status == JobStatus.RUNNING:
+                c.execute(sql.RECORD_ATTEMPT, (job_id, attempts, worker, token, started, now,
+                                               Outcome.LEASE_LOST, TAKEN_BACK))
+            elif status not in (JobStatus.DEAD, JobStatus.CANCELLED):
+                raise InvalidState(f"job {job_id} is {status}; only dead or cancelled jobs "
+                                   "can be retried (a running one with force)")
             try:
                 c.execute(sql.REVIVE + " WHERE id=?", (now, job_id))
             except sqlite3.IntegrityError:
