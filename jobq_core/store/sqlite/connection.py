@@ -95,7 +95,8 @@ def describe_process(pid: int) -> str:
         return f"pid {pid}"
     words = {"T": "stopped", "t": "stopped by a debugger", "D": "waiting on the disk",
              "Z": "a zombie"}
-    command = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(argv))
+    command = " ".join(" ".join(os.path.basename(a) if i == 0 else a for i, a in
+                                enumerate(argv)).split())  # one line, whatever argv holds
     what = ", ".join(w for w in (command[:80], words.get(state, "")) if w)
     return f"pid {pid} ({what})" if what else f"pid {pid}"
 
