@@ -80,5 +80,7 @@ def parse_json(text: str, what: str) -> Any:
 
 def print_json(value: Any) -> None:
     """JSON on stdout. ASCII-only, so no database string can put raw control or
-    bidi characters on a terminal."""
-    sys.stdout.write(json.dumps(value, ensure_ascii=True, allow_nan=False) + "\n")
+    bidi characters on a terminal. A value JSON has no type for (bytes another program
+    wrote into a column) is written as its Python repr, a string."""
+    sys.stdout.write(json.dumps(value, ensure_ascii=True, allow_nan=False, default=repr)
+                     + "\n")

@@ -57,11 +57,24 @@ def load_registry(ref: str) -> Registry:
     return registry
 
 
+def app_name(ref: str) -> str:
+    """``MODULE[:ATTR]`` as ``MODULE:ATTR``: where child processes import the registry."""
+    module_name, _, attr = ref.partition(":")
+    return f"{module_name}:{attr or 'registry'}"
+
+
 @friendly
 def run(
     app: Annotated[str, typer.Option("--app", metavar="MODULE[:ATTR]",
                                      help="Module with the task registry ('registry' by default).")],
     concurrency: Annotated[int, typer.Option(min=1, help="Jobs run at once.")] = 8,
+    pool: Annotated[str, typer.Option(
+        metavar="thread|process",
+        help="thread: handlers on threads of this process. process: in --concurrency child "
+             "processes, which a task's timeout kills and whose crash fails only their job.",
+    )] = "thread",
+    max_jobs_per_child: Annotated[Optional[int], typer.Option(
+        metavar="K", help="--pool process: replace a child process after K jobs.")] = None,
     queue: Annotated[Optional[list[str]], typer.Option(
         "--queue", help="Only claim from this queue (repeatable; default: all).")] = None,
     lease: Annotated[float, typer.Option(help="Lease term in seconds.")] = 30.0,
@@ -89,11 +102,19 @@ def run(
         fail(f"--grace must be >= 0 seconds, got {grace}")
     if synchronous is not None and synchronous.upper() not in ("NORMAL", "FULL"):
         fail(f"--synchronous must be NORMAL or FULL, got {synchronous!r}")
+    if pool not in ("thread", "process"):
+        fail(f"--pool must be thread or process, got {pool!r}")
+    if max_jobs_per_child is not None:
+        if pool != "process":
+            fail("--max-jobs-per-child applies to --pool process only")
+        if max_jobs_per_child < 1:
+            fail(f"--max-jobs-per-child must be >= 1, got {max_jobs_per_child}")
     registry = load_registry(app)
     durability = {} if synchronous is None else {"synchronous": synchronous.upper()}
     with open_queue(db, create=True, **durability) as q:
         worker = Worker(q, registry, concurrency=concurrency, queues=queue or None, lease=lease,
-                        grace=grace)
+                        grace=grace, pool=pool, max_jobs_per_child=max_jobs_per_child,
+                        app=app_name(app) if pool == "process" else None)
         if sys.stderr.isatty() and sys.stdout.isatty():
             _run_live(worker, level, str(db), burst)
         else:
@@ -138,15 +159,22 @@ class LiveView:
         state = "stopping" if w.stopping else "running"
         head = Text.assemble(
             ("jobq worker ", "bold"), render.cell(w.id, limit=40), f" · {state} · ",
-            render.cell(self.db, limit=40),
+            render.cell(self.db, limit=40), f" · {w.pool} pool",
             f" · {len(running)}/{w.concurrency} busy · up {render.span(time.monotonic() - self.started)}"
             f" · {counts}")
+        children = w.children()
+        child_of = {job_id: pid for pid, _, job_id in children if job_id is not None}
         table = Table(box=None, padding=(0, 2), show_edge=False)
-        for col in ("ID", "KIND", "TRY", "FOR", "STATE"):
+        columns = ("ID", "KIND", "TRY", "FOR", "STATE") + (("PID",) if children else ())
+        for col in columns:
             table.add_column(col, no_wrap=True, overflow="ellipsis")
         for job, took, ctx in running[:20]:
-            table.add_row(str(job.id), render.cell(job.kind, limit=30), str(job.attempts),
-                          render.span(took), "cancelling" if ctx.cancelled.is_set() else "")
+            row = [str(job.id), render.cell(job.kind, limit=30), str(job.attempts),
+                   render.span(took), "cancelling" if ctx.cancelled.is_set() else ""]
+            table.add_row(*row, *([str(child_of.get(job.id, "-"))] if children else []))
         if len(running) > 20:
-            table.add_row("…", f"{len(running) - 20} more", "", "", "")
-        return Group(head, table)
+            table.add_row("…", f"{len(running) - 20} more", *[""] * (len(columns) - 2))
+        if not children:
+            return Group(head, table)
+        states = "  ".join(f"{pid} {state}" for pid, state, _ in sorted(children)[:16])
+        return Group(head, Text(f"children: {states}"), table)

@@ -275,11 +275,14 @@ class Queue:
 
     # -- administering --------------------------------------------------------------------
 
-    def retry(self, job_id: int) -> None:
+    def retry(self, job_id: int, *, force: bool = False) -> None:
         """A dead or cancelled job back to pending, runnable now, with a fresh allowance of
-        attempts. Raises ``JobNotFound`` or ``InvalidState``."""
+        attempts. With ``force``, a running job too: for one stuck under a worker that will
+        never finish it; the old holder is fenced out (its token is dropped), and if it is
+        alive after all, its handler may still be running. Raises ``JobNotFound`` or
+        ``InvalidState``."""
         check_int("job id", job_id)
-        self.store.job_retry(job_id, self.clock.now())
+        self.store.job_retry(job_id, self.clock.now(), force)
 
     def retry_dead(self, *, queue: str | None = None, kind: str | None = None,
                    error_contains: str | None = None) -> int:
@@ -334,6 +337,11 @@ class Queue:
         """A change signal: ``wait(timeout)`` returns True as soon as another connection
         may have committed (see ``store.base.Watch``). Close it when done."""
         return self.store.watch()
+
+    def write_blockers(self) -> list[str]:
+        """Processes holding the write lock while stopped, described for people (see
+        ``store.base.Store.write_blockers``)."""
+        return self.store.write_blockers()
 
     def check(self) -> None:
         """Raise ``DatabaseUnavailable`` when the database opened is gone or was replaced

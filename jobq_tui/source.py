@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -32,6 +32,8 @@ from jobq_core import (
     SYSTEM_CLOCK, Attempt, Clock, InvalidState, Job, JobNotFound, JobqError, JobStatus, Queue,
     Stats, Throughput, Watch, WorkerInfo,
 )
+
+from jobq_core.display import checked
 
 from .filters import Filter
 from .views import ROW_LIMIT, VIEWS
@@ -73,6 +75,7 @@ class Snapshot:
     rows_at: float = 0.0  # clock time ``rows`` were read (earlier than read_at if kept)
     reused: bool = False  # True: the database had not changed; these are the last rows
     frozen: bool = False  # True: a frozen copy (its directory is not writable): no live updates
+    blockers: tuple[str, ...] = ()  # stopped processes holding the write lock
 
 
 class Source:
@@ -188,7 +191,8 @@ class Source:
         else:
             rows, rows_at = v.read(q, filt, grouped), now
         return Snapshot(view, filt, grouped, version, now, now, time.monotonic() - started,
-                        stats, throughput, workers, running, rows, rows_at, frozen=q.frozen)
+                        stats, throughput, _shown(workers), _shown(running), _shown(rows),
+                        rows_at, frozen=q.frozen, blockers=tuple(q.write_blockers()))
 
     def version(self) -> int:
         """A number that changes whenever another connection may have committed."""
@@ -209,9 +213,9 @@ class Source:
         return Queue(self.path, clock=self._injected_clock, create=False,
                      busy_timeout=WRITE_BUSY_TIMEOUT)
 
-    def retry(self, job_id: int) -> None:
+    def retry(self, job_id: int, *, force: bool = False) -> None:
         with self._writer() as q:
-            q.retry(job_id)
+            q.retry(job_id, force=force)
 
     def cancel(self, job_id: int) -> JobStatus:
         """``CANCELLED`` for a pending job; a running one stays ``RUNNING``, asked to stop."""
@@ -245,6 +249,13 @@ class Source:
     def retry_dead(self, filt: Filter) -> int:
         with self._writer() as q:
             return q.retry_dead(queue=filt.queue, kind=filt.kind, error_contains=filt.error)
+
+
+def _shown(records: Sequence[Any]) -> tuple[Any, ...]:
+    """Records with values jobq cannot compute with (another program wrote them) made
+    neutral, so one bad row never blanks a view; ``checked`` says what was replaced."""
+    return tuple(checked(r)[0] if isinstance(r, (Job, Attempt, WorkerInfo)) else r
+                 for r in records)
 
 
 def _plain_error(e: BaseException) -> str:

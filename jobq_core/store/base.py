@@ -43,6 +43,10 @@ RetryDelay = Callable[[int], float]
 """Seconds to wait before the next attempt, given the number of the attempt that failed."""
 
 
+# The error recorded for an attempt an operator took back (``job_retry(force=True)``).
+TAKEN_BACK = "taken back by an operator (retry --force): this worker's lease was revoked"
+
+
 class NewJob(NamedTuple):
     """A validated job ready to insert; payload is already JSON text. (A tuple: enqueue
     builds one per job, and a tuple is several times cheaper to build than a dataclass.)"""
@@ -181,10 +185,13 @@ class Store(Protocol):
         (see the module's History rule). Empty for a missing job."""
         ...
 
-    def job_retry(self, job_id: int, now: float) -> None:
+    def job_retry(self, job_id: int, now: float, force: bool = False) -> None:
         """A dead or cancelled job back to pending, runnable now, with a fresh allowance
-        of attempts. ``JobNotFound``; ``InvalidState`` when it is pending, running or
-        succeeded, or another live job holds its unique key."""
+        of attempts. With ``force``, a running job too (one stuck under a worker that
+        will never finish it): its attempt is recorded as ``lease lost`` and its token
+        dropped, so the old holder is fenced out. ``JobNotFound``; ``InvalidState`` when
+        it is pending or succeeded (or running, without ``force``), or another live job
+        holds its unique key."""
         ...
 
     def job_retry_dead(self, where: ListFilter, now: float) -> int:
@@ -246,6 +253,12 @@ class Store(Protocol):
 
     def watch(self) -> Watch:
         """A new change signal for this store (see ``Watch``); the caller closes it."""
+        ...
+
+    def write_blockers(self) -> list[str]:
+        """Processes that hold the database's write lock while stopped (SIGSTOP, a
+        debugger), described for people (``pid 4242 (jobq run ..., stopped)``): every
+        write waits for them. [] where the store has no such lock or cannot tell."""
         ...
 
     def check(self) -> None:

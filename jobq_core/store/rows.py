@@ -41,7 +41,8 @@ def decode(text: str | None):
 
 
 _STATUS = {s.value: s for s in JobStatus}
-_CONVERT = {"payload": "_decode({})", "status": "_STATUS[{}]", "result": "_decode({})",
+# A status jobq does not know (another program wrote it) is kept as the raw text.
+_CONVERT = {"payload": "_decode({})", "status": "_STATUS.get({0}, {0})", "result": "_decode({})",
             "cancel_requested": "bool({})"}
 
 

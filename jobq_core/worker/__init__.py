@@ -7,8 +7,10 @@ Threads, what each one owns, and where it lives:
   the executor, which enforces timeouts on each turn; when idle it sleeps on the store's
   change signal (``queue.watch()``). On stop, ``executor.py`` drains: running handlers get
   the grace period, then their jobs are released.
-* ``jobq-handler-N`` (``pool.py``) and one ``jobq-asyncio`` event loop thread: run the
-  handlers; ``executor.py`` turns what they do into ``Outcome`` records (``runs.py``).
+* the pool runs the handlers (``pool.py`` says what a pool does): ``threads.py`` on
+  ``jobq-handler-N`` threads and one ``jobq-asyncio`` event loop thread (the default), or
+  ``processes.py`` in child processes (``child.py``), watched by ``jobq-processes``;
+  ``executor.py`` turns what they do into ``Outcome`` records (``runs.py``).
 * ``jobq-completer`` — ``completer.py``: writes outcomes, group-committed, together with
   the claim for the slots they free (``complete_and_claim``: one commit, not two).
 * ``jobq-heartbeat`` — ``heartbeat.py``: every third of the lease, extends every in-flight

@@ -61,8 +61,8 @@ class Heartbeat:
         for lease, group in by_lease.items():
             result = self._queue.extend_many([(r.job.id, r.job.token) for r in group], lease=lease)
             for run in group:
-                if run.job.id in result.cancel_requested:
-                    run.ctx.cancelled.set()
+                if run.job.id in result.cancel_requested and not run.ctx.cancelled.is_set():
+                    self._executor.cancel(run)
                 if run.job.id in result.lost:
                     self._executor.abandon(run, Lost())
 

@@ -1,51 +1,48 @@
-"""The thread pool that runs synchronous handlers (``jobq-handler-N``), made of daemon
-threads. The executor hands it work; another pool would plug in there."""
+"""The pool interface: where handlers run. The executor hands a pool each run whose handler
+should start, and the pool reports how the handler ended to the ``finished`` callback it was
+started with. Two pools keep it:
+
+* ``ThreadPool`` (``threads.py``, the default): handlers on daemon threads of the worker
+  process, ``async def`` handlers on one event loop thread.
+* ``ProcessPool`` (``processes.py``, with ``child.py``): handlers in child processes, one at
+  a time each, which can be killed (hard timeouts) and whose crash fails only their own job.
+
+Everything else — claims, leases, heartbeats, timeouts, outcomes, the completer — is the
+same for both: the executor decides *when* a run ends (it returned, timed out, lost its
+lease, was released), the pool only *where* its handler runs and how it is stopped.
+"""
 from __future__ import annotations
 
-import queue
-import threading
+from collections.abc import Callable
+from typing import Protocol
+
+from .runs import Outcome, Run
+
+Finished = Callable[[Run, Outcome], None]
 
 
-class DaemonPool:
-    """Daemon threads that run handlers, started as needed up to ``limit``.
+class Pool(Protocol):
+    kind: str  # "thread" or "process": what the CLI and logs call it
 
-    Daemon threads, unlike ``ThreadPoolExecutor``'s, do not hold the process open at exit:
-    a handler abandoned after the grace period must not stop ``jobq run`` from exiting.
-    The headroom above the worker's concurrency covers abandoned handlers still running.
-    """
+    def start(self, finished: Finished, fail: Callable[[str], None]) -> None:
+        """Get ready to run handlers (a process pool waits for its first child); report each
+        handler's end to ``finished``, from any thread. Raises ``JobqError`` when the pool
+        cannot start; ``fail(reason)`` stops the worker when it cannot go on later."""
 
-    def __init__(self, limit: int):
-        self._limit = limit
-        self._work: queue.SimpleQueue = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._threads = 0
-        self._idle = 0
+    def run(self, run: Run) -> None:
+        """Start ``run``'s handler (its task and payload are checked already)."""
 
-    def submit(self, fn, *args) -> None:
-        with self._lock:
-            if self._idle > 0:  # reserve an idle thread for this item
-                self._idle -= 1
-                self._work.put((fn, args, True))
-                return
-            if self._threads >= self._limit:
-                self._work.put((fn, args, False))  # the first thread to free up takes it
-                return
-            self._threads += 1
-            n = self._threads
-        threading.Thread(target=self._serve, args=((fn, args, True),),
-                         name=f"jobq-handler-{n}", daemon=True).start()
+    def cancel(self, run: Run) -> None:
+        """``run.ctx.cancelled`` was set in the worker: let the handler see it."""
 
-    def _serve(self, item) -> None:
-        while item is not None:
-            fn, args, _ = item
-            fn(*args)
-            with self._lock:
-                self._idle += 1
-            item = self._work.get()
-            if item is not None and not item[2]:
-                with self._lock:
-                    self._idle -= 1
-        self._work.put(None)  # pass the stop on to the next thread
+    def stop(self, run: Run) -> None:
+        """The executor abandoned ``run`` (timed out, lease lost, released): stop its
+        handler if the pool can. Whatever the handler reports later is ignored."""
 
     def close(self) -> None:
-        self._work.put(None)
+        """No more runs: end the pool's threads or processes (after ``stop`` of every run
+        still going)."""
+
+    def kill(self) -> None:
+        """Exit now (a second signal): end whatever runs at once. Called from a signal
+        handler, so it must not wait for a lock."""

@@ -9,11 +9,15 @@ abandoned handler is discarded.
 """
 from __future__ import annotations
 
+import asyncio
 import enum
 import time
+import traceback
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import LeaseLost
+from ..new_jobs import encode_json
 from ..registry import JobContext, Task
 from ..textsafe import clean
 from ..types import Job
@@ -64,8 +68,9 @@ class Run:
     started: float  # monotonic
     deadline: float | None  # monotonic; None: no timeout
     state: RunState = RunState.RUNNING
-    future: Any = None  # an async handler's future on the event loop (to cancel it)
+    handle: Any = None  # the pool's hold on its handler: an async future, or a child process
     outcome: Outcome | None = None  # set when the run leaves RUNNING
+    write_until: float | None = None  # monotonic: retry writing the outcome until then
 
     def describe(self) -> str:
         """The run as log lines name it: ``job=42 kind=email.send attempt=1/5``."""
@@ -78,3 +83,38 @@ class Run:
     def took(self) -> float:
         """Seconds since the run started."""
         return time.monotonic() - self.started
+
+
+# -- what a handler's end becomes (both pools) -----------------------------------------------
+
+RESULT = "the handler's result"
+
+
+def result_json(result: Any) -> str | Failed:
+    """A handler's return value as JSON text, or the ``Failed`` outcome saying why it is not
+    JSON (the run fails: a result is stored as JSON)."""
+    try:
+        return encode_json(result, RESULT)
+    except (TypeError, ValueError) as e:
+        return Failed(f"{type(e).__name__}: {e}")
+
+
+def returned(result: Any) -> Succeeded | Failed:
+    if result is None:
+        return SUCCEEDED_NONE
+    checked = result_json(result)
+    return checked if isinstance(checked, Failed) else Succeeded(result)
+
+
+# Most handlers return None: one shared record (building a frozen dataclass takes ~0.25 us).
+SUCCEEDED_NONE = Succeeded(None)
+
+
+def raised(e: BaseException) -> Failed | Lost:
+    """What a handler's exception makes of its run: ``LeaseLost`` (from ``ctx.heartbeat()``
+    or ``ctx.progress()``) a lost lease, anything else a failure with its traceback."""
+    if isinstance(e, LeaseLost):
+        return Lost()
+    if isinstance(e, asyncio.CancelledError):
+        return Failed("the handler was cancelled")
+    return Failed("".join(traceback.format_exception(e)))

@@ -7,6 +7,7 @@ import os
 import secrets
 import signal
 import socket
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -21,8 +22,9 @@ from .claimer import Claimer
 from .completer import Completer, Outbox
 from .executor import Executor
 from .heartbeat import Heartbeat
-from .pool import DaemonPool
+from .pool import Pool
 from .state import State
+from .threads import ThreadPool
 
 log = logging.getLogger("jobq.worker")
 
@@ -37,6 +39,13 @@ class Worker:
     a millisecond or two; where that is unavailable it checks every ``poll_interval``
     seconds (a cheap read), and while some slots are busy it looks for work as often.
     Delayed jobs and retries are looked for every ``idle_claim_interval`` seconds.
+
+    ``pool="thread"`` (the default) runs handlers on threads of this process;
+    ``pool="process"`` in ``concurrency`` child processes, one handler at a time each, which
+    can be killed at a task's ``timeout`` and whose crash fails only their own job (see
+    ``processes.py``). Each child imports the registry by name: ``app="MODULE:ATTR"``, by
+    default the module-level name the registry is found under. ``max_jobs_per_child``
+    (process pool only) replaces a child after that many jobs.
     """
 
     def __init__(
@@ -51,9 +60,19 @@ class Worker:
         poll_interval: float = 0.02,
         idle_claim_interval: float = 0.5,
         worker_id: str | None = None,
+        pool: str = "thread",
+        max_jobs_per_child: int | None = None,
+        app: str | None = None,
     ):
         check_int("concurrency", concurrency, minimum=1)
         check_seconds("lease", lease, positive=True, maximum=MAX_LEASE)
+        if pool not in ("thread", "process"):
+            raise ValueError(f"pool must be 'thread' or 'process', got {pool!r:.80}")
+        if max_jobs_per_child is not None:
+            if pool != "process":
+                raise ValueError("max_jobs_per_child applies to pool='process' only "
+                                 f"(got {max_jobs_per_child!r:.80} with pool={pool!r})")
+            check_int("max_jobs_per_child", max_jobs_per_child, minimum=1)
         for name, value in (("poll_interval", poll_interval),
                             ("idle_claim_interval", idle_claim_interval)):
             check_seconds(name, value, positive=True)
@@ -73,14 +92,16 @@ class Worker:
         self.poll_interval = float(poll_interval)
         self.idle_claim_interval = float(idle_claim_interval)
         self.id = worker_id or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(2)}"
+        self.pool = pool
+        self.max_jobs_per_child = max_jobs_per_child
+        self._failure: str | None = None  # why the pool could not go on
 
         self._gone: JobqError | None = None  # set when the database went away
         self._state = state = State(concurrency)
         self.counts = state.counts
         outbox = Outbox(state)
-        # The headroom above the concurrency covers abandoned handlers still running.
         self._executor = Executor(state, outbox, registry,
-                                  DaemonPool(concurrency + max(2, concurrency // 2)))
+                                  self._make_pool(pool, registry, app, max_jobs_per_child))
         self._reaper = Reaper(queue, interval=min(self.lease, 60.0))
         shortest = min([self.lease, *(t.lease for t in _tasks(registry) if t.lease)])
         self._heartbeat = Heartbeat(queue, state, self._executor, self._reaper,
@@ -112,6 +133,8 @@ class Worker:
                 restore()
         if self._gone:
             raise self._gone
+        if self._failure is not None:
+            raise JobqError(self._failure)
 
     def _database_gone(self, error: JobqError) -> None:
         """The database file was deleted or replaced: stop at once; ``run`` raises."""
@@ -133,16 +156,51 @@ class Worker:
         runs = sorted(self._state.running_runs(), key=lambda r: r.started)
         return [(r.job, now - r.started, r.ctx) for r in runs]
 
+    def children(self) -> list[tuple[int, str, int | None]]:
+        """The process pool's children: (pid, state, job id or None), state one of
+        starting, idle, busy, stopping. Empty for the thread pool."""
+        children = getattr(self._executor.pool, "children", None)
+        return children() if children else []
+
     # -- starting and stopping --------------------------------------------------------------
 
+    def _make_pool(self, kind: str, registry: Registry, app: str | None,
+                   max_jobs_per_child: int | None) -> Pool:
+        if kind == "thread":
+            return ThreadPool(self.concurrency)
+        from .processes import ProcessPool
+
+        app = app or find_app(registry)
+        module_name = app.partition(":")[0]
+        main_path = getattr(sys.modules.get("__main__"), "__file__", None)
+        if module_name == "__main__" and main_path is None:
+            raise ValueError("pool='process' needs a registry the child processes can import, "
+                             "and this one lives in an interactive session's __main__")
+        return ProcessPool(app, concurrency=self.concurrency,
+                           max_jobs_per_child=max_jobs_per_child, worker_id=self.id,
+                           kinds=registry.kinds(), main_path=main_path)
+
+    def _pool_failed(self, reason: str) -> None:
+        """The process pool cannot start children any more: stop (running jobs get the
+        grace period, waiting ones are released) and have ``run()`` raise."""
+        self._failure = reason
+        log.error("%s: stopping the worker", reason)
+        self.stop()
+
     def _start(self) -> None:
-        self.queue.register_worker(self.id, host=socket.gethostname(), pid=os.getpid(),
-                                   queues=self.queues, concurrency=self.concurrency)
+        # Before the worker is registered: a pool may fail to start.
+        self._executor.start(self._pool_failed)
+        try:
+            self.queue.register_worker(self.id, host=socket.gethostname(), pid=os.getpid(),
+                                       queues=self.queues, concurrency=self.concurrency)
+        except BaseException:
+            self._executor.close()
+            raise
         self._reaper.run_once()
         self._heartbeat.start()
         self._completer.start()
-        log.info("worker %s started: concurrency=%d queues=%s lease=%gs kinds=%s", self.id,
-                 self.concurrency, ",".join(self.queues) if self.queues else "*", self.lease,
+        log.info("worker %s started: %s pool, concurrency=%d queues=%s lease=%gs kinds=%s",
+                 self.id, self.pool, self.concurrency, ",".join(self.queues) if self.queues else "*", self.lease,
                  ",".join(self.registry.kinds()) or "-")
 
     def _shutdown(self) -> None:
@@ -168,6 +226,7 @@ class Worker:
                 n = self._state.running
                 log.warning("second signal: exiting now; the leases of %d running job(s) will "
                             "expire and the jobs run again", n)
+                self._executor.kill()  # child processes go too
                 logging.shutdown()
                 os._exit(130 if signum == signal.SIGINT else 143)
             log.info("%s: stopping; running jobs get %gs to finish (signal again to exit "
@@ -181,3 +240,21 @@ class Worker:
 
 def _tasks(registry: Registry) -> list[Task]:
     return [t for k in registry.kinds() if (t := registry.get(k)) is not None]
+
+
+def find_app(registry: Registry) -> str:
+    """``MODULE:ATTR``: a module-level name under which ``registry`` can be imported (by a
+    child process). Looks in the modules of its handlers first, then in every module."""
+    first = [t.fn.__module__ for t in _tasks(registry) if isinstance(t.fn.__module__, str)]
+    for name in dict.fromkeys([*first, *list(sys.modules)]):
+        module = sys.modules.get(name)
+        try:
+            names = list(vars(module).items())
+        except TypeError:
+            continue
+        for attr, value in names:
+            if value is registry and attr.isidentifier():
+                return f"{name}:{attr}"
+    raise ValueError("pool='process' needs a registry the child processes can import by name "
+                     f"(a module-level variable), and {registry!r:.80} is none: define it at "
+                     "the top level of a module, or pass app='MODULE:ATTR'")

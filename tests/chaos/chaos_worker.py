@@ -2,11 +2,16 @@
 
     python chaos_worker.py DB HISTORY [--concurrency N] [--lease S] [--grace S]
                            [--clock-offset S] [--host-clock-offset S] [--burst]
+                           [--pool thread|process]
 
 Handlers (kind -> behaviour): "work" sleeps payload["ms"] milliseconds, heartbeating;
 "raise" raises; "exit" calls sys.exit; "nonjson" returns something JSON cannot hold;
 "spin" busy-loops; "hang" sleeps forever (the last two have a 1 s timeout).
 SIGUSR1 lifts this process's file-size limit ("disk space returns").
+
+The registry is a module-level name, so that the children of ``--pool process`` can import
+it (as ``__main__:registry``, this script run again by path); each process writes its own
+"ran" events to the history log named by $CHAOS_HISTORY.
 """
 from __future__ import annotations
 
@@ -39,7 +44,18 @@ class OffsetClock(SystemClock):
         return time.time() + self.offset + jumped
 
 
-def build_registry(history: HistoryWriter) -> Registry:
+_history: HistoryWriter | None = None
+
+
+def history() -> HistoryWriter:
+    """This process's writer to the history log (a child process opens its own)."""
+    global _history
+    if _history is None or _history.pid != os.getpid():
+        _history = HistoryWriter(os.environ["CHAOS_HISTORY"])
+    return _history
+
+
+def build_registry() -> Registry:
     registry = Registry()
 
     @registry.task("work", max_attempts=50)
@@ -47,7 +63,7 @@ def build_registry(history: HistoryWriter) -> Registry:
         end = time.monotonic() + payload.get("ms", 5) / 1000
         while time.monotonic() < end and not ctx.cancelled.is_set():
             time.sleep(min(0.01, max(0.0, end - time.monotonic())))
-        history.write("ran", job=ctx.job_id, attempt=ctx.attempt)
+        history().write("ran", job=ctx.job_id, attempt=ctx.attempt)
         return {"job": ctx.job_id, "pid": os.getpid()}
 
     @registry.task("raise", max_attempts=2)
@@ -74,6 +90,9 @@ def build_registry(history: HistoryWriter) -> Registry:
     return registry
 
 
+registry = build_registry()
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("db")
@@ -88,11 +107,12 @@ def main() -> int:
                    help="fake this host's wall clock (time.time) this many seconds off; "
                         "the queue keeps its own clock (PostgreSQL: the server's)")
     p.add_argument("--burst", action="store_true")
+    p.add_argument("--pool", default="thread")
     args = p.parse_args()
     logging.basicConfig(level=logging.WARNING, format=f"[{os.getpid()}] %(message)s")
     signal.signal(signal.SIGUSR1, lambda *_: resource.setrlimit(
         resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY)))
-    history = HistoryWriter(args.history)
+    os.environ["CHAOS_HISTORY"] = args.history  # for this process's children too
     if args.host_clock_offset:
         real = time.time
         time.time = lambda: real() + args.host_clock_offset
@@ -100,10 +120,10 @@ def main() -> int:
     # the server's, on SQLite this host's).
     skewed = args.clock_offset or args.clock_jump
     clock = OffsetClock(args.clock_offset, args.clock_jump, args.clock_jump_after) if skewed else None
-    queue = ObservedQueue(args.db, history, clock=clock, backoff=Backoff(base=0.05, cap=0.5))
-    worker = Worker(queue, build_registry(history), concurrency=args.concurrency,
-                    lease=args.lease, grace=args.grace, poll_interval=0.01)
-    history.write("worker", id=worker.id)
+    queue = ObservedQueue(args.db, history(), clock=clock, backoff=Backoff(base=0.05, cap=0.5))
+    worker = Worker(queue, registry, concurrency=args.concurrency,
+                    lease=args.lease, grace=args.grace, poll_interval=0.01, pool=args.pool)
+    history().write("worker", id=worker.id)
     worker.run(burst=args.burst)
     queue.close()
     return 0

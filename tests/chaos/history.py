@@ -28,10 +28,10 @@ _now = time.time  # bound at import: a worker that fakes its host clock later lo
 class HistoryWriter:
     def __init__(self, path: str):
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        self._pid = os.getpid()
+        self.pid = os.getpid()
 
     def write(self, event: str, **fields) -> None:
-        fields.update(ev=event, pid=self._pid, t=fields.get("t", _now()))
+        fields.update(ev=event, pid=self.pid, t=fields.get("t", _now()))
         os.write(self._fd, (json.dumps(fields) + "\n").encode())
 
     def close(self) -> None:

@@ -37,7 +37,8 @@ def _stop(chaos, *workers):
         assert w.wait(timeout=30) == 0
 
 
-def test_workers_sigkilled_at_random_lose_nothing_and_complete_each_job_once(chaos, soak):
+@pytest.mark.parametrize("pool", ["thread", "process"])
+def test_workers_sigkilled_at_random_lose_nothing_and_complete_each_job_once(chaos, soak, pool):
     rng = random.Random(1)
 
     def feed(n):
@@ -45,7 +46,7 @@ def test_workers_sigkilled_at_random_lose_nothing_and_complete_each_job_once(cha
                        for _ in range(n)])
 
     feed(1000)
-    opts = ("--concurrency", "4", "--lease", "1")
+    opts = ("--concurrency", "4", "--lease", "1", "--pool", pool)
     workers = [chaos.worker(*opts) for _ in range(4)]
     end = time.monotonic() + max(3.0, soak)
     while time.monotonic() < end:
@@ -187,11 +188,12 @@ def test_a_sigterm_lets_running_jobs_finish_and_leaves_the_rest_pending(chaos):
     assert statuses.count("succeeded") == 2 and statuses.count("pending") == 4
 
 
-def test_handlers_that_raise_exit_spin_hang_or_return_junk_fail_cleanly(chaos):
+@pytest.mark.parametrize("pool", ["thread", "process"])
+def test_handlers_that_raise_exit_spin_hang_or_return_junk_fail_cleanly(chaos, pool):
     bad = chaos.enqueue([("raise", 1), ("exit", None), ("nonjson", None), ("spin", None),
                          ("hang", None), {"kind": "no-such-kind", "max_attempts": 1}])
     good = chaos.enqueue([("work", {"ms": 1}) for _ in range(20)])
-    w = chaos.worker("--concurrency", "2", "--lease", "1")
+    w = chaos.worker("--concurrency", "2", "--lease", "1", "--pool", pool)
     _finish(chaos, timeout=60)
     assert w.poll() is None  # the worker survived all of it
     _stop(chaos, w)

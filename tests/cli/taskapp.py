@@ -1,6 +1,7 @@
 """Handlers for the CLI tests; copied into each test's directory and run with
 ``jobq run --app taskapp`` (the current directory is on the import path)."""
 import os
+import re
 import time
 
 from jobq_core import Backoff, Registry
@@ -29,3 +30,11 @@ def nap(payload, ctx):
 @registry.task("boom", backoff=Backoff(base=0.05, cap=0.05))
 def boom(payload):
     raise ValueError(f"boom {payload}")
+
+
+@registry.task("stuck")
+def stuck(payload, ctx):
+    """Stuck in C code that holds the GIL (a regex that backtracks for ages): no other thread
+    of its process runs until it ends."""
+    ctx.progress(0.0, str(os.getpid()))
+    return bool(re.match(r"(a+)+$", "a" * 64 + "!"))

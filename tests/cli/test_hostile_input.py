@@ -41,3 +41,18 @@ def test_out_of_range_input_is_one_line_and_writes_nothing(app_dir, db, args, me
     with Queue(db) as q:
         assert [j.kind for j in q.list()] == ["existing"]
         assert q.workers() == []
+
+
+def test_retry_force_takes_back_a_running_job_and_refuses_without_an_id(app_dir, db):
+    with Queue(db) as q:
+        job_id = q.enqueue("stuck")
+        held = q.claim("gone-worker", lease=3600)
+    r = jobq(app_dir, "retry", str(job_id), "--db", db)
+    assert r.returncode == 1 and "a running one with force" in r.stderr
+    r = jobq(app_dir, "retry", str(job_id), "--force", "--db", db)
+    assert (r.returncode, r.stdout) == (0, "retried 1 job(s)\n")
+    with Queue(db) as q:
+        assert q.get(job_id).status == "pending" and q.get(job_id).token is None
+        assert held.token is not None
+    r = jobq(app_dir, "retry", "--all-dead", "--force", "--db", db)
+    assert (r.returncode, r.stderr) == (1, "jobq: --force takes back one job: give its ID\n")

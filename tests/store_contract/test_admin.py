@@ -249,3 +249,24 @@ def test_count_is_how_many_list_would_return_without_a_limit(queue, clock):
         assert queue.count(status=status) == len(queue.list(status=status, limit=1000))
     with pytest.raises(ValueError, match="unknown status"):
         queue.count(status="done")
+
+
+def test_retry_force_takes_back_a_running_job_and_fences_out_its_holder(queue):
+    from jobq_core import LeaseLost
+    job_id = queue.enqueue("k")
+    held = queue.claim("w1")
+    with pytest.raises(InvalidState, match="a running one with force"):
+        queue.retry(job_id)
+    queue.retry(job_id, force=True)
+    job = queue.get(job_id)
+    assert (job.status, job.attempts, job.token) == ("pending", 0, None)
+    with pytest.raises(LeaseLost):
+        queue.complete(held.id, held.token)
+    again = queue.claim("w2")
+    assert again.id == job_id and again.token != held.token
+    first = queue.attempts(job_id)[0]
+    assert (first.outcome, first.worker, first.token) == ("lease lost", "w1", held.token)
+    assert "taken back by an operator" in first.error
+    queue.complete(again.id, again.token)
+    with pytest.raises(InvalidState):
+        queue.retry(job_id, force=True)  # a succeeded job stays succeeded

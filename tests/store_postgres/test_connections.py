@@ -79,7 +79,8 @@ def _drain_through(pg_url, fault, caplog, jobs=300):
     with Queue(pg_url) as producer:
         ids = producer.enqueue_many([("nap", None) for _ in range(jobs)])
         with Queue(pg_url) as q:
-            w = Worker(q, _slow_registry(0.01), concurrency=8, lease=5)
+            # 50 ms jobs: the drain still runs when the fault comes, however loaded the machine
+            w = Worker(q, _slow_registry(0.05), concurrency=8, lease=5)
             t = _run(w)
             wait_for(lambda: w.counts["succeeded"] >= jobs // 4, timeout=60)
             fault()

@@ -31,7 +31,7 @@ from ...types import (
     Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Stats, Throughput,
     WorkerInfo,
 )
-from ..base import Completion, ListFilter, NewJob, RetryDelay
+from ..base import TAKEN_BACK, Completion, ListFilter, NewJob, RetryDelay
 from ..rows import claimed_job, job_from_row
 from . import statements as sql
 from .connection import Connections, ServerClock, parse_url
@@ -378,16 +378,19 @@ class PostgresStore:
 
     # -- administering ------------------------------------------------------------------
 
-    def job_retry(self, job_id: int, now: float) -> None:
+    def job_retry(self, job_id: int, now: float, force: bool = False) -> None:
         def op(c: psycopg.Connection, _again: bool) -> None:
             with c.transaction():
-                row = c.execute("SELECT status, queue FROM jobq_jobs WHERE id=%s FOR UPDATE",
-                                (job_id,)).fetchone()
+                row = c.execute("SELECT status, queue, attempts, worker, token, started_at "
+                                "FROM jobq_jobs WHERE id=%s FOR UPDATE", (job_id,)).fetchone()
                 if row is None:
                     raise JobNotFound(job_id)
-                if row[0] not in (JobStatus.DEAD, JobStatus.CANCELLED):
-                    raise InvalidState(
-                        f"job {job_id} is {row[0]}; only dead or cancelled jobs can be retried")
+                if force and row[0] == JobStatus.RUNNING:
+                    c.execute(sql.RECORD_ATTEMPT, (job_id, row[2], row[3], row[4], row[5], now,
+                                                   Outcome.LEASE_LOST, TAKEN_BACK))
+                elif row[0] not in (JobStatus.DEAD, JobStatus.CANCELLED):
+                    raise InvalidState(f"job {job_id} is {row[0]}; only dead or cancelled jobs "
+                                       "can be retried (a running one with force)")
                 try:
                     with c.transaction():
                         c.execute(sql.REVIVE + " WHERE id=%s", (now, job_id))
@@ -550,6 +553,9 @@ class PostgresStore:
 
     def server_clock(self) -> Clock:
         return self._clock
+
+    def write_blockers(self) -> list[str]:
+        return []  # row locks: a stopped worker blocks only its own rows
 
     def check(self) -> None:
         """Nothing to do: a server that goes away fails the next statement loudly (and

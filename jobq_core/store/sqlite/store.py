@@ -27,13 +27,13 @@ from ...types import (
     WorkerInfo,
 )
 from ...textsafe import clean
-from ..base import Completion, ListFilter, NewJob, RetryDelay
+from ..base import TAKEN_BACK, Completion, ListFilter, NewJob, RetryDelay
 from . import statements as sql
 from .connection import (
     SYNCHRONOUS_MODES, connect, error_code, filesystem_type, guarded, set_pragmas,
-    translate, warn_if_network, write_transaction,
+    stopped_lock_holders, translate, warn_if_network, write_transaction,
 )
-from .rows import JOB_COLS, JOB_COLS_LEAN, claimed_job, job_from_row, unreadable
+from .rows import JOB_COLS, JOB_COLS_LEAN, claimed_job, decode, job_from_row, unreadable
 from .schema import INLINE_PAYLOAD_MAX, SCHEMA_VERSION, installed_version, migrate
 from .watch import SqliteWatch, file_identity
 
@@ -352,13 +352,19 @@ class SqliteStore:
     # -- administering ------------------------------------------------------------------
 
     @guarded
-    def job_retry(self, job_id: int, now: float) -> None:
+    def job_retry(self, job_id: int, now: float, force: bool = False) -> None:
         with self._write() as c:
-            row = c.execute("SELECT status FROM jobq_jobs WHERE id=?", (job_id,)).fetchone()
+            row = c.execute("SELECT status, attempts, worker, token, started_at FROM jobq_jobs "
+                            "WHERE id=?", (job_id,)).fetchone()
             if row is None:
                 raise JobNotFound(job_id)
-            if row[0] not in (JobStatus.DEAD, JobStatus.CANCELLED):
-                raise InvalidState(f"job {job_id} is {row[0]}; only dead or cancelled jobs can be retried")
+            status, attempts, worker, token, started = row
+            if force and status == JobStatus.RUNNING:
+                c.execute(sql.RECORD_ATTEMPT, (job_id, attempts, worker, token, started, now,
+                                               Outcome.LEASE_LOST, TAKEN_BACK))
+            elif status not in (JobStatus.DEAD, JobStatus.CANCELLED):
+                raise InvalidState(f"job {job_id} is {status}; only dead or cancelled jobs "
+                                   "can be retried (a running one with force)")
             try:
                 c.execute(sql.REVIVE + " WHERE id=?", (now, job_id))
             except sqlite3.IntegrityError:
@@ -499,8 +505,7 @@ class SqliteStore:
             "FROM jobq_workers ORDER BY id"
         ).fetchall()
         return [
-            WorkerInfo(r[0], r[1], r[2], None if r[3] is None else tuple(json.loads(r[3])),
-                       r[4], r[5], r[6], r[7])
+            WorkerInfo(r[0], r[1], r[2], _worker_queues(r[3]), r[4], r[5], r[6], r[7])
             for r in rows
         ]
 
@@ -518,6 +523,9 @@ class SqliteStore:
         by ``PRAGMA data_version``; where it has not, ``data_version`` polled every
         ``poll_interval`` seconds. Commits through this store's own connection do not count."""
         return SqliteWatch(self, poll_interval)
+
+    def write_blockers(self) -> list[str]:
+        return stopped_lock_holders(self.path)
 
     def check(self) -> None:
         try:
@@ -566,6 +574,17 @@ def _needs_care(job: NewJob) -> bool:
 
 def _insert_row(job: NewJob, now: float) -> tuple:
     return (*job, now)  # NewJob's fields are in sql.INSERT's column order
+
+
+def _worker_queues(text: str | None) -> tuple[str, ...] | None:
+    """The registry's JSON list of queue names; anything else (another program wrote it)
+    is shown as the one raw string it is."""
+    if text is None:
+        return None
+    value = decode(text)
+    if isinstance(value, list) and all(isinstance(q, str) for q in value):
+        return tuple(value)
+    return (f"{text!r:.60} (not a list of queue names)",)
 
 
 def quarantine(c: sqlite3.Connection, job_id: int, token: int, bad: str, now: float) -> None:
