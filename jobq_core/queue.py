@@ -14,13 +14,13 @@ from typing import Any
 from .backoff import Backoff
 from .checks import MAX_LEASE, check_int, check_name, check_seconds
 from .clock import SYSTEM_CLOCK, Clock
-from .errors import LeaseLost
+from .errors import InvalidState, LeaseLost
 from .new_jobs import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD, JobMaker, encode_json
 from .store import open_store
-from .store.base import Completion, ListFilter, NewJob, Store, Watch
+from .store.base import Completion, CopiedJob, ListFilter, NewJob, Store, Watch
 from .types import (
-    LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Stats, Throughput,
-    WorkerInfo,
+    LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, RawJSON, Stats,
+    Throughput, WorkerInfo,
 )
 
 DEFAULT_LEASE = 30.0
@@ -301,6 +301,24 @@ class Queue:
         history. Pending and running jobs are never touched."""
         check_seconds("older_than", older_than)
         return self.store.job_prune(self.clock.now() - older_than)
+
+    def copy_in(self, jobs: Iterable[Job]) -> list[int]:
+        """Add pending and dead jobs read from another queue (``other.list(status=...)``
+        with payloads), as they were: status, attempts, last error, times, unique key. One
+        transaction; the new ids in order. Their attempt history stays behind. A pending
+        job whose unique key a live job here holds yields that job's id instead."""
+        copied = []
+        for job in jobs:
+            if job.status not in (JobStatus.PENDING, JobStatus.DEAD):
+                raise InvalidState(f"job {job.id} is {job.status}; only pending and dead jobs "
+                                   "can be copied")
+            payload = str(job.payload) if isinstance(job.payload, RawJSON) else encode_json(
+                job.payload)
+            new = NewJob(job.kind, payload, job.queue, job.priority, job.run_at,
+                         job.max_attempts, job.unique_key)
+            copied.append(CopiedJob(new, str(job.status), job.attempts, job.error,
+                                    job.created_at, job.finished_at))
+        return self.store.job_copy_in(copied) if copied else []
 
     # -- workers --------------------------------------------------------------------------
 

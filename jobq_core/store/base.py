@@ -60,6 +60,18 @@ class NewJob(NamedTuple):
     unique_key: str | None
 
 
+class CopiedJob(NamedTuple):
+    """A pending or dead job read from another store, to be added here as it was (its new
+    id is this store's): ``job`` as an enqueue would give it, and the state it carries."""
+
+    job: NewJob
+    status: str  # "pending" or "dead"
+    attempts: int
+    error: str | None
+    created_at: float
+    finished_at: float | None
+
+
 class Completion(NamedTuple):
     job_id: int
     token: int
@@ -203,6 +215,12 @@ class Store(Protocol):
         """Pending: cancelled now. Running: flagged for its worker (its next heartbeat
         learns it). Returns the new status. ``JobNotFound``; ``InvalidState`` when it is
         already finished."""
+        ...
+
+    def job_copy_in(self, jobs: Sequence[CopiedJob]) -> list[int]:
+        """Add jobs carried over from another store, in one transaction, each with its
+        status (pending or dead), attempts, last error and times; the new ids in order. A
+        pending job whose unique key a live job here holds yields that job's id instead."""
         ...
 
     def job_prune(self, finished_before: float) -> int:

@@ -447,6 +447,22 @@ class PostgresStore:
 
         return self._conns.run(op)
 
+    def job_copy_in(self, jobs: Sequence[CopiedJob]) -> list[int]:
+        def op(c: psycopg.Connection, again: bool) -> list[int]:
+            _refuse_if_maybe_committed(again, self.display)
+            ids = []
+            with c.transaction():
+                for x in jobs:
+                    row = c.execute(sql.COPY_IN, (*x.job, x.created_at, str(x.status), x.attempts,
+                                                  x.error, x.finished_at)).fetchone()
+                    if row is None:  # a live job here holds its unique key
+                        row = c.execute(sql.LIVE_WITH_KEY, (x.job.unique_key,)).fetchone()
+                    ids.append(row[0])
+                self._send(c, {x.job.queue for x in jobs if x.status == JobStatus.PENDING})
+            return ids
+
+        return self._conns.run(op)
+
     def job_prune(self, finished_before: float) -> int:
         # The newest job is never pruned (the Ids rule of store.base; a sequence never
         # hands an id out twice anyway, but every store keeps the same rule).

@@ -400,6 +400,26 @@ class SqliteStore:
             raise InvalidState(f"job {job_id} is already {row[0]}")
 
     @guarded
+    def job_copy_in(self, jobs: Sequence[CopiedJob]) -> list[int]:
+        ids = []
+        with self._write() as c:
+            for copied in jobs:
+                job = copied.job
+                if copied.status == JobStatus.PENDING and job.unique_key is not None:
+                    row = c.execute("SELECT id FROM jobq_jobs WHERE unique_key=? AND status IN "
+                                    "('pending','running')", (job.unique_key,)).fetchone()
+                    if row:  # a live job here holds its key (we hold the write lock)
+                        ids.append(row[0])
+                        continue
+                job_id = self._insert_one(c, job._replace(unique_key=None), copied.created_at)
+                c.execute("UPDATE jobq_jobs SET status=?, attempts=?, error=?, finished_at=?, "
+                          "unique_key=? WHERE id=?",
+                          (str(copied.status), copied.attempts, copied.error,
+                           copied.finished_at, job.unique_key, job_id))
+                ids.append(job_id)
+        return ids
+
+    @guarded
     def job_prune(self, finished_before: float) -> int:
         pruned = 0
         while True:
