@@ -16,9 +16,9 @@ child -> worker, on jobs:
   {"op": "heartbeat", "id", "call"} | {"op": "progress", "id", "call", "fraction",
   "message"}                                        ctx calls; the worker does the lease work
 
-Why two sockets: the main thread reads its next job itself (a hand-off from a reading
-thread to the main thread cost ~40% of a no-op job's rate), while cancels and the answers
-to ctx calls must reach a handler that is running on the main thread.
+Why two sockets: the main thread reads its next job itself, with no hand-off from a
+reading thread (one thread switch less per job), while cancels and the answers to ctx
+calls must reach a handler that is running on the main thread.
 
 Lifetime: the child ends at EOF on its sockets — the worker closed them (shutdown, or
 ``max_jobs_per_child`` reached) or the worker process is gone, however it died: the kernel

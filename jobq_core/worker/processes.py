@@ -2,11 +2,12 @@
 processes (``child.py``), started once and reused, each running one handler at a time.
 
 The worker process keeps everything else: claims, leases and heartbeats, the completer,
-the reaper, signals. It hands a run to an idle child over a pipe and hears back how the
+the reaper, signals. It hands a run to an idle child over a socket and hears back how the
 handler ended; children never open the database (a ``ctx.heartbeat()`` or
 ``ctx.progress()`` in a child is a request the worker carries out). One thread,
-``jobq-processes``, reads every child's pipe and watches every child's exit; ctx calls run
-on ``jobq-ctx-call-N`` threads so that a slow database write never stalls that reading.
+``jobq-processes``, reads every child's socket, starts children and hears of their exits;
+ctx calls run on ``jobq-ctx-call-N`` threads so that a slow database write never stalls
+that reading.
 
 What a process buys over a thread: a run past its task's ``timeout`` (or abandoned for any
 reason) is *stopped* — SIGTERM to its child, SIGKILL ``KILL_GRACE`` seconds later — and a
@@ -47,6 +48,7 @@ KILL_GRACE = 1.0  # seconds from SIGTERM to SIGKILL for a child whose run was ab
 START_RETRY = 0.5  # seconds before starting a child again after one died while starting
 START_ATTEMPTS = 3  # children dying in a row while starting: the pool gives up
 CLOSE_TIMEOUT = 10.0  # seconds past KILL_GRACE that closing waits for children to end
+
 
 class ChildState(enum.Enum):
     STARTING = "starting"  # importing the app
@@ -222,12 +224,14 @@ class ProcessPool:
         try:
             while True:
                 with self._lock:
-                    if self._closing:
+                    closing = self._closing
+                    if closing:
                         self._close_children()
                         if not self._children:
                             break
-                    else:
-                        self._fill()
+                if not closing:
+                    self._fill()
+                with self._lock:
                     timeout = self._next_timeout()
                 if self._server is not None:
                     self._server_said(read=False)  # exits read while forking
@@ -235,7 +239,7 @@ class ProcessPool:
                     what, child = key.data
                     if what == "wake":
                         _drain(self._wake_r)
-                    elif what == "pipe":
+                    elif what == "child":
                         self._receive(child)
                     else:
                         self._server_said()
@@ -255,12 +259,15 @@ class ProcessPool:
             os.close(self._wake_w)
 
     def _fill(self) -> None:
-        """Start children until ``concurrency`` are alive and not stopping (under the lock:
-        a start takes ~6 ms under the forkserver, and nothing else waits for this lock
-        then but a claim that finds no idle child anyway)."""
-        live = sum(1 for c in self._children.values() if c.state is not ChildState.STOPPING)
-        while (live < self._concurrency and self._failure is None
-               and time.monotonic() >= self._retry_at):
+        """Start children until ``concurrency`` are alive and not stopping. The forks
+        happen outside the lock (a fork request takes ~1.4 ms here, the fork server's own
+        start ~165 ms, once), so that handing runs to idle children goes on meanwhile."""
+        with self._lock:
+            if self._failure is not None or time.monotonic() < self._retry_at:
+                return
+            missing = self._concurrency - sum(
+                1 for c in self._children.values() if c.state is not ChildState.STOPPING)
+        for _ in range(missing):
             (jobs, jobs_theirs), (control, control_theirs) = pair(), pair()
             try:
                 if self._server is None:
@@ -272,15 +279,16 @@ class ProcessPool:
             except (OSError, EOFError) as e:  # out of processes or memory
                 jobs.close()
                 control.close()
-                self._start_failed(f"starting a child process failed: {e}")
+                with self._lock:
+                    self._start_failed(f"starting a child process failed: {e}")
                 return
             finally:
                 jobs_theirs.close()
                 control_theirs.close()
             child = Child(Channel(jobs), Channel(control), pid)
-            self._children[pid] = child
-            self._selector.register(child.jobs, selectors.EVENT_READ, ("pipe", child))
-            live += 1
+            with self._lock:
+                self._children[pid] = child
+            self._selector.register(child.jobs, selectors.EVENT_READ, ("child", child))
 
     def _next_timeout(self) -> float | None:
         times = [c.kill_at for c in self._children.values() if c.kill_at is not None]
@@ -292,12 +300,12 @@ class ProcessPool:
         try:
             messages = child.jobs.recv()
         except (EOFError, OSError):
-            self._close_pipe(child)  # its exit follows
+            self._close_sockets(child)  # its exit follows
             return
         for message in messages:
             self._handle(child, message)
 
-    def _close_pipe(self, child: Child) -> None:
+    def _close_sockets(self, child: Child) -> None:
         """Close the sockets to ``child`` (at EOF it exits)."""
         if not child.jobs.closed:
             self._selector.unregister(child.jobs)
@@ -324,7 +332,7 @@ class ProcessPool:
             if following is not None:
                 self._send_run(child, following)
             if recycled:
-                self._close_pipe(child)  # it exits at EOF; another starts on this turn
+                self._close_sockets(child)  # it exits at EOF; another starts on this turn
                 log.info("child process %d retired after %d jobs", child.pid, child.done)
             self._finished(run, _outcome(message))
         elif op in ("heartbeat", "progress"):
@@ -373,7 +381,7 @@ class ProcessPool:
                         self._handle(child, message)
             except (EOFError, OSError):  # BlockingIOError: nothing more
                 pass
-            self._close_pipe(child)
+            self._close_sockets(child)
         with self._lock:
             del self._children[child.pid]
             state, run = child.state, child.run
@@ -428,7 +436,7 @@ class ProcessPool:
             if busy:
                 child.signal(signal.SIGTERM)
             else:
-                self._close_pipe(child)
+                self._close_sockets(child)
 
     def _kill_overdue(self) -> None:
         now = time.monotonic()
@@ -462,9 +470,10 @@ def _ctx_call(child: Child, run: Run, message: dict) -> None:
         reply["error"] = "lost"
     except (TypeError, ValueError) as e:
         reply.update(error=type(e).__name__, message=str(e))
+    except JobqError as e:  # the database is unavailable, or full
+        reply.update(error="JobqError", message=str(e))
     except Exception as e:  # noqa: BLE001 - the handler gets it, as it would in a thread
-        reply.update(error="JobqError", message=f"{type(e).__name__}: {e}"
-                     if not isinstance(e, JobqError) else str(e))
+        reply.update(error="JobqError", message=f"{type(e).__name__}: {e}")
     if run.ctx.cancelled.is_set():
         reply["cancelled"] = True
     child.control.send(encode(reply))

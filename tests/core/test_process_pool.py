@@ -94,6 +94,18 @@ def test_an_endless_loop_past_its_timeout_is_killed_and_fails_and_the_jobs_behin
     assert pid not in {r["pid"] for r in results}  # a new child took the slot
 
 
+def test_a_handler_stopped_at_its_timeout_runs_its_finally_blocks(db, producer, tmp_path):
+    job_id = producer.enqueue("tidy", {"file": str(tmp_path / "tidy")})
+    w = Worker(Queue(db), registry, pool="process", concurrency=1)
+    t = start(w)
+    pid = child_pid(producer, job_id)
+    wait_for(lambda: not alive(pid), timeout=5)
+    w.stop()
+    t.join(10)
+    assert "timed out after 0.5s" in producer.get(job_id).error
+    assert (tmp_path / "tidy").read_text() == "cleaned up, cancelled=True"
+
+
 def test_a_handler_that_ignores_sigterm_is_sigkilled_after_the_grace(db, producer):
     job_id = producer.enqueue("stubborn")
     w = Worker(Queue(db), registry, pool="process", concurrency=1)
