@@ -31,7 +31,7 @@ from ...types import (
     Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Stats, Throughput,
     WorkerInfo,
 )
-from ..base import TAKEN_BACK, Completion, ListFilter, NewJob, RetryDelay
+from ..base import TAKEN_BACK, Completion, CopiedJob, ListFilter, NewJob, RetryDelay
 from ..rows import claimed_job, job_from_row
 from . import statements as sql
 from .connection import Connections, ServerClock, parse_url

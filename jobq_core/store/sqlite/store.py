@@ -27,7 +27,7 @@ from ...types import (
     WorkerInfo,
 )
 from ...textsafe import clean
-from ..base import TAKEN_BACK, Completion, ListFilter, NewJob, RetryDelay
+from ..base import TAKEN_BACK, Completion, CopiedJob, ListFilter, NewJob, RetryDelay
 from . import statements as sql
 from .connection import (
     SYNCHRONOUS_MODES, connect, error_code, filesystem_type, guarded, set_pragmas,
