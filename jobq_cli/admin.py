@@ -85,6 +85,9 @@ def retry(
     all_dead: Annotated[bool, typer.Option("--all-dead", help="Retry every dead job.")] = False,
     queue: Annotated[Optional[str], typer.Option(help="With --all-dead: only this queue.")] = None,
     kind: Annotated[Optional[str], typer.Option(help="With --all-dead: only this kind.")] = None,
+    force: Annotated[bool, typer.Option("--force", help=(
+        "Also take back a running job (stuck under a worker that will never finish it): "
+        "its worker's lease is revoked, so that worker can no longer complete it."))] = False,
     db: DbOption = DEFAULT_DB,
     as_json: JsonOption = False,
 ) -> None:
@@ -95,9 +98,11 @@ def retry(
         fail("give a job ID or --all-dead (not both)")
     if job_id is not None and (queue or kind):
         fail("--queue and --kind only go with --all-dead")
+    if force and job_id is None:
+        fail("--force takes back one job: give its ID")
     with open_queue(db) as q:
         if job_id is not None:
-            q.retry(job_id)
+            q.retry(job_id, force=force)
             n = 1
         else:
             n = q.retry_dead(queue=queue, kind=kind)

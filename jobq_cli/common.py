@@ -20,8 +20,8 @@ from jobq_core.textsafe import clean
 DbOption = Annotated[
     str,  # not a Path: that would fold the // of a URL
     typer.Option("--db", envvar="JOBQ_DB", metavar="DATABASE",
-                 help="Database: a file path or sqlite:///path (default: $JOBQ_DB, else "
-                      "./jobs.db)."),
+                 help="Database: a file path, sqlite:///path or postgresql://user@host/db "
+                      "(default: $JOBQ_DB, else ./jobs.db)."),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 DEFAULT_DB = "jobs.db"
@@ -74,9 +74,13 @@ def parse_json(text: str, what: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as e:
         fail(f"{what} is not valid JSON: {e}")
+    except RecursionError:
+        fail(f"{what} is nested too deeply to read")
 
 
 def print_json(value: Any) -> None:
     """JSON on stdout. ASCII-only, so no database string can put raw control or
-    bidi characters on a terminal."""
-    sys.stdout.write(json.dumps(value, ensure_ascii=True, allow_nan=False) + "\n")
+    bidi characters on a terminal. A value JSON has no type for (bytes another program
+    wrote into a column) is written as its Python repr, a string."""
+    sys.stdout.write(json.dumps(value, ensure_ascii=True, allow_nan=False, default=repr)
+                     + "\n")

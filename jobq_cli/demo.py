@@ -14,7 +14,6 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -29,7 +28,7 @@ from . import render
 from .common import fail, friendly
 from .demo_tasks import job_mix, registry
 
-DEMO_DB = Path("jobq-demo.db")
+DEMO_DB = "jobq-demo.db"
 QUIET_DURATION = 12.0  # seconds, when there is no terminal to press Ctrl-C in
 LEASE = 6.0
 GRACE = 2.0
@@ -37,8 +36,9 @@ GRACE = 2.0
 
 @friendly
 def demo(
-    db: Annotated[Path, typer.Option("--db", metavar="PATH",
-                                     help="Database file (default: ./jobq-demo.db).")] = DEMO_DB,
+    db: Annotated[str, typer.Option(  # not a Path: that would fold the // of a URL
+        "--db", metavar="DATABASE",
+        help="Database file or postgresql:// URL (default: ./jobq-demo.db).")] = DEMO_DB,
     duration: Annotated[Optional[float], typer.Option(
         help="Stop after this many seconds (default: at Ctrl-C or when the monitor is "
              f"quit on a terminal, else {QUIET_DURATION:g}).")] = None,
@@ -88,7 +88,7 @@ def demo(
 class _DemoRun:
     """Worker threads plus a feeder thread enqueueing a steady trickle of new jobs."""
 
-    def __init__(self, db: Path, n_workers: int, concurrency: int, backoff: Backoff):
+    def __init__(self, db: str, n_workers: int, concurrency: int, backoff: Backoff):
         self.db = db
         self.rng = random.Random()
         self.enqueued = 0
@@ -153,7 +153,7 @@ def _monitor_available() -> bool:
     return callable(main)
 
 
-def _open_monitor(db: Path) -> None:
+def _open_monitor(db: str) -> None:
     """Run jobq-tui in this terminal; the demo ends when the monitor is quit (a monitor
     killed from outside could leave the terminal in its alternate screen)."""
     cmd = [sys.executable, "-m", "jobq_tui.main", str(db), "--beat", f"{LEASE / 3:g}"]
@@ -211,7 +211,7 @@ class _DemoView:
         return Group(head, table)
 
 
-def _summary(run: _DemoRun, out: Console, db: Path, watch: str) -> None:
+def _summary(run: _DemoRun, out: Console, db: str, watch: str) -> None:
     t = run.totals()
     with Queue(db, create=False) as q:
         s = q.stats(window=time.monotonic() - run.started + 60)

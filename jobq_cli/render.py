@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from jobq_core import Attempt, Job, JobStatus, Stats, WorkerInfo
-from jobq_core.display import duration, job_badge, timestamp
+from jobq_core.display import checked, duration, job_badge, timestamp
 from jobq_core.error_groups import first_line
 from jobq_core.textsafe import clean
 
@@ -70,7 +70,8 @@ def worker_json(w: WorkerInfo, now: float) -> dict[str, Any]:
     return {"id": w.id, "host": w.host, "pid": w.pid,
             "queues": None if w.queues is None else list(w.queues),
             "concurrency": w.concurrency, "busy": w.busy, "started_at": w.started_at,
-            "last_seen": w.last_seen, "last_seen_ago": max(0.0, now - w.last_seen)}
+            "last_seen": w.last_seen,
+            "last_seen_ago": max(0.0, now - checked(w)[0].last_seen)}
 
 
 # -- people ---------------------------------------------------------------------------------
@@ -113,6 +114,7 @@ def stats_view(s: Stats, db: str) -> Group:
 
 
 def jobs_table(jobs: list[Job], now: float) -> Table:
+    jobs = [checked(j)[0] for j in jobs]
     t = Table(box=box.SIMPLE_HEAD)
     for col in ("ID", "STATUS", "QUEUE", "KIND", "PRI", "TRIES", "WHEN", "WORKER", "ERROR"):
         t.add_column(col, justify="right" if col in ("ID", "PRI", "TRIES") else "left",
@@ -134,6 +136,10 @@ def _when(j: Job, now: float) -> str:
 
 
 def job_view(job: Job, attempts: list[Attempt], now: float) -> Group:
+    job, problems = checked(job)
+    checked_attempts = [checked(a) for a in attempts]
+    attempts = [a for a, _ in checked_attempts]
+    problems += tuple(f"attempt {a.attempt}: {p}" for a, ps in checked_attempts for p in ps)
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column()
@@ -159,6 +165,9 @@ def job_view(job: Job, attempts: list[Attempt], now: float) -> Group:
         rows.append(("unique key", cell(job.unique_key, limit=None)))
     for k, v in rows:
         grid.add_row(k, v)
+    if problems:  # another program wrote values jobq cannot use: shown as they are
+        grid.add_row(Text("invalid", style="bold red"),
+                     cell("; ".join(problems), "red", limit=2000, multiline=True))
     parts: list[Any] = [grid, Text("payload", style="bold"), _json_block(job.payload)]
     if job.result is not None or job.status == JobStatus.SUCCEEDED:
         parts += [Text("result", style="bold"), _json_block(job.result)]
@@ -187,6 +196,7 @@ def _json_block(value: Any) -> Text:
 
 
 def workers_table(workers: list[WorkerInfo], now: float) -> Table:
+    workers = [checked(w)[0] for w in workers]
     t = Table(box=box.SIMPLE_HEAD)
     for col in ("WORKER", "HOST", "PID", "QUEUES", "BUSY", "STARTED", "LAST SEEN"):
         t.add_column(col, overflow="ellipsis", no_wrap=True)

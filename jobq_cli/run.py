@@ -83,10 +83,11 @@ def run(
     burst: Annotated[bool, typer.Option(
         "--burst", help="Exit (status 0) once no job is ready and none is running.")] = False,
     log_level: Annotated[str, typer.Option(help="DEBUG, INFO, WARNING or ERROR.")] = "INFO",
-    synchronous: Annotated[str, typer.Option(
+    synchronous: Annotated[Optional[str], typer.Option(
         metavar="NORMAL|FULL",
-        help="FULL: every commit reaches the disk before it returns (survives power loss).",
-    )] = "NORMAL",
+        help="FULL: every commit reaches the disk before it returns (survives power loss). "
+             "Default: NORMAL on SQLite; the server's synchronous_commit on PostgreSQL.",
+    )] = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Run a worker: claim jobs, run their handlers, record the outcomes.
@@ -99,7 +100,7 @@ def run(
         fail(f"--lease must be > 0 seconds, got {lease}")
     if not grace >= 0:
         fail(f"--grace must be >= 0 seconds, got {grace}")
-    if synchronous.upper() not in ("NORMAL", "FULL"):
+    if synchronous is not None and synchronous.upper() not in ("NORMAL", "FULL"):
         fail(f"--synchronous must be NORMAL or FULL, got {synchronous!r}")
     if pool not in ("thread", "process"):
         fail(f"--pool must be thread or process, got {pool!r}")
@@ -109,7 +110,8 @@ def run(
         if max_jobs_per_child < 1:
             fail(f"--max-jobs-per-child must be >= 1, got {max_jobs_per_child}")
     registry = load_registry(app)
-    with open_queue(db, create=True, synchronous=synchronous.upper()) as q:
+    durability = {} if synchronous is None else {"synchronous": synchronous.upper()}
+    with open_queue(db, create=True, **durability) as q:
         worker = Worker(q, registry, concurrency=concurrency, queues=queue or None, lease=lease,
                         grace=grace, pool=pool, max_jobs_per_child=max_jobs_per_child,
                         app=app_name(app) if pool == "process" else None)

@@ -16,7 +16,8 @@ from .errors import (
     SchemaTooNew,
     StorageFull,
 )
-from .queue import DEFAULT_LEASE, DEFAULT_MAX_ATTEMPTS, Queue, encode_json
+from .new_jobs import DEFAULT_MAX_ATTEMPTS, encode_json, prepare
+from .queue import DEFAULT_LEASE, Queue
 from .types import (
     LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats,
     RawJSON, Stats, Throughput, WorkerInfo, WorkerState,
@@ -26,7 +27,7 @@ from .store.base import Watch
 from .worker import Worker
 
 __all__ = [
-    "Attempt", "Backoff", "SYSTEM_CLOCK", "encode_json", "ErrorGroup", "ExtendResult", "LIST_STATUSES", "Throughput", "Watch", "Clock", "DEFAULT_LEASE", "DEFAULT_MAX_ATTEMPTS", "DatabaseError",
+    "Attempt", "Backoff", "prepare", "SYSTEM_CLOCK", "encode_json", "ErrorGroup", "ExtendResult", "LIST_STATUSES", "Throughput", "Watch", "Clock", "DEFAULT_LEASE", "DEFAULT_MAX_ATTEMPTS", "DatabaseError",
     "DatabaseUnavailable", "ForeignTable", "InvalidState", "Job", "JobContext", "JobNotFound",
     "JobStatus", "JobqError", "LeaseLost", "NetworkFilesystemWarning", "NotADatabase",
     "Outcome", "PayloadTooLarge", "Queue", "QueueStats", "RawJSON", "Registry", "SchemaTooNew",

@@ -6,10 +6,16 @@ colour-blind operators); ``style`` is a Rich style name, data to whoever renders
 """
 from __future__ import annotations
 
+import dataclasses
+import math
 import time
 from dataclasses import dataclass
+from typing import TypeVar
 
-from .types import Job, JobStatus, WorkerState
+from .checks import LATEST_TIME
+from .types import Attempt, Job, JobStatus, WorkerInfo, WorkerState
+
+R = TypeVar("R", Job, Attempt, WorkerInfo)
 
 
 def duration(seconds: float | None) -> str:
@@ -33,10 +39,53 @@ def duration(seconds: float | None) -> str:
 
 
 def timestamp(t: float | None) -> str:
-    """A moment in UTC, to the second: ``2026-01-01 00:00:00 UTC``; ``-`` for None."""
+    """A moment in UTC, to the second: ``2026-01-01 00:00:00 UTC``; ``-`` for None; a
+    value that is no time jobq writes, as itself and ``(invalid time)``."""
     if t is None:
         return "-"
+    if not _is_time(t):
+        return f"{t!r:.40} (invalid time)"
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t))
+
+
+# -- records from the database, made safe to show ----------------------------------------
+
+# Fields that jobq computes with, by record type: ints, or times (seconds since the epoch).
+_INTS = {"priority", "attempts", "max_attempts", "attempt", "token", "pid", "concurrency",
+         "busy", "id", "job_id"}
+_TIMES = {"run_at", "lease_until", "created_at", "started_at", "finished_at", "heartbeat_at",
+          "ended_at", "last_seen"}
+
+
+def _is_time(value: object) -> bool:
+    return (type(value) in (int, float) and math.isfinite(value)
+            and -LATEST_TIME <= value <= LATEST_TIME)
+
+
+def checked(record: R) -> tuple[R, tuple[str, ...]]:
+    """``record`` with every value jobq cannot compute with (another program wrote it: a
+    text time, a number past the year 9999, a text count) replaced by a neutral one (no
+    time, zero), and the list of what was replaced, raw values included, for display.
+    Records jobq wrote come back as they are, with no problems."""
+    bad: dict[str, object] = {}
+    problems = []
+    for f in dataclasses.fields(record):
+        value = getattr(record, f.name)
+        if value is None:
+            continue
+        if f.name in _TIMES and not _is_time(value):
+            # None where a record may have no such time, else the epoch: long ago
+            bad[f.name] = None if "None" in str(f.type) else 0.0
+            problems.append(f"{f.name} = {value!r:.60} (not a time)")
+        elif f.name in _INTS and str(f.type).startswith("int") and type(value) is not int:
+            bad[f.name] = 0
+            problems.append(f"{f.name} = {value!r:.60} (not an integer)")
+        elif f.name == "progress" and not (type(value) in (int, float) and 0 <= value <= 1):
+            bad[f.name] = None
+            problems.append(f"progress = {value!r:.60} (not a fraction)")
+    if isinstance(record, Attempt) and not isinstance(record.outcome, str):
+        bad["outcome"] = str(record.outcome)
+    return (dataclasses.replace(record, **bad) if bad else record), tuple(problems)
 
 
 def countdown(seconds: float) -> str:

@@ -53,7 +53,8 @@ class ForeignTable(DatabaseError):
 
 
 class StorageFull(JobqError):
-    """The disk (or file size limit) is full; nothing of the failed write was kept."""
+    """The disk (or file size limit, or the id space) is full; nothing of the failed write
+    was kept."""
 
 
 class DatabaseUnavailable(JobqError):

@@ -5,7 +5,6 @@ same database file.
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -13,9 +12,10 @@ from datetime import datetime
 from typing import Any
 
 from .backoff import Backoff
-from .checks import check_int, check_name, check_seconds
+from .checks import MAX_LEASE, check_int, check_name, check_seconds
 from .clock import SYSTEM_CLOCK, Clock
-from .errors import LeaseLost, PayloadTooLarge
+from .errors import LeaseLost
+from .new_jobs import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD, JobMaker, encode_json
 from .store import open_store
 from .store.base import Completion, ListFilter, NewJob, Store, Watch
 from .types import (
@@ -24,60 +24,18 @@ from .types import (
 )
 
 DEFAULT_LEASE = 30.0
-DEFAULT_MAX_ATTEMPTS = 20
-DEFAULT_MAX_PAYLOAD = 10 * 1024 * 1024
 _UNSET: Any = object()
-_ENQUEUE_KEYS = frozenset(
-    {"kind", "payload", "queue", "priority", "delay", "run_at", "max_attempts", "unique_key"}
-)
-
-
-_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-def _not_serializable(o: Any) -> Any:
-    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
-
-
-def _one_encoder() -> Any:
-    """``_JSON.encode`` builds a new C encoder on every call, which costs more than encoding
-    a small payload; this one is built once. It has no circular-reference check: a cycle
-    ends in RecursionError, which ``encode_json`` reports like the standard encoder does.
-
-    Measured against ``_JSON.encode`` (``jobq bench``, median of 3 alternating runs):
-    enqueue 9 % faster (0.917x without), enqueue_many 10 % (0.906x)."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:  # no C accelerator (not CPython)
-        return _JSON.encode
-    chunks = make(None, _not_serializable, json.encoder.encode_basestring, None, ":", ",",
-                  False, False, False)
-    return lambda value: "".join(chunks(value, 0))
-
-
-_encode = _one_encoder()
-
-
-def encode_json(value: Any, what: str = "payload") -> str:
-    """Strict JSON (no NaN or Infinity): what another language's JSON reader accepts too."""
-    try:
-        text = _encode(value)
-    except (TypeError, ValueError) as e:
-        raise type(e)(f"{what} is not JSON-serializable: {e}") from None
-    except RecursionError:
-        raise ValueError(f"{what} is not JSON-serializable: it refers to itself, or is "
-                         "nested too deeply") from None
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValueError(f"{what} holds a string that is not valid Unicode "
-                             "(a lone surrogate, e.g. from undecodable bytes)") from None
-    return text
 
 
 class Queue:
     """A job queue in the database ``database`` names: a file path or ``sqlite:///path``
-    (an SQLite file, created owner-only if missing).
+    (an SQLite file, created owner-only if missing), or ``postgresql://user@host/db``
+    (jobq's tables are created in that existing database; see ``PostgresStore`` for its
+    options).
+
+    ``clock``: the time source (tests inject a ``FakeClock``). By default the PostgreSQL
+    server's clock on PostgreSQL (workers on several hosts judge leases by one clock), and
+    this machine's on SQLite.
 
     ``store_options`` belong to the store the database string picks. SQLite's:
     ``synchronous="NORMAL"`` (the default) loses nothing committed when a process dies, and
@@ -98,14 +56,13 @@ class Queue:
         store: Store | None = None,
         **store_options: Any,
     ):
-        check_int("max_attempts", max_attempts, minimum=1)
-        check_int("max_payload_bytes", max_payload_bytes, minimum=2)
-        self.clock: Clock = clock or SYSTEM_CLOCK
-        self.max_attempts = max_attempts
         self.backoff = backoff or Backoff()
-        self.max_payload_bytes = max_payload_bytes
+        self._jobs = JobMaker(max_attempts, max_payload_bytes)
         self.database = os.fsdecode(os.fspath(database))
         self.store: Store = store if store is not None else open_store(database, **store_options)
+        # An injected clock rules everything (tests); else the server's, where the store is
+        # shared by several hosts (one clock judges every lease), else this machine's.
+        self.clock: Clock = clock or self.store.server_clock() or SYSTEM_CLOCK
 
     # -- producing ------------------------------------------------------------------------
 
@@ -128,63 +85,36 @@ class Queue:
         # 0.928x without, jobq bench median of 3; 5 % fewer instructions).
         if (queue == "default" and priority == 0 and type(delay) is int and delay == 0
                 and run_at is None and max_attempts is None and unique_key is None):
-            job = self._default_job(kind, payload, now)
+            job = self._jobs.default_job(kind, payload, now)
         else:
-            job = self._new_job(kind, payload, queue, priority, delay, run_at, max_attempts,
-                                unique_key, now)
+            job = self._jobs.new_job(kind, payload, queue, priority, delay, run_at,
+                                     max_attempts, unique_key, now)
         return self.store.job_insert_many([job], now)[0]
 
     def enqueue_many(self, items: Iterable[tuple | Mapping[str, Any]]) -> list[int]:
         """Add many jobs in one transaction: all of them or, on error, none.
 
-        Items are ``(kind, payload)`` tuples or dicts of ``enqueue``'s arguments.
+        Items are ``(kind, payload)`` tuples, dicts of ``enqueue``'s arguments, or what
+        ``prepare`` returned.
         """
         now = self.clock.now()
-        jobs = [self._new_job_from_item(item, now) for item in items]
+        jobs = [self._jobs.from_item(item, now) for item in items]
         return self.store.job_insert_many(jobs, now) if jobs else []
 
-    def _new_job_from_item(self, item: tuple | Mapping[str, Any], now: float) -> NewJob:
-        if isinstance(item, tuple) and len(item) in (1, 2):  # the common case first
-            return self._default_job(item[0], item[1] if len(item) == 2 else None, now)
-        if isinstance(item, Mapping):
-            unknown = set(item) - _ENQUEUE_KEYS
-            if unknown:
-                raise TypeError(f"unknown enqueue argument(s): {', '.join(sorted(unknown))}")
-            if "kind" not in item:
-                raise TypeError("an enqueue item needs a 'kind'")
-            args = {"payload": None, "queue": "default", "priority": 0, "delay": 0,
-                    "run_at": None, "max_attempts": None, "unique_key": None, **item}
-            return self._new_job(args["kind"], args["payload"], args["queue"], args["priority"],
-                                 args["delay"], args["run_at"], args["max_attempts"],
-                                 args["unique_key"], now)
-        raise TypeError(f"an enqueue item is a (kind, payload) tuple or a dict, got {item!r:.80}")
+    def prepare(self, items: Iterable[tuple | Mapping[str, Any]]) -> list[NewJob]:
+        """Check and encode jobs as ``enqueue_many`` would, writing nothing (see
+        ``new_jobs.prepare``, which needs no open queue)."""
+        now = self.clock.now()
+        return [self._jobs.from_item(item, now) for item in items]
 
-    def _default_job(self, kind: Any, payload: Any, now: float) -> NewJob:
-        """A job with every option at its default: only the kind needs checking."""
-        check_name("kind", kind)
-        return NewJob(kind, self._payload_text(payload), "default", 0, now, self.max_attempts,
-                      None)
+    @property
+    def max_attempts(self) -> int:
+        """Attempts a job gets when neither it nor its task says otherwise."""
+        return self._jobs.max_attempts
 
-    def _new_job(self, kind, payload, queue, priority, delay, run_at, max_attempts, unique_key,
-                 now) -> NewJob:
-        check_name("kind", kind)
-        check_name("queue", queue)
-        check_int("priority", priority)
-        if max_attempts is None:
-            max_attempts = self.max_attempts
-        check_int("max_attempts", max_attempts, minimum=1)
-        if unique_key is not None:
-            check_name("unique_key", unique_key)
-        return NewJob(kind, self._payload_text(payload), queue, priority,
-                      _start_time(delay, run_at, now), max_attempts, unique_key)
-
-    def _payload_text(self, payload: Any) -> str:
-        text = encode_json(payload)
-        if len(text) * 4 > self.max_payload_bytes:  # a character is at most 4 UTF-8 bytes
-            size = len(text.encode("utf-8"))
-            if size > self.max_payload_bytes:
-                raise PayloadTooLarge(size, self.max_payload_bytes)
-        return text
+    @property
+    def max_payload_bytes(self) -> int:
+        return self._jobs.max_payload_bytes
 
     # -- consuming ------------------------------------------------------------------------
 
@@ -289,6 +219,7 @@ class Queue:
     # -- reading --------------------------------------------------------------------------
 
     def get(self, job_id: int) -> Job | None:
+        check_int("job id", job_id)
         return self.store.job_get(job_id)
 
     def list(self, status: str | None = None, queue: str | None = None, kind: str | None = None,
@@ -306,6 +237,7 @@ class Queue:
 
     def attempts(self, job_id: int) -> list[Attempt]:
         """Every attempt of the job, oldest first, including the one running now."""
+        check_int("job id", job_id)
         return self.store.job_attempts(job_id)
 
     def stats(self, *, window: float = 3600.0) -> Stats:
@@ -343,10 +275,14 @@ class Queue:
 
     # -- administering --------------------------------------------------------------------
 
-    def retry(self, job_id: int) -> None:
+    def retry(self, job_id: int, *, force: bool = False) -> None:
         """A dead or cancelled job back to pending, runnable now, with a fresh allowance of
-        attempts. Raises ``JobNotFound`` or ``InvalidState``."""
-        self.store.job_retry(job_id, self.clock.now())
+        attempts. With ``force``, a running job too: for one stuck under a worker that will
+        never finish it; the old holder is fenced out (its token is dropped), and if it is
+        alive after all, its handler may still be running. Raises ``JobNotFound`` or
+        ``InvalidState``."""
+        check_int("job id", job_id)
+        self.store.job_retry(job_id, self.clock.now(), force)
 
     def retry_dead(self, *, queue: str | None = None, kind: str | None = None,
                    error_contains: str | None = None) -> int:
@@ -357,6 +293,7 @@ class Queue:
     def cancel(self, job_id: int) -> JobStatus:
         """A pending job is cancelled at once (returns ``cancelled``). A running one is
         flagged: its worker's next heartbeat tells the handler to stop (returns ``running``)."""
+        check_int("job id", job_id)
         return JobStatus(self.store.job_cancel(job_id, self.clock.now()))
 
     def prune(self, older_than: float) -> int:
@@ -401,6 +338,16 @@ class Queue:
         may have committed (see ``store.base.Watch``). Close it when done."""
         return self.store.watch()
 
+    def write_blockers(self) -> list[str]:
+        """Processes holding the write lock while stopped, described for people (see
+        ``store.base.Store.write_blockers``)."""
+        return self.store.write_blockers()
+
+    def check(self) -> None:
+        """Raise ``DatabaseUnavailable`` when the database opened is gone or was replaced
+        (see ``store.base.Store.check``)."""
+        self.store.check()
+
     def close(self) -> None:
         self.store.close()
 
@@ -442,18 +389,4 @@ def _check_status(status: Any) -> None:
 
 
 def _check_lease(lease: Any) -> None:
-    check_seconds("lease", lease, positive=True)
-
-
-def _start_time(delay: Any, run_at: float | datetime | None, now: float) -> float:
-    check_seconds("delay", delay)
-    if run_at is None:
-        return now + delay
-    if delay:
-        raise ValueError("give delay or run_at, not both")
-    if isinstance(run_at, datetime):
-        if run_at.tzinfo is None:
-            raise ValueError("run_at must be timezone-aware (e.g. datetime.now(timezone.utc))")
-        return run_at.timestamp()
-    check_seconds("run_at", run_at)
-    return float(run_at)
+    check_seconds("lease", lease, positive=True, maximum=MAX_LEASE)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .backoff import Backoff
-from .checks import check_int, check_name, check_seconds
+from .checks import MAX_LEASE, check_int, check_name, check_seconds
 from .errors import LeaseLost
 
 if TYPE_CHECKING:
@@ -64,9 +64,10 @@ class Registry:
         check_name("kind", kind)
         if max_attempts is not None:
             check_int("max_attempts", max_attempts, minimum=1)
-        for what, seconds in (("lease", lease), ("timeout", timeout)):
-            if seconds is not None:
-                check_seconds(what, seconds, positive=True)
+        if lease is not None:
+            check_seconds("lease", lease, positive=True, maximum=MAX_LEASE)
+        if timeout is not None:
+            check_seconds("timeout", timeout, positive=True)
         if backoff is not None and not isinstance(backoff, Backoff):
             raise TypeError(f"backoff must be a jobq Backoff, got {backoff!r:.80}")
 

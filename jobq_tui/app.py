@@ -238,6 +238,9 @@ class MonitorApp(WriteActions, App):
             self._render_all(tables)
         except NoMatches:  # a timer fired while the app exits and widgets are torn down
             return
+        except Exception as e:  # a bug, or data no view expected: say so, stay up
+            self._table_key = None  # draw again at the next tick
+            self.say(f"display failed: {type(e).__name__}: {e}", "bold red")
 
     def _render_all(self, tables: bool) -> None:
         now = self.clock.now()
@@ -245,12 +248,18 @@ class MonitorApp(WriteActions, App):
                          self.beat)
         self._main.query_one(StatusHeader).show_state(self.snapshot, now, st, self.wide)
         banner = self._main.query_one("#banner", Static)
+        blockers = self.snapshot.blockers if self.snapshot is not None else ()
         if self.error:
             text = Text("✗ database unavailable: ", "bold")
             text.append_text(literal(self.error, limit=300))
             text.append(" — showing the last data read; retrying…")
             banner.update(text)
-        banner.display = bool(self.error)
+        elif blockers:
+            text = Text("✗ writes are blocked: the write lock is held by ", "bold")
+            text.append_text(literal("; ".join(blockers), limit=300))
+            text.append(" — resume it (kill -CONT) or end it")
+            banner.update(text)
+        banner.display = bool(self.error or blockers)
         if not tables:
             self._render_status()
             return

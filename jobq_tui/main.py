@@ -29,7 +29,9 @@ def _seconds(text: str) -> float:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="jobq-tui", description="Live terminal monitor of a jobq database.")
-    p.add_argument("path", help="the jobq database file (never created)")
+    p.add_argument("path", metavar="DATABASE",
+                   help="the jobq database: a file (never created), sqlite:///path or "
+                        "postgresql://user@host/db")
     p.add_argument("--interval", type=_seconds, default=1.0, metavar="S",
                    help="refresh interval in seconds (default 1)")
     p.add_argument("--read-only", action="store_true",

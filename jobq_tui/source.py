@@ -3,8 +3,9 @@
 No Textual here: the app calls ``poll`` from one background thread at a time and renders
 what it returns. Hazards and invariants:
 
-* Reads go through one ``mode=ro`` connection, so watching never takes a write lock and
-  never creates or migrates anything. Actions (retry, cancel) open a short-lived separate
+* Reads go through one read-only connection (SQLite ``mode=ro``; a PostgreSQL session
+  with ``default_transaction_read_only``), so watching never takes a write lock and never
+  creates or migrates anything. Actions (retry, cancel) open a short-lived separate
   connection, do one operation, and close it; ``read_only`` sources refuse them.
 * The store's change signal (``Queue.watch``) says when another connection may have
   committed; ``version`` counts those changes. While it stands still (and the view and
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -31,6 +32,8 @@ from jobq_core import (
     SYSTEM_CLOCK, Attempt, Clock, InvalidState, Job, JobNotFound, JobqError, JobStatus, Queue,
     Stats, Throughput, Watch, WorkerInfo,
 )
+
+from jobq_core.display import checked
 
 from .filters import Filter
 from .views import ROW_LIMIT, VIEWS
@@ -72,12 +75,15 @@ class Snapshot:
     rows_at: float = 0.0  # clock time ``rows`` were read (earlier than read_at if kept)
     reused: bool = False  # True: the database had not changed; these are the last rows
     frozen: bool = False  # True: a frozen copy (its directory is not writable): no live updates
+    blockers: tuple[str, ...] = ()  # stopped processes holding the write lock
 
 
 class Source:
     def __init__(self, path: str | os.PathLike[str], *, clock: Clock | None = None,
                  read_only: bool = False, max_reuse: float = 30.0):
         self.path = os.fspath(path)
+        self._injected_clock = clock
+        # Until the database is open: then the queue's (on PostgreSQL, the server's).
         self.clock: Clock = clock or SYSTEM_CLOCK
         self.read_only = read_only
         self.max_reuse = max_reuse
@@ -98,8 +104,9 @@ class Source:
 
     def _reopen(self) -> Queue:
         self.close()
-        q = Queue(self.path, clock=self.clock, read_only=True, create=False,
+        q = Queue(self.path, clock=self._injected_clock, read_only=True, create=False,
                   busy_timeout=READ_BUSY_TIMEOUT)
+        self.clock = q.clock
         try:
             self._watch = q.watch()
         except BaseException:
@@ -184,7 +191,8 @@ class Source:
         else:
             rows, rows_at = v.read(q, filt, grouped), now
         return Snapshot(view, filt, grouped, version, now, now, time.monotonic() - started,
-                        stats, throughput, workers, running, rows, rows_at, frozen=q.frozen)
+                        stats, throughput, _shown(workers), _shown(running), _shown(rows),
+                        rows_at, frozen=q.frozen, blockers=tuple(q.write_blockers()))
 
     def version(self) -> int:
         """A number that changes whenever another connection may have committed."""
@@ -202,11 +210,12 @@ class Source:
     def _writer(self) -> Queue:
         if self.read_only:
             raise ReadOnly("the monitor was opened with --read-only")
-        return Queue(self.path, clock=self.clock, create=False, busy_timeout=WRITE_BUSY_TIMEOUT)
+        return Queue(self.path, clock=self._injected_clock, create=False,
+                     busy_timeout=WRITE_BUSY_TIMEOUT)
 
-    def retry(self, job_id: int) -> None:
+    def retry(self, job_id: int, *, force: bool = False) -> None:
         with self._writer() as q:
-            q.retry(job_id)
+            q.retry(job_id, force=force)
 
     def cancel(self, job_id: int) -> JobStatus:
         """``CANCELLED`` for a pending job; a running one stays ``RUNNING``, asked to stop."""
@@ -240,6 +249,13 @@ class Source:
     def retry_dead(self, filt: Filter) -> int:
         with self._writer() as q:
             return q.retry_dead(queue=filt.queue, kind=filt.kind, error_contains=filt.error)
+
+
+def _shown(records: Sequence[Any]) -> tuple[Any, ...]:
+    """Records with values jobq cannot compute with (another program wrote them) made
+    neutral, so one bad row never blanks a view; ``checked`` says what was replaced."""
+    return tuple(checked(r)[0] if isinstance(r, (Job, Attempt, WorkerInfo)) else r
+                 for r in records)
 
 
 def _plain_error(e: BaseException) -> str:

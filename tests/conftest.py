@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from jobq_core import Queue
@@ -34,3 +36,33 @@ def pytest_collection_modifyitems(config, items):
     if soak:  # a soak runs as long as asked: lift the per-test timeout for it
         for item in items:
             item.add_marker(pytest.mark.timeout(soak + 600))
+
+
+# -- PostgreSQL (see pgserver.py for where the server comes from) -------------------------
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    import pgserver
+
+    try:
+        return pgserver.server()
+    except pgserver.Unavailable as e:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI must run the PostgreSQL tests: {e}")
+        pytest.skip(str(e))
+
+
+@pytest.fixture
+def pg_url(pg_server):
+    """The URL of a new, empty database on the tests' server, dropped afterwards."""
+    name, url = pg_server.create_database()
+    yield url
+    pg_server.drop_database(name)
+
+
+@pytest.fixture
+def pg_queue(pg_url, clock):
+    q = Queue(pg_url, clock=clock)
+    yield q
+    q.close()

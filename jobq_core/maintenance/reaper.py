@@ -29,12 +29,15 @@ class Reaper:
 
     def run_once(self) -> int:
         """Reap now; returns how many jobs were moved, and schedules the next reap
-        ``interval`` from now. Never raises a database error: the next run tries again,
-        and nothing is lost in between."""
+        ``interval`` from now. Never raises: the next run tries again, and nothing is
+        lost in between."""
         try:
             n = self.queue.reap()
         except JobqError as e:
             log.warning("reaper: %s", e)
+            n = 0
+        except Exception:  # a bug: log it, and reap again next time
+            log.exception("reaper failed unexpectedly (will retry)")
             n = 0
         else:
             if n:

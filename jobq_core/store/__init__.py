@@ -1,8 +1,9 @@
 """Storage backends behind one contract (``base.Store``). Only this package touches SQL.
 
 ``open_store`` picks the backend from the database string: a path or ``sqlite:///path``
-opens SQLite. Options that only one backend understands are passed through to it, and
-that backend says so when it is given one it does not know.
+opens SQLite, ``postgresql://`` or ``postgres://`` PostgreSQL (imported only then: the
+SQLite path never loads psycopg). Options that only one backend understands are passed
+through to it, and that backend says so when it is given one it does not know.
 """
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ import os
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from ..errors import JobqError
 from .base import Store
 
 SQLITE_OPTIONS = frozenset({"synchronous", "busy_timeout", "read_only", "create"})
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+POSTGRES_OPTIONS = frozenset({"poll_only", "pool_size", "busy_timeout", "read_only",
+                              "synchronous", "create", "poll_interval", "application_name"})
 
 
 def sqlite_path(database: str | os.PathLike[str]) -> str | None:
@@ -39,12 +44,16 @@ def sqlite_path(database: str | os.PathLike[str]) -> str | None:
 
 def open_store(database: str | os.PathLike[str], **options: Any) -> Store:
     """Open the store ``database`` names. SQLite takes the options ``synchronous``,
-    ``busy_timeout``, ``read_only`` and ``create`` (see ``SqliteStore``)."""
+    ``busy_timeout``, ``read_only`` and ``create`` (see ``SqliteStore``); PostgreSQL
+    those of ``PostgresStore``."""
     path = sqlite_path(database)
     if path is None:
-        scheme = os.fsdecode(os.fspath(database)).partition("://")[0]
-        raise ValueError(f"unsupported database URL scheme {scheme!r}: give a file path or "
-                         "an sqlite:/// URL")
+        url = os.fsdecode(os.fspath(database))
+        scheme = url.partition("://")[0]
+        if scheme.lower() in POSTGRES_SCHEMES:
+            return _open_postgres(url, options)
+        raise ValueError(f"unsupported database URL scheme {scheme!r}: give a file path, "
+                         "an sqlite:/// URL or a postgresql:// URL")
     if not path:
         raise ValueError("the database path is empty")
     unknown = set(options) - SQLITE_OPTIONS
@@ -56,4 +65,19 @@ def open_store(database: str | os.PathLike[str], **options: Any) -> Store:
     return SqliteStore(path, **options)
 
 
-__all__ = ["SQLITE_OPTIONS", "Store", "open_store", "sqlite_path"]
+def _open_postgres(url: str, options: dict[str, Any]) -> Store:
+    try:
+        import psycopg  # noqa: F401
+    except ImportError as e:
+        raise JobqError(f"a postgresql:// database needs the PostgreSQL driver, which is not "
+                        f"installed ({e}): pip install 'jobq[postgres]'") from None
+    unknown = set(options) - POSTGRES_OPTIONS
+    if unknown:
+        raise TypeError(f"the PostgreSQL store does not take {', '.join(sorted(unknown))}; its "
+                        f"options are {', '.join(sorted(POSTGRES_OPTIONS))}")
+    from .postgres import PostgresStore
+
+    return PostgresStore(url, **options)
+
+
+__all__ = ["POSTGRES_OPTIONS", "POSTGRES_SCHEMES", "SQLITE_OPTIONS", "Store", "open_store", "sqlite_path"]

@@ -5,8 +5,10 @@ the clock and calls these. Every store must pass ``tests/store_contract/``. The 
 every backend keeps, beyond what each method says:
 
 * **Time.** ``now`` is the current time from the queue's clock, in Unix seconds (UTC).
-  Stores never read a clock themselves (not even the database server's), so tests control
-  time completely and a job's times all come from the same clock.
+  Stores never read a clock inside an operation, so tests control time completely and a
+  job's times all come from the same clock. A store shared by several hosts offers its
+  server's clock (``server_clock``), which ``Queue`` uses when it was given none: leases
+  are then judged by one clock whatever the hosts' own clocks say.
 * **Fencing.** Every operation that takes a ``token`` changes the job only while it is
   ``running`` under that same token (the fence ``id, status='running', token``), checks
   the row count, and reports a mismatch (False / None / ``lost``) instead of writing.
@@ -34,10 +36,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
+from ..clock import Clock
 from ..types import Attempt, ErrorGroup, ExtendResult, Job, Stats, Throughput, WorkerInfo
 
 RetryDelay = Callable[[int], float]
 """Seconds to wait before the next attempt, given the number of the attempt that failed."""
+
+
+# The error recorded for an attempt an operator took back (``job_retry(force=True)``).
+TAKEN_BACK = "taken back by an operator (retry --force): this worker's lease was revoked"
 
 
 class NewJob(NamedTuple):
@@ -178,10 +185,13 @@ class Store(Protocol):
         (see the module's History rule). Empty for a missing job."""
         ...
 
-    def job_retry(self, job_id: int, now: float) -> None:
+    def job_retry(self, job_id: int, now: float, force: bool = False) -> None:
         """A dead or cancelled job back to pending, runnable now, with a fresh allowance
-        of attempts. ``JobNotFound``; ``InvalidState`` when it is pending, running or
-        succeeded, or another live job holds its unique key."""
+        of attempts. With ``force``, a running job too (one stuck under a worker that
+        will never finish it): its attempt is recorded as ``lease lost`` and its token
+        dropped, so the old holder is fenced out. ``JobNotFound``; ``InvalidState`` when
+        it is pending or succeeded (or running, without ``force``), or another live job
+        holds its unique key."""
         ...
 
     def job_retry_dead(self, where: ListFilter, now: float) -> int:
@@ -232,12 +242,30 @@ class Store(Protocol):
     frozen: bool
     """True when the store can only show a fixed copy of the data: it will never change."""
 
+    def server_clock(self) -> Clock | None:
+        """The database server's clock, for a store shared by several hosts (PostgreSQL);
+        None where the local clock is the one to use (SQLite: one machine)."""
+        ...
+
     def describe(self) -> dict[str, str | None]:
         """What the store runs on, for reports: at least ``{"store": <backend name>}``."""
         ...
 
     def watch(self) -> Watch:
         """A new change signal for this store (see ``Watch``); the caller closes it."""
+        ...
+
+    def write_blockers(self) -> list[str]:
+        """Processes that hold the database's write lock while stopped (SIGSTOP, a
+        debugger), described for people (``pid 4242 (jobq run ..., stopped)``): every
+        write waits for them. [] where the store has no such lock or cannot tell."""
+        ...
+
+    def check(self) -> None:
+        """Raise ``DatabaseUnavailable`` when the database this store opened is no longer
+        the one its name reaches (SQLite: the file was deleted, or another moved over it),
+        so that a worker stops instead of working on data nobody else sees. Cheap: workers
+        call it every few seconds. A store whose connections fail loudly does nothing."""
         ...
 
     def close(self) -> None: ...

@@ -10,7 +10,7 @@ import json
 import socket
 import threading
 
-from ..queue import encode_json
+from ..new_jobs import encode_json
 
 CHUNK = 65536
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..error_groups import first_line
-from ..errors import JobqError, LeaseLost
+from ..errors import DatabaseUnavailable, JobqError, LeaseLost
 from ..queue import Queue
 from ..textsafe import clean
 from ..types import JobStatus
@@ -33,6 +33,7 @@ log = logging.getLogger("jobq.worker")
 
 _GROUP_COMMIT_AFTER = 0.0005  # a write slower than this makes the completer batch harder
 _GROUP_COMMIT_MAX = 0.005  # never hold an outcome back longer than this
+_LOCKED_RETRY = 0.5  # seconds between tries while the database stays locked
 
 
 class Outbox:
@@ -106,14 +107,21 @@ class Completer:
                 if not batch and outbox.closed:
                     return
                 outbox.writing = True
+            again: list[Run] = []
             try:
-                self._write(batch)
+                again = self._write(batch)
             except Exception:  # noqa: BLE001 - keep writing later outcomes; leases expire
                 log.exception("writing the outcomes of %d job(s) failed", len(batch))
+            if again:  # the database was locked: try again shortly, the runs still ours
+                self._state.stopping.wait(_LOCKED_RETRY)
+            retried = {id(r) for r in again}
             with state.lock:
                 for run in batch:
+                    if id(run) in retried:
+                        continue
                     run.state = RunState.GONE
                     state.runs.pop(run.job.id, None)
+                outbox.runs[:0] = again
                 outbox.writing = False
                 full = state.running >= state.concurrency
             if not full:  # the claim loop has slots to fill (or nothing left to wait for)
@@ -133,11 +141,28 @@ class Completer:
                 return
             outbox.cv.wait(left)
 
-    def _write(self, batch: list[Run]) -> None:
+    def _write(self, batch: list[Run]) -> list[Run]:
+        """Write the batch's outcomes; returns the completions to write again (the
+        database stayed locked, and their leases may not have run out yet)."""
         done = [r for r in batch if isinstance(r.outcome, Succeeded)]
         if done:
             try:
                 accepted = self._complete(done)
+            except DatabaseUnavailable as e:
+                now = time.monotonic()
+                again = []
+                for run in done:
+                    if run.write_until is None:  # the lease was extended a beat ago at best
+                        run.write_until = now + run.lease
+                    if now < run.write_until:
+                        again.append(run)
+                if again:
+                    log.warning("completing %d job(s) failed, trying again while their leases "
+                                "last: %s", len(again), e)
+                    return again + [r for r in batch if not isinstance(r.outcome, Succeeded)]
+                log.error("completing %d job(s) failed (their leases will expire and they run "
+                          "again): %s", len(done), e)
+                accepted = [None] * len(done)
             except JobqError as e:
                 log.error("completing %d job(s) failed (their leases will expire and they run "
                           "again): %s", len(done), e)
@@ -157,6 +182,7 @@ class Completer:
                 self._write_failure(run, run.outcome)
             elif isinstance(run.outcome, Released):
                 self._write_release(run)
+        return []
 
     def _complete(self, done: list[Run]) -> list[bool]:
         """Write completions, claiming jobs for the free slots in the same transaction

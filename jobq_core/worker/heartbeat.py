@@ -5,14 +5,21 @@ Every ``every`` seconds (a third of the shortest lease term in use) it extends t
 every run whose outcome is not written yet, in one transaction per lease term, learning
 which leases were lost (those runs are abandoned) and which jobs an operator asked to
 cancel (their ``ctx.cancelled`` is set); then it beats the worker registry, and runs the
-reaper when the reaper's own schedule says it is due.
+reaper when the reaper's own schedule says it is due. Every ``CHECK_EVERY`` seconds it
+checks that the database is still the one opened (``Queue.check``): a worker whose file
+was deleted or replaced stops, instead of working on data nobody else sees.
+
+The thread never dies of an error: a database error is logged and retried next time, and
+an unexpected one is logged with its traceback (once while it repeats) and retried too.
 """
 from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections.abc import Callable
 
-from ..errors import JobqError
+from ..errors import DatabaseUnavailable, JobqError
 from ..maintenance import Reaper
 from ..queue import Queue
 from .executor import Executor
@@ -20,17 +27,20 @@ from .runs import Lost, Run, RunState
 from .state import State
 
 log = logging.getLogger("jobq.worker")
+CHECK_EVERY = 2.0
 
 
 class Heartbeat:
     def __init__(self, queue: Queue, state: State, executor: Executor, reaper: Reaper, *,
-                 worker_id: str, every: float):
+                 worker_id: str, every: float, on_gone: Callable[[JobqError], None]):
         self._queue = queue
         self._state = state
         self._executor = executor
         self._reaper = reaper
         self._worker_id = worker_id
         self._every = every
+        self._on_gone = on_gone
+        self._last_error = ""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="jobq-heartbeat", daemon=True)
 
@@ -57,13 +67,32 @@ class Heartbeat:
                     self._executor.abandon(run, Lost())
 
     def _loop(self) -> None:
-        state = self._state
-        while not self._stop.wait(self._every):
-            with state.lock:
-                runs = [r for r in state.runs.values() if r.state is not RunState.GONE]
+        beat_due = time.monotonic() + self._every
+        while not self._stop.wait(min(self._every, CHECK_EVERY)):
             try:
-                self.extend(runs)
-                self._queue.beat_worker(self._worker_id, busy=state.running)
-            except JobqError as e:
-                log.warning("heartbeat failed (will retry): %s", e)
-            self._reaper.run_if_due()
+                self._queue.check()
+            except DatabaseUnavailable as e:
+                self._on_gone(e)
+                return
+            if time.monotonic() >= beat_due:
+                beat_due = time.monotonic() + self._every
+                self._guarded("heartbeat", self._beat)
+                self._guarded("reaper", self._reaper.run_if_due)
+
+    def _beat(self) -> None:
+        state = self._state
+        with state.lock:
+            runs = [r for r in state.runs.values() if r.state is not RunState.GONE]
+        self.extend(runs)
+        self._queue.beat_worker(self._worker_id, busy=state.running)
+
+    def _guarded(self, what: str, step: Callable[[], object]) -> None:
+        try:
+            step()
+        except JobqError as e:
+            log.warning("%s failed (will retry): %s", what, e)
+        except Exception as e:  # a bug or a row jobq cannot read: never end the thread
+            text = f"{what}: {type(e).__name__}: {e}"
+            if text != self._last_error:
+                log.exception("%s failed unexpectedly (will retry)", what)
+            self._last_error = text

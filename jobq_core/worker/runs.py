@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import LeaseLost
-from ..queue import encode_json
+from ..new_jobs import encode_json
 from ..registry import JobContext, Task
 from ..textsafe import clean
 from ..types import Job
@@ -70,6 +70,7 @@ class Run:
     state: RunState = RunState.RUNNING
     handle: Any = None  # the pool's hold on its handler: an async future, or a child process
     outcome: Outcome | None = None  # set when the run leaves RUNNING
+    write_until: float | None = None  # monotonic: retry writing the outcome until then
 
     def describe(self) -> str:
         """The run as log lines name it: ``job=42 kind=email.send attempt=1/5``."""

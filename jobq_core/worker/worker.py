@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Sequence
 
-from ..checks import check_int, check_seconds
+from ..checks import MAX_LEASE, check_int, check_seconds
 from ..errors import JobqError
 from ..maintenance import Reaper
 from ..queue import Queue
@@ -65,6 +65,7 @@ class Worker:
         app: str | None = None,
     ):
         check_int("concurrency", concurrency, minimum=1)
+        check_seconds("lease", lease, positive=True, maximum=MAX_LEASE)
         if pool not in ("thread", "process"):
             raise ValueError(f"pool must be 'thread' or 'process', got {pool!r:.80}")
         if max_jobs_per_child is not None:
@@ -72,7 +73,7 @@ class Worker:
                 raise ValueError("max_jobs_per_child applies to pool='process' only "
                                  f"(got {max_jobs_per_child!r:.80} with pool={pool!r})")
             check_int("max_jobs_per_child", max_jobs_per_child, minimum=1)
-        for name, value in (("lease", lease), ("poll_interval", poll_interval),
+        for name, value in (("poll_interval", poll_interval),
                             ("idle_claim_interval", idle_claim_interval)):
             check_seconds(name, value, positive=True)
         check_seconds("grace", grace)
@@ -95,6 +96,7 @@ class Worker:
         self.max_jobs_per_child = max_jobs_per_child
         self._failure: str | None = None  # why the pool could not go on
 
+        self._gone: JobqError | None = None  # set when the database went away
         self._state = state = State(concurrency)
         self.counts = state.counts
         outbox = Outbox(state)
@@ -103,7 +105,8 @@ class Worker:
         self._reaper = Reaper(queue, interval=min(self.lease, 60.0))
         shortest = min([self.lease, *(t.lease for t in _tasks(registry) if t.lease)])
         self._heartbeat = Heartbeat(queue, state, self._executor, self._reaper,
-                                    worker_id=self.id, every=shortest / 3)
+                                    worker_id=self.id, every=shortest / 3,
+                                    on_gone=self._database_gone)
         self._claimer = Claimer(queue, registry, state, outbox, self._executor,
                                 self._heartbeat.extend, worker_id=self.id, queues=self.queues,
                                 lease=self.lease, poll_interval=self.poll_interval,
@@ -122,14 +125,21 @@ class Worker:
             self._start()
             try:
                 self._claimer.loop(burst)
-                self._executor.drain(self.grace)
+                self._executor.drain(0.0 if self._gone else self.grace)
             finally:
                 self._shutdown()
         finally:
             if restore:
                 restore()
+        if self._gone:
+            raise self._gone
         if self._failure is not None:
             raise JobqError(self._failure)
+
+    def _database_gone(self, error: JobqError) -> None:
+        """The database file was deleted or replaced: stop at once; ``run`` raises."""
+        self._gone = error
+        self.stop()
 
     def stop(self) -> None:
         """Stop claiming and shut down gracefully. Safe from any thread or signal handler."""

@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from jobq_core import Attempt, Clock, Job, JobStatus, Outcome
-from jobq_core.display import duration, job_badge, timestamp
+from jobq_core.display import checked, duration, job_badge, timestamp
 
 from ..source import Source, Unavailable
 from ..views.cells import BAD, DIM, badge, literal
@@ -89,6 +89,10 @@ class DetailScreen(Screen):
             self.version = None  # read again once the database is back
             body = Text("database unavailable: ", "bold red")
             body.append_text(literal(str(e), limit=300))
+        except Exception as e:  # a bug or a row no reader expected: the monitor stays up
+            self.version = None
+            body = Text(f"cannot show job {self.job_id}: ", "bold red")
+            body.append_text(literal(f"{type(e).__name__}: {e}", limit=300))
         self.app.call_from_thread(self._show, body)
 
     def _show(self, body: Text) -> None:
@@ -104,9 +108,19 @@ def detail_text(job: Job | None, attempts: list[Attempt], now: float, job_id: in
     if job is None:
         t.append(f"job {job_id} no longer exists (pruned?)", BAD)
         return t
+    job, problems = checked(job)
+    checked_attempts = [checked(a) for a in attempts]
+    attempts = [a for a, _ in checked_attempts]
+    problems += tuple(f"attempt {a.attempt}: {p}" for a, ps in checked_attempts for p in ps)
     t.append(f"job {job.id}  ", "bold")
     t.append_text(badge(job_badge(job, now)))
     t.append("\n")
+    if problems:  # another program wrote values jobq cannot use: show them as they are
+        t.append("⚠ invalid values (shown as - below):\n", BAD)
+        for p in problems:
+            t.append("  ")
+            t.append_text(literal(p, limit=200))
+            t.append("\n")
     fields = [
         ("kind", job.kind), ("queue", job.queue), ("priority", job.priority),
         ("attempts", f"{job.attempts}/{job.max_attempts}"), ("worker", job.worker),

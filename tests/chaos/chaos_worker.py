@@ -1,7 +1,8 @@
 """A real worker process for the chaos scenarios: jobq's Worker on an ObservedQueue.
 
     python chaos_worker.py DB HISTORY [--concurrency N] [--lease S] [--grace S]
-                           [--clock-offset S] [--burst] [--pool thread|process]
+                           [--clock-offset S] [--host-clock-offset S] [--burst]
+                           [--pool thread|process]
 
 Handlers (kind -> behaviour): "work" sleeps payload["ms"] milliseconds, heartbeating;
 "raise" raises; "exit" calls sys.exit; "nonjson" returns something JSON cannot hold;
@@ -102,6 +103,9 @@ def main() -> int:
     p.add_argument("--clock-offset", type=float, default=0.0)
     p.add_argument("--clock-jump", type=float, default=0.0)
     p.add_argument("--clock-jump-after", type=float, default=0.0)
+    p.add_argument("--host-clock-offset", type=float, default=0.0,
+                   help="fake this host's wall clock (time.time) this many seconds off; "
+                        "the queue keeps its own clock (PostgreSQL: the server's)")
     p.add_argument("--burst", action="store_true")
     p.add_argument("--pool", default="thread")
     args = p.parse_args()
@@ -109,8 +113,14 @@ def main() -> int:
     signal.signal(signal.SIGUSR1, lambda *_: resource.setrlimit(
         resource.RLIMIT_FSIZE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY)))
     os.environ["CHAOS_HISTORY"] = args.history  # for this process's children too
-    queue = ObservedQueue(args.db, history(), clock=OffsetClock(args.clock_offset, args.clock_jump, args.clock_jump_after),
-                          backoff=Backoff(base=0.05, cap=0.5))
+    if args.host_clock_offset:
+        real = time.time
+        time.time = lambda: real() + args.host_clock_offset
+    # An injected clock only for the skew scenarios; else the queue's own (on PostgreSQL
+    # the server's, on SQLite this host's).
+    skewed = args.clock_offset or args.clock_jump
+    clock = OffsetClock(args.clock_offset, args.clock_jump, args.clock_jump_after) if skewed else None
+    queue = ObservedQueue(args.db, history(), clock=clock, backoff=Backoff(base=0.05, cap=0.5))
     worker = Worker(queue, registry, concurrency=args.concurrency,
                     lease=args.lease, grace=args.grace, poll_interval=0.01, pool=args.pool)
     history().write("worker", id=worker.id)

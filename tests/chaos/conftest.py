@@ -19,8 +19,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 class ChaosRun:
     """Real worker and producer processes on one database, with a shared history log."""
 
-    def __init__(self, tmp_path):
-        self.db = str(tmp_path / "jobs.db")
+    def __init__(self, tmp_path, db: str | None = None):
+        self.db = db or str(tmp_path / "jobs.db")
         self.history = str(tmp_path / "history.jsonl")
         self.logs = tmp_path
         self.procs: list[subprocess.Popen] = []
@@ -98,6 +98,14 @@ def _limit_files(size: int):
 @pytest.fixture
 def chaos(tmp_path):
     run = ChaosRun(tmp_path)
+    yield run
+    run.stop_all()
+
+
+@pytest.fixture
+def pg_chaos(tmp_path, pg_url):
+    """The same, on a fresh PostgreSQL database."""
+    run = ChaosRun(tmp_path, pg_url)
     yield run
     run.stop_all()
 

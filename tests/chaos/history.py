@@ -22,6 +22,8 @@ import json
 import os
 import time
 
+_now = time.time  # bound at import: a worker that fakes its host clock later logs true times
+
 
 class HistoryWriter:
     def __init__(self, path: str):
@@ -29,7 +31,7 @@ class HistoryWriter:
         self.pid = os.getpid()
 
     def write(self, event: str, **fields) -> None:
-        fields.update(ev=event, pid=self.pid, t=fields.get("t", time.time()))
+        fields.update(ev=event, pid=self.pid, t=fields.get("t", _now()))
         os.write(self._fd, (json.dumps(fields) + "\n").encode())
 
     def close(self) -> None:

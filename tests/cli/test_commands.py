@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 from typer.testing import CliRunner
 
 from jobq_cli.main import app
 from jobq_core import Queue
+from jobq_core.testing import FakeClock
 
 runner = CliRunner()
 
@@ -54,8 +56,9 @@ def test_enqueue_stdin_adds_one_job_per_line_in_batches(db):
     lines = "".join(json.dumps({"payload": {"i": i}, "priority": i % 3}) + "\n" for i in range(1200))
     result = jobq("enqueue", "bulk", "--stdin", "--json", "--db", db, input=lines + "\n")
     assert result.exit_code == 0
-    out = json.loads(result.stdout)
-    assert out["count"] == 1200 and out["ids"] == list(range(1, 1201))
+    batches = [json.loads(line) for line in result.stdout.splitlines()]  # one per commit
+    assert [b["count"] for b in batches] == [500, 500, 200]
+    assert [i for b in batches for i in b["ids"]] == list(range(1, 1201))
     with Queue(db) as q:
         assert q.stats().pending == 1200
         assert q.get(7).payload == {"i": 6} and q.get(7).kind == "bulk"
@@ -213,27 +216,55 @@ def test_cancel_of_a_pending_job_cancels_it_and_of_a_running_one_flags_it(db, qu
 
 
 def test_reap_returns_jobs_whose_lease_ran_out(db):
-    with Queue(db) as q:
+    with Queue(db, clock=FakeClock(time.time() - 60)) as q:  # claimed a minute ago
         q.enqueue("k")
-        q.claim("w", lease=0.01)
-    import time
-
-    time.sleep(0.05)
+        q.claim("w", lease=30)
     assert json.loads(jobq("reap", "--json", "--db", db).stdout) == {"reaped": 1}
 
 
-def test_prune_deletes_finished_jobs_older_than_the_duration(db, queue):
-    _dead_job(queue)
-    assert json.loads(jobq("prune", "--older-than", "0s", "--json", "--db", db).stdout)["pruned"] >= 0
+def _finished_at(db, when: float, kind: str) -> int:
+    """A job that ran and succeeded at ``when`` (Unix seconds); its id."""
+    with Queue(db, clock=FakeClock(when)) as q:
+        job_id = q.enqueue(kind)
+        job = q.claim("w")
+        q.complete(job.id, job.token)
+    return job_id
+
+
+def test_prune_deletes_finished_jobs_older_than_the_duration_but_never_the_newest(db, queue):
+    now = time.time()
+    old = [_finished_at(db, now - 10 * 86400, "old") for _ in range(2)]
+    with Queue(db, clock=FakeClock(now - 8 * 86400)) as q:
+        old.append(_dead_job(q))
+    recent = _finished_at(db, now - 3600, "recent")
+    pending = queue.enqueue("waiting")
+    newest = _finished_at(db, now - 30 * 86400, "newest")  # finished long ago, but the newest
+    assert json.loads(jobq("prune", "--older-than", "7d", "--json", "--db", db).stdout) == {
+        "pruned": 3}
+    assert [queue.get(i) for i in old] == [None, None, None]
+    assert queue.get(recent).status == "succeeded" and queue.get(pending).status == "pending"
     assert jobq("prune", "--older-than", "7d", "--db", db).stdout == "pruned 0 job(s)\n"
+    assert jobq("prune", "--older-than", "30m", "--db", db).stdout == "pruned 1 job(s)\n"
+    assert queue.get(recent) is None and queue.get(pending).status == "pending"
+    assert queue.get(newest).status == "succeeded"  # kept: its id must never be handed out again
 
 
-@pytest.mark.parametrize("duration", ["7", "7x", "-1d", "d", ""])
+def test_prune_reads_a_bare_number_as_seconds(db, queue):
+    now = time.time()
+    old = _finished_at(db, now - 100, "old")  # older than 7 s, younger than 7 min
+    young = _finished_at(db, now - 3, "young")
+    queue.enqueue("newest")
+    assert json.loads(jobq("prune", "--older-than", "7", "--json", "--db", db).stdout) == {
+        "pruned": 1}
+    assert queue.get(old) is None and queue.get(young).status == "succeeded"
+
+
+@pytest.mark.parametrize("duration", ["7x", "-1d", "d", ""])
 def test_prune_with_a_bad_duration_is_a_one_line_error(db, queue, duration):
-    if duration == "7":  # a bare number means seconds
-        assert jobq("prune", "--older-than", duration, "--db", db).exit_code == 0
-        return
+    _finished_at(db, time.time() - 86400, "old")
+    queue.enqueue("newest")
     one_line_error(jobq("prune", "--older-than", duration, "--db", db), "bad duration")
+    assert queue.count() == 2  # nothing was pruned
 
 
 # -- run --------------------------------------------------------------------------------

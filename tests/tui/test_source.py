@@ -147,7 +147,7 @@ def test_a_locked_database_is_reported_as_unavailable(db, clock):
     assert s.poll("running", Filter()).stats.running == 5
 
 
-def test_actions_use_a_separate_connection_and_read_only_refuses_them(db, clock):
+def test_actions_write_through_their_own_queue_and_read_only_refuses_them(db, clock):
     s = opened(db, clock)
     dead = [j for j in s.poll("dead", Filter(), grouped=False).rows if j.kind == "build_report"]
     s.retry(dead[0].id)

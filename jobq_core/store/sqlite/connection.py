@@ -45,7 +45,9 @@ def translate(e: sqlite3.Error, path: str) -> JobqError:
     if code in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT):
         return NotADatabase(f"{path} is not an SQLite database, or it is corrupt ({e})")
     if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
-        return DatabaseUnavailable(f"{path}: the database stayed locked past the busy timeout ({e})")
+        holders = "; ".join(describe_process(pid) for pid in write_lock_holders(path))
+        return DatabaseUnavailable(f"{path}: the database stayed locked past the busy timeout"
+                                   f"{f' (held by {holders})' if holders else ''} ({e})")
     if code == sqlite3.SQLITE_CANTOPEN:
         return DatabaseUnavailable(f"{path}: cannot open the database file (is it or its "
                                    f"directory read-only, or did it vanish?) ({e})")
@@ -54,6 +56,64 @@ def translate(e: sqlite3.Error, path: str) -> JobqError:
     return DatabaseUnavailable(f"{path}: {e}")
 
 
+
+
+# SQLite's WAL write lock: byte 120 of the -shm file (WAL_WRITE_LOCK, see wal.c).
+_WAL_WRITE_LOCK = 120
+
+
+def write_lock_holders(path: str, locks: str = "/proc/locks") -> list[int]:
+    """The pids holding the write lock of the WAL database ``path``, where the OS says
+    (Linux's /proc/locks lists fcntl locks with their owner); [] where it cannot tell."""
+    try:
+        st = os.stat(f"{path}-shm")
+        with open(locks) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    file_id = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    pids = []
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 8 or fields[1] == "->":  # "->": a process waiting for the lock
+            continue
+        _, kind, _, mode, pid, where, start, end = fields[:8]
+        if (kind == "POSIX" and mode == "WRITE" and where == file_id and pid.isdigit()
+                and int(start) <= _WAL_WRITE_LOCK <= (2**63 if end == "EOF" else int(end))):
+            pids.append(int(pid))
+    return sorted(set(pids) - {os.getpid()})
+
+
+def describe_process(pid: int) -> str:
+    """``pid 4242 (jobq run --app tasks, stopped)``: what an operator needs to act."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rpartition(")")[2].split()[0]
+    except OSError:
+        return f"pid {pid}"
+    words = {"T": "stopped", "t": "stopped by a debugger", "D": "waiting on the disk",
+             "Z": "a zombie"}
+    command = " ".join(" ".join(os.path.basename(a) if i == 0 else a for i, a in
+                                enumerate(argv)).split())  # one line, whatever argv holds
+    what = ", ".join(w for w in (command[:80], words.get(state, "")) if w)
+    return f"pid {pid} ({what})" if what else f"pid {pid}"
+
+
+def stopped_lock_holders(path: str) -> list[str]:
+    """Descriptions of the processes holding the write lock while stopped (SIGSTOP, a
+    debugger): every write waits for them, however long."""
+    out = []
+    for pid in write_lock_holders(path):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rpartition(")")[2].split()[0]
+        except OSError:
+            continue
+        if state in ("T", "t"):
+            out.append(describe_process(pid))
+    return out
 
 
 @contextmanager
@@ -136,8 +196,10 @@ def connect(path: str, busy_timeout: float, read_only: bool, create: bool,
     if not os.path.exists(path):
         if not create:
             raise DatabaseError(f"{path}: no such database file")
-        try:  # owner-only from the first byte; SQLite gives -wal and -shm the same mode
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        try:  # owner-only from the first byte; SQLite gives -wal and -shm the same mode.
+            # O_EXCL refuses a dangling symlink: create the file it points to instead.
+            os.close(os.open(os.path.realpath(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+                             0o600))
         except FileExistsError:
             pass  # another process created it first: open theirs
         except OSError as e:

@@ -41,9 +41,17 @@ LEAVE_RUNNING = (
 ORDER_PENDING = "ORDER BY priority DESC, run_at, id"
 
 # Reads that must stay cheap however many finished jobs pile up (tests check their plans).
+# Also leases jobq never grants (none, or past the longest lease from now, or not a
+# number, which SQLite sorts after every number): another program wrote them.
 EXPIRED_LEASES = (
     "SELECT id, token, attempts, max_attempts, worker, started_at, lease_until, "
-    "cancel_requested FROM jobq_jobs WHERE status='running' AND lease_until<? LIMIT ?"
+    "cancel_requested FROM jobq_jobs WHERE status='running' "
+    "AND (lease_until<? OR lease_until IS NULL OR lease_until>?) LIMIT ?"
+)
+# A job moved to dead because jobq cannot read one of its columns; the row keeps the value.
+QUARANTINE = (
+    "UPDATE jobq_jobs SET status='dead', error=?, finished_at=?, lease_until=NULL, "
+    "token=NULL, heartbeat_at=NULL, cancel_requested=0 WHERE " + FENCE
 )
 PENDING_BY_QUEUE = (
     "SELECT queue, count(*), sum(run_at>?), sum(attempts>0), "

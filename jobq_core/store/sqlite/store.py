@@ -10,28 +10,34 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 
-from ...checks import check_seconds
+from ...checks import INT64_MAX, MAX_LEASE, check_seconds
 from ...error_groups import group_dead
-from ...errors import DatabaseError, InvalidState, JobNotFound
+from ...errors import (
+    DatabaseError, DatabaseUnavailable, InvalidState, JobNotFound, JobqError, StorageFull,
+)
 from ...types import (
     Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Stats, Throughput,
     WorkerInfo,
 )
-from ..base import Completion, ListFilter, NewJob, RetryDelay
+from ...textsafe import clean
+from ..base import TAKEN_BACK, Completion, ListFilter, NewJob, RetryDelay
 from . import statements as sql
 from .connection import (
     SYNCHRONOUS_MODES, connect, error_code, filesystem_type, guarded, set_pragmas,
-    translate, warn_if_network, write_transaction,
+    stopped_lock_holders, translate, warn_if_network, write_transaction,
 )
-from .rows import JOB_COLS, JOB_COLS_LEAN, claimed_job, job_from_row
+from .rows import JOB_COLS, JOB_COLS_LEAN, claimed_job, decode, job_from_row, unreadable
 from .schema import INLINE_PAYLOAD_MAX, SCHEMA_VERSION, installed_version, migrate
-from .watch import SqliteWatch
+from .watch import SqliteWatch, file_identity
+
+log = logging.getLogger("jobq.store")
 
 _BATCH = 1000  # rows per transaction for maintenance work, so writers never wait long
 
@@ -80,22 +86,26 @@ class SqliteStore:
                 self._conn = connect(self.path, busy_timeout, read_only, False, immutable=True)
                 self.frozen = True
                 version = installed_version(self._conn, self.path)
+            if version == 0 and (read_only or not create):
+                # Only a store that may create a database puts jobq's tables in a file:
+                # anything else leaves an application's file (or an empty one) untouched.
+                raise DatabaseError(f"{self.path} is not a jobq database (it has no jobq "
+                                    "tables; `jobq enqueue` or `jobq run` creates them)")
             if not read_only:
                 set_pragmas(self._conn, self.path, synchronous)
                 if version < SCHEMA_VERSION:
                     with write_transaction(self._conn):
                         migrate(self._conn)
             elif version < SCHEMA_VERSION:
-                raise DatabaseError(
-                    f"{self.path} is not a jobq database (or needs an upgrade: open it once "
-                    "without read-only mode)"
-                )
+                raise DatabaseError(f"{self.path} has an older jobq schema: open it once "
+                                    "without read-only mode to upgrade it")
         except sqlite3.Error as e:
             self._conn.close()
             raise translate(e, self.path) from e
         except BaseException:
             self._conn.close()
             raise
+        self._identity = file_identity(self.path)  # the file opened, for check()
 
     # -- transactions -------------------------------------------------------------------
 
@@ -138,10 +148,18 @@ class SqliteStore:
             return []
         if len(rows) == 1:
             return [c.execute(sql.INSERT, rows[0]).lastrowid]
+        # SQLite gives a new row max(id)+1, and a random unused id once the largest id is
+        # taken (which another program may have written). Under the write lock, with room
+        # below the largest id, the batch gets exactly the ids after the current maximum.
+        top = c.execute("SELECT max(id) FROM jobq_jobs").fetchone()[0] or 0
+        if top > INT64_MAX - len(rows):
+            raise StorageFull(f"job ids are used up: the largest id is {top}, and SQLite would "
+                            "give new jobs random ids that a pruned job may have had")
         c.executemany(sql.INSERT, rows)
-        # We hold the write lock and each new id is max(id)+1: the batch got consecutive ids.
         last = c.execute("SELECT last_insert_rowid()").fetchone()[0]
-        return list(range(last - len(rows) + 1, last + 1))
+        if last != top + len(rows):  # cannot happen by SQLite's rowid rule; never guess ids
+            raise JobqError(f"batch insert got ids up to {last}, expected {top + len(rows)}")
+        return list(range(top + 1, last + 1))
 
     @staticmethod
     def _insert_one(c: sqlite3.Connection, job: NewJob, now: float) -> int:
@@ -175,7 +193,13 @@ class SqliteStore:
         params = [lease_until, worker, now, now, *sql.claim_params(queues, now, limit)]
         jobs = [claimed_job(r, lease_until, worker, now) for r in c.execute(query, params).fetchall()]
         if len(jobs) > 1:
-            jobs.sort(key=_claim_order)  # RETURNING order is unspecified
+            try:
+                jobs.sort(key=_claim_order)  # RETURNING order is unspecified
+            except TypeError:  # a column another program wrote: set those jobs aside
+                jobs = _readable(c, jobs, now)
+                jobs.sort(key=_claim_order)
+        elif jobs and not (type(jobs[0].max_attempts) is type(jobs[0].priority) is int):
+            jobs = _readable(c, jobs, now)
         return jobs
 
     @guarded
@@ -268,10 +292,18 @@ class SqliteStore:
         rescued = 0
         while True:
             with self._write() as c:
-                rows = c.execute(sql.EXPIRED_LEASES, (now, _BATCH)).fetchall()
+                rows = c.execute(sql.EXPIRED_LEASES, (now, now + MAX_LEASE, _BATCH)).fetchall()
                 for job_id, token, attempts, max_attempts, worker, started, lease, cancel in rows:
-                    error = (f"lease expired at {lease:.3f} with no heartbeat from worker "
-                             f"{worker!r}; the attempt counts as failed")
+                    bad = unreadable(attempts=attempts, max_attempts=max_attempts)
+                    if bad:
+                        quarantine(c, job_id, token, bad, now)
+                        continue
+                    if type(lease) in (int, float) and lease < now:
+                        error = (f"lease expired at {lease:.3f} with no heartbeat from worker "
+                                 f"{worker!r}; the attempt counts as failed")
+                    else:
+                        error = (f"running with a lease jobq never grants ({clean(repr(lease))}) "
+                                 f"under worker {worker!r}: taken back by the reaper")
                     _leave_running(c, job_id, token, attempts, max_attempts, bool(cancel), now,
                                    retry_delay, error)
                     c.execute(sql.RECORD_ATTEMPT, (job_id, attempts, worker, token, started, now,
@@ -320,13 +352,19 @@ class SqliteStore:
     # -- administering ------------------------------------------------------------------
 
     @guarded
-    def job_retry(self, job_id: int, now: float) -> None:
+    def job_retry(self, job_id: int, now: float, force: bool = False) -> None:
         with self._write() as c:
-            row = c.execute("SELECT status FROM jobq_jobs WHERE id=?", (job_id,)).fetchone()
+            row = c.execute("SELECT status, attempts, worker, token, started_at FROM jobq_jobs "
+                            "WHERE id=?", (job_id,)).fetchone()
             if row is None:
                 raise JobNotFound(job_id)
-            if row[0] not in (JobStatus.DEAD, JobStatus.CANCELLED):
-                raise InvalidState(f"job {job_id} is {row[0]}; only dead or cancelled jobs can be retried")
+            status, attempts, worker, token, started = row
+            if force and status == JobStatus.RUNNING:
+                c.execute(sql.RECORD_ATTEMPT, (job_id, attempts, worker, token, started, now,
+                                               Outcome.LEASE_LOST, TAKEN_BACK))
+            elif status not in (JobStatus.DEAD, JobStatus.CANCELLED):
+                raise InvalidState(f"job {job_id} is {status}; only dead or cancelled jobs "
+                                   "can be retried (a running one with force)")
             try:
                 c.execute(sql.REVIVE + " WHERE id=?", (now, job_id))
             except sqlite3.IntegrityError:
@@ -467,12 +505,14 @@ class SqliteStore:
             "FROM jobq_workers ORDER BY id"
         ).fetchall()
         return [
-            WorkerInfo(r[0], r[1], r[2], None if r[3] is None else tuple(json.loads(r[3])),
-                       r[4], r[5], r[6], r[7])
+            WorkerInfo(r[0], r[1], r[2], _worker_queues(r[3]), r[4], r[5], r[6], r[7])
             for r in rows
         ]
 
     # -- misc ---------------------------------------------------------------------------
+
+    def server_clock(self) -> None:
+        return None  # one machine: its own clock is the one
 
     def describe(self) -> dict[str, str | None]:
         return {"store": "sqlite", "sqlite": sqlite3.sqlite_version, "path": self.path,
@@ -483,6 +523,17 @@ class SqliteStore:
         by ``PRAGMA data_version``; where it has not, ``data_version`` polled every
         ``poll_interval`` seconds. Commits through this store's own connection do not count."""
         return SqliteWatch(self, poll_interval)
+
+    def write_blockers(self) -> list[str]:
+        return stopped_lock_holders(self.path)
+
+    def check(self) -> None:
+        try:
+            same = file_identity(self.path) == self._identity
+        except FileNotFoundError:
+            raise DatabaseUnavailable(f"{self.path}: the database file is gone") from None
+        if not same:
+            raise DatabaseUnavailable(f"{self.path}: the database file was replaced")
 
     @guarded
     def data_version(self) -> int:
@@ -523,6 +574,41 @@ def _needs_care(job: NewJob) -> bool:
 
 def _insert_row(job: NewJob, now: float) -> tuple:
     return (*job, now)  # NewJob's fields are in sql.INSERT's column order
+
+
+def _worker_queues(text: str | None) -> tuple[str, ...] | None:
+    """The registry's JSON list of queue names; anything else (another program wrote it)
+    is shown as the one raw string it is."""
+    if text is None:
+        return None
+    value = decode(text)
+    if isinstance(value, list) and all(isinstance(q, str) for q in value):
+        return tuple(value)
+    return (f"{text!r:.60} (not a list of queue names)",)
+
+
+def quarantine(c: sqlite3.Connection, job_id: int, token: int, bad: str, now: float) -> None:
+    """Move a running job jobq cannot read to dead, saying why; the row keeps its values."""
+    error = f"jobq cannot run this job: {bad} (written by another program?)"
+    c.execute(sql.QUARANTINE, (error, now, job_id, token))
+    log.warning("job %s set aside as dead: %s", job_id, bad)
+
+
+def _readable(c: sqlite3.Connection, jobs: list[Job], now: float) -> list[Job]:
+    """The claimed jobs jobq can run; the others go dead, each with an error naming the
+    column it cannot read (the claim's token fences the move)."""
+    ok = []
+    for job in jobs:
+        bad = unreadable(priority=job.priority, run_at=job.run_at, attempts=job.attempts,
+                         max_attempts=job.max_attempts)
+        if bad and c.in_transaction:  # complete_and_claim: inside its transaction
+            quarantine(c, job.id, job.token, bad, now)
+        elif bad:
+            with write_transaction(c):
+                quarantine(c, job.id, job.token, bad, now)
+        else:
+            ok.append(job)
+    return ok
 
 
 def _leave_running(

@@ -11,7 +11,7 @@ wait goes on. Elsewhere (or when inotify is unavailable, e.g. out of watches) th
 polls ``data_version``.
 
 A file deleted or replaced under an open connection goes on being read as it was: the
-watch compares the path's inode with the one opened and raises ``DatabaseUnavailable``.
+watch raises ``DatabaseUnavailable`` (``SqliteStore.check`` compares the inode opened).
 """
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ import sys
 import threading
 import time
 
-from ...errors import DatabaseUnavailable
 
 _IN_MODIFY = 0x00000002
 _IN_CLOSE_WRITE = 0x00000008
@@ -138,7 +137,6 @@ class SqliteWatch:
     def __init__(self, store, poll_interval: float):
         self._store = store
         self._poll = poll_interval
-        self._identity = _identity(store.path)
         self._seen = store.data_version()
         self._woken = threading.Event()
         self._files = None if store.frozen else FileWatch.open(store.path)
@@ -154,7 +152,7 @@ class SqliteWatch:
         return False
 
     def wait(self, timeout: float) -> bool:
-        self._check_file()
+        self._store.check()
         if self._changed():
             return True
         deadline = time.monotonic() + max(0.0, timeout)
@@ -183,15 +181,6 @@ class SqliteWatch:
             self._files.close()
             self._files = None
 
-    def _check_file(self) -> None:
-        try:
-            same = _identity(self._store.path) == self._identity
-        except FileNotFoundError:
-            raise DatabaseUnavailable(f"{self._store.path}: the database file is gone") from None
-        if not same:
-            raise DatabaseUnavailable(f"{self._store.path}: the database file was replaced")
-
-
-def _identity(path: str) -> tuple[int, int]:
+def file_identity(path: str) -> tuple[int, int]:
     st = os.stat(path)
     return st.st_dev, st.st_ino

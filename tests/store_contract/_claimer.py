@@ -1,4 +1,4 @@
-"""A worker process for the multi-process tests: claim and complete until the queue is empty.
+"""A worker process for the multi-process test: claim and complete until the queue is empty.
 
 Writes one "job_id token" line per accepted completion to OUT. Any exception (such as a
 "database is locked" that escaped) exits non-zero.

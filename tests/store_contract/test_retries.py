@@ -1,12 +1,11 @@
-import statistics
-
+"""Failing, giving up, releasing: retries after backoff, dead jobs, and the attempt history."""
 import pytest
 
-from jobq_core import Backoff, LeaseLost, Queue
+from jobq_core import Backoff, LeaseLost
 
 
-def test_a_failed_attempt_goes_back_to_pending_within_the_backoff_window(db_path, clock):
-    q = Queue(db_path, clock=clock, backoff=Backoff(base=2.0, cap=100.0))
+def test_a_failed_attempt_goes_back_to_pending_within_the_backoff_window(open_queue, clock):
+    q = open_queue(backoff=Backoff(base=2.0, cap=100.0))
     job_id = q.enqueue("k", max_attempts=10)
     for attempt in range(1, 9):
         job = q.claim("w")
@@ -17,18 +16,6 @@ def test_a_failed_attempt_goes_back_to_pending_within_the_backoff_window(db_path
         assert clock.now() <= failed.run_at <= clock.now() + window
         clock.set(failed.run_at)
     assert len(q.attempts(job_id)) == 8
-
-
-def test_backoff_windows_double_up_to_the_cap_and_delays_are_jittered():
-    b = Backoff(base=1.0, cap=60.0)
-    assert [b.window(n) for n in (1, 2, 3, 6, 7, 1000)] == [1, 2, 4, 32, 60, 60]
-    delays = [b.delay(7) for _ in range(2000)]
-    assert 0 <= min(delays) and max(delays) <= 60
-    assert 25 < statistics.mean(delays) < 35  # full jitter: uniform over the window
-    with pytest.raises(ValueError, match="base"):
-        Backoff(base=0)
-    with pytest.raises(ValueError, match="cap"):
-        Backoff(base=10, cap=5)
 
 
 def test_retry_in_overrides_the_backoff_and_zero_means_now(queue, clock):
@@ -104,3 +91,33 @@ def test_give_up_ends_the_job_dead_at_once_and_a_retry_still_gets_the_full_allow
         queue.give_up(job.id, job.token, "again")
     queue.retry(job_id)
     assert queue.get(job_id).max_attempts == 5
+
+
+def test_a_cancel_requested_job_that_fails_gives_up_or_is_released_ends_cancelled(queue, clock):
+    ids = queue.enqueue_many([("k", i) for i in range(3)])
+    jobs = queue.claim_many("w", 3)
+    for job in jobs:
+        queue.cancel(job.id)
+    assert queue.fail(jobs[0].id, jobs[0].token, "stopped").status == "cancelled"
+    assert queue.give_up(jobs[1].id, jobs[1].token, "stopped").status == "cancelled"
+    queue.release(jobs[2].id, jobs[2].token)
+    for job_id in ids:
+        job = queue.get(job_id)
+        assert (job.status, job.finished_at) == ("cancelled", clock.now())
+        assert [a.outcome for a in queue.attempts(job_id)] == ["cancelled"]
+    assert queue.claim("w") is None
+
+
+def test_a_failure_that_exhausts_the_attempts_counts_in_the_attempt_history(queue):
+    job_id = queue.enqueue("k", max_attempts=2)
+    job = queue.claim("w")
+    queue.release(job.id, job.token)  # not counted
+    job = queue.claim("w")
+    queue.fail(job.id, job.token, "first", retry_in=0)
+    job = queue.claim("w")
+    assert job.attempts == 2
+    assert queue.fail(job.id, job.token, "second").status == "dead"
+    history = queue.attempts(job_id)
+    assert [(a.attempt, a.outcome, a.error) for a in history] == [
+        (1, "released", None), (1, "failed", "first"), (2, "failed", "second")]
+    assert len({a.token for a in history}) == 3  # one claim each

@@ -1,4 +1,5 @@
-"""A worker whose job was taken over must get LeaseLost and write nothing."""
+"""Leases and fencing: a worker whose job was taken over gets LeaseLost and writes nothing;
+heartbeats extend leases; the reaper rescues expired ones."""
 import pytest
 
 from jobq_core import LeaseLost
@@ -114,13 +115,70 @@ def test_reap_does_not_touch_a_job_whose_lease_has_not_run_out(queue, clock):
     assert queue.get(job.id).status == "running"
 
 
-def test_reapers_in_two_connections_rescue_each_job_once(db_path, clock):
-    from jobq_core import Queue
-
-    a, b = Queue(db_path, clock=clock), Queue(db_path, clock=clock)
+def test_reapers_on_two_queue_objects_rescue_each_job_once(open_queue, clock):
+    a, b = open_queue(), open_queue()
     a.enqueue_many([("k", i) for i in range(50)])
     a.claim_many("w", 50, lease=1)
     clock.advance(2)
     assert a.reap() + b.reap() == 50
     assert all(len(a.attempts(j.id)) == 1 for j in a.list(limit=100))
-    a.close(), b.close()
+
+
+def test_a_store_reports_a_fenced_out_write_instead_of_raising(queue, store, clock):
+    from jobq_core.store.base import Completion
+
+    queue.enqueue("k")
+    job = queue.claim("w")
+    stale = job.token + 1
+    now = clock.now()
+    assert store.job_complete_many([Completion(job.id, stale, None)], now) == [False]
+    assert store.job_fail(job.id, stale, "x", now, lambda n: 0.0) is None
+    assert store.job_give_up(job.id, stale, "x", now) is None
+    assert store.job_release(job.id, stale, now) is False
+    assert store.job_progress(job.id, stale, 0.5, "half") is False
+    assert store.job_extend_many([(job.id, stale)], now, now + 60).lost == {job.id}
+    assert queue.get(job.id) == job  # nothing was written
+    assert queue.attempts(job.id)[-1].outcome == "running"
+
+
+def test_complete_many_accepts_each_live_claim_and_reports_each_stale_one(queue, clock):
+    queue.enqueue_many([("k", i) for i in range(3)])
+    a, b, c = queue.claim_many("w", 3, lease=10)
+    queue.fail(b.id, b.token, "failed first", retry_in=60)
+    assert queue.complete_many([(a.id, a.token, {"n": 1}), (b.id, b.token, "late"),
+                                (c.id, c.token, None)]) == [True, False, True]
+    assert (queue.get(a.id).status, queue.get(a.id).result) == ("succeeded", {"n": 1})
+    assert (queue.get(a.id).finished_at, queue.get(c.id).result) == (clock.now(), None)
+    assert (queue.get(b.id).status, queue.get(b.id).result) == ("pending", None)
+    assert queue.complete_many([]) == []
+    with pytest.raises(ValueError, match="result is not JSON-serializable"):
+        queue.complete_many([(b.id, b.token, float("nan"))])
+
+
+def test_progress_is_stored_on_the_running_job_and_cleared_by_the_next_claim(queue):
+    queue.enqueue("k")
+    job = queue.claim("w", lease=5)
+    queue.progress(job.id, job.token, 0.25, "step 1 of 4")
+    assert (queue.get(job.id).progress, queue.get(job.id).progress_message) == (
+        0.25, "step 1 of 4")
+    queue.progress(job.id, job.token, None, "no fraction, just words")
+    assert (queue.get(job.id).progress, queue.get(job.id).progress_message) == (
+        None, "no fraction, just words")
+    for bad in (-0.1, 1.5, "half"):
+        with pytest.raises(ValueError, match="between 0 and 1"):
+            queue.progress(job.id, job.token, bad)
+    queue.progress(job.id, job.token, 1, "done")
+    queue.release(job.id, job.token)
+    again = queue.claim("w")
+    assert (again.progress, again.progress_message) == (None, None)
+
+
+def test_a_cancel_requested_job_whose_lease_expires_is_reaped_as_cancelled(queue, clock):
+    job_id = queue.enqueue("k", max_attempts=5)
+    queue.claim("w", lease=5)
+    queue.cancel(job_id)
+    clock.advance(6)
+    assert queue.reap() == 1
+    job = queue.get(job_id)
+    assert job.status == "cancelled" and job.finished_at == clock.now()
+    assert [a.outcome for a in queue.attempts(job_id)] == ["lease expired"]

@@ -1,4 +1,5 @@
-"""Several processes on one database file: every job completed exactly once, none lost."""
+"""Several processes on one database: every job completed exactly once, none lost. (On
+SQLite the factory then checks the file's integrity.)"""
 import collections
 import os
 import subprocess
@@ -12,8 +13,8 @@ CLAIMER = os.path.join(os.path.dirname(__file__), "_claimer.py")
 
 
 @pytest.mark.parametrize("batch", [1, 8])
-def test_four_processes_complete_five_thousand_jobs_exactly_once(tmp_path, batch):
-    db = str(tmp_path / "jobs.db")
+def test_four_processes_complete_five_thousand_jobs_exactly_once(database, tmp_path, batch):
+    db = database
     with Queue(db) as q:
         ids = q.enqueue_many([("k", {"i": i}) for i in range(5000)])
     go = tmp_path / "go"
@@ -40,4 +41,3 @@ def test_four_processes_complete_five_thousand_jobs_exactly_once(tmp_path, batch
         assert q.stats().pending == 0 and q.stats().running == 0
         jobs = q.list(status="succeeded", limit=6000)
         assert len(jobs) == 5000 and {j.attempts for j in jobs} == {1}
-        assert q.store.integrity_check() == "ok"

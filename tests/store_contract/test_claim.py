@@ -1,6 +1,10 @@
+"""Claiming: which job comes next, in batches, per queue, under a lease and a fresh token."""
+import threading
+
 import pytest
 
 from jobq_core import JobStatus
+from jobq_core.store.base import NewJob
 
 
 def test_claim_takes_the_highest_priority_then_earliest_run_at_then_lowest_id(queue, clock):
@@ -74,20 +78,11 @@ def test_claim_only_looks_at_the_named_queues(queue):
     ({"queues": [""]}, ValueError),
 ])
 def test_bad_claim_arguments_are_refused(queue, kwargs, error):
-    queue.enqueue("k")
+    job_id = queue.enqueue("k")
     args = {"worker_id": "w", **kwargs}
     with pytest.raises(error):
         queue.claim(args.pop("worker_id"), **args)
-    assert queue.get(1).status == "pending"
-
-
-def test_the_claim_uses_the_partial_pending_indexes_and_never_sorts_the_backlog(queue):
-    plan = queue.store.explain_claim()
-    assert any("USING INDEX jobq_jobs_pending" in line for line in plan), plan
-    assert not any("TEMP B-TREE" in line for line in plan), plan
-    plan = queue.store.explain_claim(["mail"], limit=4)
-    assert any("INDEX jobq_jobs_pending_queue (queue=?)" in line for line in plan), plan
-    assert not any("TEMP B-TREE" in line for line in plan), plan
+    assert queue.get(job_id).status == "pending"
 
 
 def test_complete_and_claim_finishes_a_batch_and_takes_the_next_in_one_go(queue, clock):
@@ -103,3 +98,34 @@ def test_complete_and_claim_finishes_a_batch_and_takes_the_next_in_one_go(queue,
     assert [j.id for j in jobs] == ids[2:4]  # b waits out its backoff
     accepted, more = queue.complete_and_claim([(j.id, j.token, "ok") for j in jobs], "w", 0)
     assert accepted == [True, True] and more == []
+
+
+def test_two_queues_claiming_at_once_never_get_the_same_job(open_queue):
+    first, second = open_queue(), open_queue()
+    ids = first.enqueue_many([("k", i) for i in range(400)])
+    claimed: dict[str, list[int]] = {"a": [], "b": []}
+    go = threading.Barrier(2)
+
+    def drain(q, name):
+        go.wait()
+        while jobs := q.claim_many(name, 3):
+            claimed[name] += [j.id for j in jobs]
+
+    threads = [threading.Thread(target=drain, args=(q, name))
+               for q, name in ((first, "a"), (second, "b"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(claimed["a"] + claimed["b"]) == ids  # each job exactly once
+    assert first.count(status="running") == 400
+
+
+def test_the_store_takes_the_time_from_its_caller_and_reads_no_clock(store):
+    new = NewJob("k", "null", "default", 0, 500.0, 3, None)
+    job_id = store.job_insert_many([new], now=400.0)[0]
+    job = store.job_get(job_id)
+    assert (job.created_at, job.run_at) == (400.0, 500.0)
+    assert store.job_claim("w", None, 499.0, 530.0, 1) == []  # not due at 499
+    claimed = store.job_claim("w", None, 500.0, 530.0, 1)[0]
+    assert (claimed.id, claimed.started_at, claimed.lease_until) == (job_id, 500.0, 530.0)

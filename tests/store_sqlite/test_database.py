@@ -9,8 +9,6 @@ from jobq_core import (
     DatabaseError, DatabaseUnavailable, ForeignTable, JobqError, NotADatabase, Queue,
     SchemaTooNew,
 )
-from jobq_core.store.base import ListFilter
-from jobq_core.store.sqlite import statements as sql
 from jobq_core.store.sqlite.schema import SCHEMA_VERSION
 
 
@@ -139,26 +137,6 @@ def test_read_only_mode_refuses_a_database_without_jobq_tables(tmp_path):
 def test_a_directory_is_refused(tmp_path):
     with pytest.raises(DatabaseError, match="directory"):
         Queue(tmp_path)
-
-
-def test_reap_and_stats_read_only_partial_indexes_never_the_whole_table(queue):
-    conn = queue.store._conn
-
-    def plan(sql, *params):
-        return " | ".join(r[3] for r in conn.execute("EXPLAIN QUERY PLAN " + sql, params))
-
-    assert "INDEX jobq_jobs_running" in plan(sql.EXPIRED_LEASES, 0.0, 10)
-    assert "INDEX jobq_jobs_running" in plan(sql.RUNNING_BY_QUEUE, 0.0)
-    assert "INDEX jobq_jobs_finished" in plan(sql.RECENT_FINISHED, 0.0)
-    assert "COVERING INDEX jobq_jobs_dead" in plan(sql.DEAD_BY_QUEUE)
-    pending = plan(sql.PENDING_BY_QUEUE, 0.0, 0.0)
-    assert "COVERING INDEX jobq_jobs_pending_queue" in pending, pending
-    assert "TEMP B-TREE" not in pending
-    where = ListFilter(status="dead", limit=50)
-    conds, params, order = sql.list_conditions(where, 0.0)
-    dead_list = plan(f"SELECT id FROM jobq_jobs WHERE {' AND '.join(conds)} ORDER BY {order}",
-                     *params)
-    assert "INDEX jobq_jobs_finished" in dead_list and "TEMP B-TREE" not in dead_list, dead_list
 
 
 def _in_read_only_mount(directory, code):

@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+"""pg_drain.py - jobq on PostgreSQL against its own statements hand-written on psycopg.
+
+On a new database of the server given by --url (default: the local server), each run on
+a fresh table:
+
+  raw-1      jobq's claim and fenced-complete statements on one psycopg connection,
+             one job per transaction: the physical anchor for this design and server
+  api-1      the same loop through jobq's Queue (claim, complete)
+  worker     a real Worker (threads, batched completions) in burst mode, 1 process
+  raw-batch  N jobs inserted by one hand-written INSERT ... SELECT FROM unnest
+  batch      the same through Queue.enqueue_many
+  bloat      --bloat-jobs jobs drained by a Worker, jobq_jobs' size (table + indexes +
+             TOAST) sampled every --sample seconds
+  latency    --latency jobs enqueued one at a time, --gap seconds apart, to an idle Worker
+             (another connection of the same process): enqueue-to-start p50 and p95, in ms
+  steady     --steady seconds of a producer keeping --backlog jobs pending while a Worker
+             drains and finished jobs older than 10 s are pruned every 10 s: the sizes
+             should level off instead of growing with the jobs that went through
+
+Every rate is jobs/s; ratios are to raw-1 (raw-batch for batch) in the same run. The
+machine is shared and noisy: ratios measured together are what count.
+
+Usage: python bench/pg_drain.py [--url postgresql://postgres@127.0.0.1/postgres]
+       [--n 5000] [--bloat-jobs 100000] [--json out.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import threading
+import time
+import uuid
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from jobq_core import Queue, Registry, Worker  # noqa: E402
+
+CLAIM = (
+    "WITH picked AS MATERIALIZED (SELECT id FROM jobq_jobs WHERE status='pending' AND "
+    "run_at<=%s ORDER BY priority DESC, run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED) "
+    "UPDATE jobq_jobs j SET status='running', attempts=j.attempts+1, lease_until=%s, "
+    "worker=%s, token=nextval('jobq_tokens'), started_at=%s, heartbeat_at=%s "
+    "WHERE j.id = ANY(ARRAY(SELECT id FROM picked)) RETURNING j.id, j.token, j.payload"
+)
+COMPLETE = (
+    "UPDATE jobq_jobs SET status='succeeded', result=%s, finished_at=%s, lease_until=NULL "
+    "WHERE id=%s AND status='running' AND token=%s"
+)
+RAW_BATCH = (
+    "INSERT INTO jobq_jobs(kind, payload, queue, priority, run_at, max_attempts, created_at) "
+    "SELECT 'noop', p, 'default', 0, %s, 20, %s FROM unnest(%s::text[]) AS p"
+)
+
+
+class Database:
+    def __init__(self, server_url: str):
+        self.server_url = server_url
+        self.name = f"jobq_bench_{uuid.uuid4().hex[:8]}"
+        self.url = urlunsplit(urlsplit(server_url)._replace(path=f"/{self.name}"))
+
+    def __enter__(self):
+        with psycopg.connect(self.server_url, autocommit=True) as c:
+            c.execute(f'CREATE DATABASE "{self.name}"')
+        Queue(self.url).close()  # the schema
+        return self
+
+    def __exit__(self, *exc):
+        with psycopg.connect(self.server_url, autocommit=True) as c:
+            c.execute(f'DROP DATABASE "{self.name}" WITH (FORCE)')
+
+
+def fill(url: str, n: int) -> None:
+    with Queue(url) as q:
+        for i in range(0, n, 5000):
+            q.enqueue_many([("noop", {"i": j}) for j in range(i, min(n, i + 5000))])
+
+
+def raw_one(url: str, n: int) -> float:
+    fill(url, n)
+    with psycopg.connect(url, autocommit=True) as c:
+        started = time.perf_counter()
+        done = 0
+        while True:
+            now = time.time()
+            row = c.execute(CLAIM, (now, now + 30, "raw", now, now)).fetchone()
+            if row is None:
+                break
+            if c.execute(COMPLETE, (None, time.time(), row[0], row[1])).rowcount != 1:
+                raise SystemExit("raw: a completion was fenced out")
+            done += 1
+        seconds = time.perf_counter() - started
+    assert done == n, done
+    return n / seconds
+
+
+def api_one(url: str, n: int) -> float:
+    fill(url, n)
+    with Queue(url) as q:
+        started = time.perf_counter()
+        done = 0
+        while (job := q.claim("api")) is not None:
+            q.complete(job.id, job.token)
+            done += 1
+        seconds = time.perf_counter() - started
+    assert done == n, done
+    return n / seconds
+
+
+def worker_drain(url: str, n: int, concurrency: int = 8, sample=None) -> float:
+    fill(url, n)
+    registry = Registry()
+    registry.task("noop")(lambda payload: None)
+    with Queue(url) as q:
+        w = Worker(q, registry, concurrency=concurrency)
+        stop = threading.Event()
+        sampler = threading.Thread(target=sample, args=(stop,), daemon=True) if sample else None
+        started = time.perf_counter()
+        if sampler:
+            sampler.start()
+        w.run(burst=True, handle_signals=False)
+        seconds = time.perf_counter() - started
+        stop.set()
+        if sampler:
+            sampler.join()
+        assert q.count("succeeded") == n
+    return n / seconds
+
+
+def raw_batch(url: str, n: int) -> float:
+    payloads = [json.dumps({"i": i}) for i in range(n)]
+    with psycopg.connect(url, autocommit=True) as c:
+        started = time.perf_counter()
+        for i in range(0, n, 1000):
+            now = time.time()
+            c.execute(RAW_BATCH, (now, now, payloads[i:i + 1000]))
+        return n / (time.perf_counter() - started)
+
+
+def api_batch(url: str, n: int) -> float:
+    with Queue(url) as q:
+        started = time.perf_counter()
+        for i in range(0, n, 1000):
+            q.enqueue_many([("noop", {"i": j}) for j in range(i, min(n, i + 1000))])
+        return n / (time.perf_counter() - started)
+
+
+def sizes(url: str) -> dict[str, int]:
+    """Bytes: the jobs table with everything (indexes, TOAST), its heap alone, the claim's
+    indexes."""
+    with psycopg.connect(url) as c:
+        return dict(c.execute(
+            "SELECT 'total', pg_total_relation_size('jobq_jobs') UNION ALL "
+            "SELECT 'heap', pg_relation_size('jobq_jobs') UNION ALL "
+            "SELECT 'pending_idx', pg_relation_size('jobq_jobs_pending') + "
+            "pg_relation_size('jobq_jobs_pending_queue')"
+        ).fetchall())
+
+
+def steady(url: str, seconds: float, backlog: int, sample: float) -> dict:
+    registry = Registry()
+    registry.task("noop")(lambda payload: None)
+    stop = threading.Event()
+    samples: list[dict] = []
+
+    def produce():
+        with Queue(url) as q:
+            while not stop.is_set():
+                missing = backlog - q.count("pending")
+                if missing > 0:
+                    q.enqueue_many([("noop", {"i": i}) for i in range(min(missing, 2000))])
+                else:
+                    stop.wait(0.05)
+
+    def prune():
+        with Queue(url) as q:
+            while not stop.wait(10):
+                q.prune(10)
+
+    with Queue(url) as q:
+        w = Worker(q, registry, concurrency=8)
+        threads = [threading.Thread(target=f, daemon=True) for f in (produce, prune)]
+        runner = threading.Thread(target=lambda: w.run(handle_signals=False), daemon=True)
+        for t in threads:
+            t.start()
+        runner.start()
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            time.sleep(sample)
+            samples.append({"t": round(time.perf_counter() - t0), "done": w.counts["succeeded"],
+                            **sizes(url)})
+            print(f"  {samples[-1]}", flush=True)
+        stop.set()
+        w.stop()
+        runner.join(60)
+        for t in threads:
+            t.join(60)
+    return {"seconds": seconds, "backlog": backlog, "samples": samples}
+
+
+def latency(url: str, n: int, gap: float, poll_only: bool) -> dict:
+    registry = Registry()
+    delays: list[float] = []
+    registry.task("stamp")(lambda payload: delays.append(time.time() - payload["t"]))
+    with Queue(url) as producer, Queue(url, poll_only=poll_only) as q:
+        w = Worker(q, registry, concurrency=4)
+        runner = threading.Thread(target=lambda: w.run(handle_signals=False), daemon=True)
+        runner.start()
+        time.sleep(1.0)  # the worker is idle, waiting on its watch
+        for _ in range(n):
+            producer.enqueue("stamp", {"t": time.time()})
+            time.sleep(gap)
+        deadline = time.monotonic() + 10
+        while len(delays) < n and time.monotonic() < deadline:
+            time.sleep(0.01)
+        w.stop()
+        runner.join(30)
+    ms = sorted(d * 1000 for d in delays)
+    return {"jobs": n, "gap_s": gap, "poll_only": poll_only, "p50_ms": ms[len(ms) // 2], "p95_ms": ms[int(len(ms) * 0.95)]}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--url", default="postgresql://postgres@127.0.0.1:5432/postgres")
+    p.add_argument("--n", type=int, default=5000)
+    p.add_argument("--bloat-jobs", type=int, default=100000)
+    p.add_argument("--sample", type=float, default=5.0)
+    p.add_argument("--steady", type=float, default=0.0)
+    p.add_argument("--latency", type=int, default=0)
+    p.add_argument("--gap", type=float, default=0.15)
+    p.add_argument("--poll-only", action="store_true", help="the latency worker polls only")
+    p.add_argument("--backlog", type=int, default=5000)
+    p.add_argument("--skip-rates", action="store_true")
+    p.add_argument("--json")
+    args = p.parse_args()
+    with psycopg.connect(args.url) as c:
+        settings = dict(c.execute(
+            "SELECT name, setting FROM pg_settings WHERE name IN ('server_version', 'fsync', "
+            "'synchronous_commit', 'shared_buffers', 'autovacuum')").fetchall())
+    report = {"machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()}",
+              "python": platform.python_version(), "psycopg": psycopg.__version__,
+              "server": settings, "n": args.n, "rates": {}}
+    print(f"server {settings}")
+    for name, fn in (("raw-1", raw_one), ("api-1", api_one), ("worker", worker_drain),
+                     ("raw-batch", raw_batch), ("batch", api_batch)):
+        if args.skip_rates:
+            break
+        with Database(args.url) as db:
+            rate = fn(db.url, args.n)
+        report["rates"][name] = rate
+        print(f"{name:10} {rate:9.0f} jobs/s", flush=True)
+    r = report["rates"]
+    if r:
+        report["ratios"] = {"api-1/raw-1": r["api-1"] / r["raw-1"],
+                            "worker/raw-1": r["worker"] / r["raw-1"],
+                            "batch/raw-batch": r["batch"] / r["raw-batch"]}
+        print(" ".join(f"{k}={v:.2f}" for k, v in report["ratios"].items()))
+    if args.latency:
+        with Database(args.url) as db:
+            report["latency"] = latency(db.url, args.latency, args.gap, args.poll_only)
+        print(f"enqueue-to-start {report['latency']}")
+    if args.steady:
+        with Database(args.url) as db:
+            report["steady"] = steady(db.url, args.steady, args.backlog, args.sample)
+    if args.bloat_jobs:
+        samples = []
+        with Database(args.url) as db:
+            def sample(stop):
+                t0 = time.perf_counter()
+                while True:
+                    with Queue(db.url) as q:
+                        left = q.count("pending")
+                    samples.append({"t": round(time.perf_counter() - t0, 1), "pending": left,
+                                    **sizes(db.url)})
+                    print(f"  {samples[-1]}", flush=True)
+                    if stop.wait(args.sample):
+                        break
+            rate = worker_drain(db.url, args.bloat_jobs, sample=sample)
+            samples.append({"t": "end", "pending": 0, **sizes(db.url)})
+            print(f"  {samples[-1]}")
+        report["bloat"] = {"jobs": args.bloat_jobs, "rate": rate, "samples": samples}
+        print(f"bloat drain {rate:.0f} jobs/s")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,728 @@
+"""The PostgreSQL store: jobq's job operations on a PostgreSQL server, for workers on
+many hosts.
+
+Concurrency model: each ``PostgresStore`` owns a small pool (``Connections``, two
+connections by default) shared by the threads of its process, plus one LISTEN connection
+per watch: a worker needs three whatever its concurrency. Row locks do the rest: claims
+skip each other's rows (``SKIP LOCKED``), and every write to a running job carries the
+fence and checks what it changed. Each operation is one statement in autocommit mode
+where it can be (claim, complete, heartbeat: one round trip each), else one transaction.
+
+Every operation runs through ``Connections.run``, which retries it on a fresh connection
+after a break. An operation that may have committed before the break (``again``) checks
+what it finds: a completion whose job is already succeeded under its token was accepted;
+a failure whose attempt row exists was recorded. An enqueue cannot tell its jobs from
+another's, so it reports the break instead of adding them twice.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+
+import psycopg
+from psycopg import errors as pgerrors
+
+from ...checks import check_int, check_seconds
+from ...clock import Clock
+from ...error_groups import group_dead
+from ...errors import DatabaseError, DatabaseUnavailable, InvalidState, JobNotFound
+from ...types import (
+    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Stats, Throughput,
+    WorkerInfo,
+)
+from ..base import TAKEN_BACK, Completion, ListFilter, NewJob, RetryDelay
+from ..rows import claimed_job, job_from_row
+from . import statements as sql
+from .connection import Connections, ServerClock, parse_url
+from .schema import SCHEMA_VERSION, installed_version, migrate
+from .watch import SNAPSHOT, Notifier, PgWatch
+
+_BATCH = 1000  # rows per transaction for maintenance work (reap, prune)
+SYNCHRONOUS = {"NORMAL": "off", "FULL": "on"}
+
+
+def _claim_order(job: Job) -> tuple:
+    return -job.priority, job.run_at, job.id
+
+
+class PostgresStore:
+    """jobq on PostgreSQL. ``url`` is a libpq URL (``postgresql://user@host/db``), which
+    may also carry ``poll_only=true``.
+
+    Options: ``poll_only`` (no LISTEN/NOTIFY and no prepared statements: for PgBouncer in
+    transaction mode; idle workers then find work by polling), ``pool_size`` (connections
+    shared by the process's threads, default 2), ``busy_timeout`` (seconds an operation
+    waits for a row lock, and retries after the connection broke, before it reports the
+    database unavailable; default 30), ``read_only`` (the session cannot write and the
+    schema is not created), ``synchronous`` (``FULL``: ``synchronous_commit=on``;
+    ``NORMAL``: ``off``, a server crash may lose the last commits, as a power loss may
+    under SQLite's NORMAL; default: the server's setting), ``create`` (False:
+    refuse a database without jobq's tables instead of creating them; jobq never creates
+    the PostgreSQL database itself), ``poll_interval`` (seconds between a watch's
+    snapshot polls, default 1).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        poll_only: bool | None = None,
+        pool_size: int = 2,
+        busy_timeout: float = 30.0,
+        read_only: bool = False,
+        synchronous: str | None = None,
+        create: bool = True,
+        poll_interval: float = 1.0,
+        application_name: str = "jobq",
+    ):
+        check_int("pool_size", pool_size, minimum=1)
+        check_seconds("busy_timeout", busy_timeout)
+        check_seconds("poll_interval", poll_interval, positive=True)
+        conninfo, self.display, url_options = parse_url(url)
+        if poll_only is None:
+            poll_only = url_options.get("poll_only", False)
+        if synchronous is not None:
+            synchronous = str(synchronous).upper()
+            if synchronous not in SYNCHRONOUS:
+                raise ValueError(f"synchronous must be one of {tuple(SYNCHRONOUS)} on "
+                                 f"PostgreSQL, got {synchronous!r}")
+        if not re.fullmatch(r"[\w .:-]{1,63}", application_name):
+            raise ValueError(f"application_name must be plain text, got {application_name!r}")
+        self.url = url
+        self.poll_only = bool(poll_only)
+        self.read_only = read_only
+        self.synchronous = synchronous
+        self.poll_interval = float(poll_interval)
+        self.frozen = False
+        setup = [f"SET application_name = '{application_name}'",
+                 f"SET lock_timeout = {math.ceil(busy_timeout * 1000):d}"]
+        if read_only:
+            setup.append("SET default_transaction_read_only = on")
+        if synchronous:
+            setup.append(f"SET synchronous_commit = {SYNCHRONOUS[synchronous]}")
+        self._conns = Connections(conninfo, self.display, size=pool_size, prepare=not poll_only,
+                                  setup="; ".join(setup), connect_timeout=min(10.0, busy_timeout + 2),
+                                  reconnect_for=busy_timeout)
+        first = self._conns.new()  # a bad URL, password or database fails here, in one line
+        try:
+            self.server_version = first.info.parameter_status("server_version") or "?"
+            version = installed_version(first, self.display)
+            if version == 0 and (read_only or not create):
+                # Only a store that may create a database puts jobq's tables in it: the
+                # read and admin commands leave an application's database untouched.
+                raise DatabaseError(f"{self.display} is not a jobq database (it has no jobq "
+                                    "tables; `jobq enqueue` or `jobq run` creates them)")
+            if version < SCHEMA_VERSION:
+                if read_only:
+                    raise DatabaseError(f"{self.display} has an older jobq schema: open it "
+                                        "once without read-only mode to upgrade it")
+                migrate(first, self.display)
+            self._clock = ServerClock(self._conns, first)
+        except psycopg.Error as e:
+            first.close()
+            raise DatabaseUnavailable(f"{self.display}: {e}") from None
+        except BaseException:
+            first.close()
+            raise
+        self._conns.adopt(first)
+        self._notifier = Notifier(self._conns)
+
+    def _notify(self, queues: Iterable[str]) -> list[str]:
+        """The queues this transaction should notify (none in poll-only mode)."""
+        return [] if self.poll_only else self._notifier.due(queues)
+
+    # -- producing ----------------------------------------------------------------------
+
+    def job_insert_many(self, jobs: Sequence[NewJob], now: float) -> list[int]:
+        if not any(j.unique_key is not None for j in jobs):
+            return self._conns.run(lambda c, again: self._insert_plain(c, jobs, now, again, True))
+
+        def op(c: psycopg.Connection, again: bool) -> list[int]:
+            _refuse_if_maybe_committed(again, self.display)
+            ids: list[int] = []
+            with c.transaction():
+                plain: list[NewJob] = []
+                for job in jobs:
+                    if job.unique_key is None:
+                        plain.append(job)
+                        continue
+                    ids += self._insert_plain(c, plain, now, again, False)
+                    plain = []
+                    ids.append(self._insert_unique(c, job, now))
+                ids += self._insert_plain(c, plain, now, again, False)
+                queues = self._notify(j.queue for j in jobs if j.run_at <= now)
+                if queues:
+                    c.execute(sql.NOTIFY, (queues,))
+            return ids
+
+        return self._conns.run(op)
+
+    def _insert_plain(self, c: psycopg.Connection, jobs: Sequence[NewJob], now: float,
+                      again: bool, notify: bool) -> list[int]:
+        if not jobs:
+            return []
+        _refuse_if_maybe_committed(again, self.display)
+        queues = self._notify(j.queue for j in jobs if j.run_at <= now) if notify else []
+        rows = c.execute(sql.INSERT_MANY, {
+            "now": now, "kind": [j.kind for j in jobs], "payload": [j.payload for j in jobs],
+            "queue": [j.queue for j in jobs], "priority": [j.priority for j in jobs],
+            "run_at": [j.run_at for j in jobs], "max_attempts": [j.max_attempts for j in jobs],
+            "notify": queues,
+        }).fetchall()
+        return sorted(r[0] for r in rows)  # ids follow the batch's order
+
+    @staticmethod
+    def _insert_unique(c: psycopg.Connection, job: NewJob, now: float) -> int:
+        while True:
+            row = c.execute(sql.INSERT_UNIQUE, (*job, now)).fetchone()
+            if row:
+                return row[0]
+            row = c.execute(sql.LIVE_WITH_KEY, (job.unique_key,)).fetchone()
+            if row:
+                return row[0]
+            # the holder finished between the two statements: insert again
+
+    # -- consuming ----------------------------------------------------------------------
+
+    def job_claim(
+        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float, limit: int
+    ) -> list[Job]:
+        return self._conns.run(
+            lambda c, _again: self._claim(c, worker, queues, now, lease_until, limit))
+
+    @staticmethod
+    def _claim(c: psycopg.Connection, worker: str, queues: Sequence[str] | None, now: float,
+               lease_until: float, limit: int) -> list[Job]:
+        queues = list(dict.fromkeys(queues)) if queues else []
+        params = {"now": now, "limit": limit, "lease": lease_until, "worker": worker}
+        if len(queues) == 1:
+            params["queue"] = queues[0]
+        elif queues:
+            params["queues"] = queues
+        rows = c.execute(sql.claim_sql(len(queues)), params).fetchall()
+        jobs = [claimed_job(r, lease_until, worker, now) for r in rows]
+        if len(jobs) > 1:
+            jobs.sort(key=_claim_order)  # RETURNING order is unspecified
+        return jobs
+
+    def job_extend_many(
+        self, leases: Iterable[tuple[int, int]], now: float, lease_until: float
+    ) -> ExtendResult:
+        leases = list(leases)
+        if not leases:
+            return ExtendResult(frozenset(), frozenset())
+        ids = [job_id for job_id, _ in leases]
+        tokens = [token for _, token in leases]
+        rows = self._conns.run(lambda c, _again: c.execute(
+            sql.EXTEND_MANY, (lease_until, now, ids, tokens)).fetchall())
+        ours = {job_id: cancel for job_id, cancel in rows}
+        return ExtendResult(frozenset(set(ids) - set(ours)),
+                            frozenset(job_id for job_id, cancel in ours.items() if cancel))
+
+    def job_complete_and_claim(
+        self, completions: Sequence[Completion], now: float, worker: str,
+        queues: Sequence[str] | None, lease_until: float, limit: int,
+    ) -> tuple[list[bool], list[Job]]:
+        def op(c: psycopg.Connection, again: bool) -> tuple[list[bool], list[Job]]:
+            with c.transaction():
+                accepted = _complete(c, completions, now, again)
+                jobs = self._claim(c, worker, queues, now, lease_until, limit) if limit > 0 else []
+            return accepted, jobs
+
+        return self._conns.run(op)
+
+    def job_complete_many(self, completions: Sequence[Completion], now: float) -> list[bool]:
+        return self._conns.run(lambda c, again: _complete(c, completions, now, again))
+
+    def job_fail(
+        self, job_id: int, token: int, error: str, now: float, retry_delay: RetryDelay
+    ) -> Job | None:
+        return self._fail(job_id, token, error, now, retry_delay, give_up=False)
+
+    def job_give_up(self, job_id: int, token: int, error: str, now: float) -> Job | None:
+        return self._fail(job_id, token, error, now, lambda _attempt: 0.0, give_up=True)
+
+    def _fail(self, job_id: int, token: int, error: str, now: float, retry_delay: RetryDelay,
+              give_up: bool) -> Job | None:
+        """One transaction: record the failed attempt and move the job on. ``give_up`` ends
+        it dead whatever attempts remain, without touching its stored allowance."""
+
+        def op(c: psycopg.Connection, again: bool) -> Job | None:
+            with c.transaction():
+                row = c.execute(sql.RUNNING_ROW, (job_id, token)).fetchone()
+                if row is None:
+                    if again and _attempt_recorded(c, job_id, token):
+                        return self._get(c, job_id)  # the first try committed
+                    return None
+                attempts, max_attempts, worker, started_at, cancel, queue = row
+                outcome = Outcome.CANCELLED if cancel else Outcome.FAILED
+                job = _leave_running(c, job_id, token, attempts,
+                                     attempts if give_up else max_attempts, cancel, now,
+                                     retry_delay, error)
+                c.execute(sql.RECORD_ATTEMPT, (job_id, attempts, worker, token, started_at, now,
+                                               outcome, error))
+                if job.status == JobStatus.PENDING and job.run_at <= now:
+                    self._send(c, [queue])
+                return job
+
+        return self._conns.run(op)
+
+    def job_release(self, job_id: int, token: int, now: float) -> bool:
+        def op(c: psycopg.Connection, again: bool) -> bool:
+            with c.transaction():
+                row = c.execute(sql.RUNNING_ROW, (job_id, token)).fetchone()
+                if row is None:
+                    return again and _attempt_recorded(c, job_id, token)
+                attempts, _max, worker, started_at, cancel, queue = row
+                if cancel:
+                    status, finished, outcome = JobStatus.CANCELLED, now, Outcome.CANCELLED
+                else:
+                    status, finished, outcome = JobStatus.PENDING, None, Outcome.RELEASED
+                c.execute(sql.LEAVE_RUNNING, (status, now, attempts - 1, None, finished,
+                                              job_id, token))
+                c.execute(sql.RECORD_ATTEMPT, (job_id, attempts, worker, token, started_at, now,
+                                               outcome, None))
+                if not cancel:
+                    self._send(c, [queue])
+                return True
+
+        return self._conns.run(op)
+
+    def job_progress(
+        self, job_id: int, token: int, fraction: float | None, message: str | None
+    ) -> bool:
+        return self._conns.run(lambda c, _again: c.execute(
+            sql.PROGRESS, (fraction, message, job_id, token)).rowcount == 1)
+
+    def job_reap_expired(self, now: float, retry_delay: RetryDelay) -> int:
+        def batch(c: psycopg.Connection, _again: bool) -> tuple[int, int]:
+            """(expired leases read, jobs moved)."""
+            with c.transaction():
+                rows = c.execute(sql.EXPIRED_LEASES, (now, _BATCH)).fetchall()
+                if not rows:
+                    return 0, 0
+                cols: list[list] = [[] for _ in range(6)]
+                attempts_rows: list[list] = [[] for _ in range(8)]
+                queues = set()
+                for job_id, token, attempts, max_attempts, worker, started, lease, cancel, queue \
+                        in rows:
+                    error = (f"lease expired at {lease:.3f} with no heartbeat from worker "
+                             f"{worker!r}; the attempt counts as failed")
+                    status, run_at, finished = _next_state(attempts, max_attempts, cancel, now,
+                                                           retry_delay)
+                    if status == JobStatus.PENDING and run_at <= now:
+                        queues.add(queue)
+                    for col, value in zip(cols, (job_id, token, str(status), run_at, error,
+                                                 finished)):
+                        col.append(value)
+                    for col, value in zip(attempts_rows, (job_id, attempts, worker, token, started,
+                                                          now, str(Outcome.LEASE_EXPIRED), error)):
+                        col.append(value)
+                moved = {r[0] for r in c.execute(sql.REAP_MANY, (*cols, now)).fetchall()}
+                keep = [i for i, job_id in enumerate(attempts_rows[0]) if job_id in moved]
+                c.execute(sql.RECORD_ATTEMPTS, [[col[i] for i in keep] for col in attempts_rows])
+                self._send(c, queues)
+                return len(rows), len(moved)
+
+        reaped = 0
+        while True:
+            read, moved = self._conns.run(batch)
+            reaped += moved
+            if read < _BATCH:
+                return reaped
+
+    def _send(self, c: psycopg.Connection, queues: Iterable[str]) -> None:
+        due = self._notify(queues)
+        if due:
+            c.execute(sql.NOTIFY, (due,))
+
+    # -- reading ------------------------------------------------------------------------
+
+    @staticmethod
+    def _get(c: psycopg.Connection, job_id: int) -> Job | None:
+        row = c.execute(f"SELECT {sql.JOB_COLS} FROM jobq_jobs WHERE id=%s", (job_id,)).fetchone()
+        return job_from_row(row) if row else None
+
+    def job_get(self, job_id: int) -> Job | None:
+        return self._conns.run(lambda c, _again: self._get(c, job_id))
+
+    def job_list(self, where: ListFilter, now: float) -> list[Job]:
+        conds, params, order = sql.list_conditions(where, now)
+        query = f"SELECT {sql.JOB_COLS if where.payloads else sql.JOB_COLS_LEAN} FROM jobq_jobs"
+        if conds:
+            query += " WHERE " + " AND ".join(conds)
+        query += f" ORDER BY {order} LIMIT %s OFFSET %s"
+        rows = self._conns.run(lambda c, _again: c.execute(
+            query, [*params, where.limit, where.offset]).fetchall())
+        return [job_from_row(r) for r in rows]
+
+    def job_attempts(self, job_id: int) -> list[Attempt]:
+        def op(c: psycopg.Connection, _again: bool):
+            with _snapshot(c):
+                rows = c.execute(
+                    "SELECT job_id, attempt, worker, token, started_at, ended_at, outcome, error "
+                    "FROM jobq_attempts WHERE job_id=%s ORDER BY seq", (job_id,)).fetchall()
+                current = c.execute(
+                    "SELECT attempts, worker, token, started_at, finished_at, status FROM jobq_jobs "
+                    "WHERE id=%s AND status IN ('running','succeeded')", (job_id,)).fetchone()
+            return rows, current
+
+        rows, current = self._conns.run(op)
+        out = [Attempt(r[0], r[1], r[2], r[3], r[4], r[5], Outcome(r[6]), r[7]) for r in rows]
+        if current:
+            attempt, worker, token, started, finished, status = current
+            outcome = Outcome.RUNNING if status == JobStatus.RUNNING else Outcome.SUCCEEDED
+            out.append(Attempt(job_id, attempt, worker, token, started, finished, outcome, None))
+        return out
+
+    # -- administering ------------------------------------------------------------------
+
+    def job_retry(self, job_id: int, now: float, force: bool = False) -> None:
+        def op(c: psycopg.Connection, _again: bool) -> None:
+            with c.transaction():
+                row = c.execute("SELECT status, queue, attempts, worker, token, started_at "
+                                "FROM jobq_jobs WHERE id=%s FOR UPDATE", (job_id,)).fetchone()
+                if row is None:
+                    raise JobNotFound(job_id)
+                if force and row[0] == JobStatus.RUNNING:
+                    c.execute(sql.RECORD_ATTEMPT, (job_id, row[2], row[3], row[4], row[5], now,
+                                                   Outcome.LEASE_LOST, TAKEN_BACK))
+                elif row[0] not in (JobStatus.DEAD, JobStatus.CANCELLED):
+                    raise InvalidState(f"job {job_id} is {row[0]}; only dead or cancelled jobs "
+                                       "can be retried (a running one with force)")
+                try:
+                    with c.transaction():
+                        c.execute(sql.REVIVE + " WHERE id=%s", (now, job_id))
+                except pgerrors.UniqueViolation:
+                    raise InvalidState(
+                        f"job {job_id}: another pending or running job holds its unique key"
+                    ) from None
+                self._send(c, [row[1]])
+
+        self._conns.run(op)
+
+    def job_retry_dead(self, where: ListFilter, now: float) -> int:
+        conds, params, _ = sql.list_conditions(
+            ListFilter(JobStatus.DEAD, where.queue, where.kind, where.worker, where.error_contains),
+            now)
+        match = " AND ".join(conds)
+
+        def op(c: psycopg.Connection, _again: bool) -> int:
+            with c.transaction():
+                queues = [r[0] for r in c.execute(
+                    f"{sql.REVIVE} WHERE {match} AND unique_key IS NULL RETURNING queue",
+                    [now, *params])]
+                # A job whose unique key is live elsewhere (or in an earlier job of this
+                # retry) stays dead: one at a time, each behind a savepoint.
+                keyed = c.execute(f"SELECT id FROM jobq_jobs WHERE {match} AND unique_key IS NOT "
+                                  "NULL ORDER BY id", params).fetchall()
+                for (job_id,) in keyed:
+                    try:
+                        with c.transaction():
+                            queues += [r[0] for r in c.execute(
+                                f"{sql.REVIVE} WHERE id=%s RETURNING queue", (now, job_id))]
+                    except pgerrors.UniqueViolation:
+                        pass
+                self._send(c, set(queues))
+                return len(queues)
+
+        return self._conns.run(op)
+
+    def job_cancel(self, job_id: int, now: float) -> str:
+        def op(c: psycopg.Connection, _again: bool) -> str:
+            with c.transaction():
+                row = c.execute("SELECT status FROM jobq_jobs WHERE id=%s FOR UPDATE",
+                                (job_id,)).fetchone()
+                if row is None:
+                    raise JobNotFound(job_id)
+                if row[0] == JobStatus.PENDING:
+                    c.execute("UPDATE jobq_jobs SET status='cancelled', finished_at=%s WHERE id=%s",
+                              (now, job_id))
+                    return JobStatus.CANCELLED
+                if row[0] == JobStatus.RUNNING:
+                    c.execute("UPDATE jobq_jobs SET cancel_requested=true WHERE id=%s", (job_id,))
+                    return JobStatus.RUNNING
+                raise InvalidState(f"job {job_id} is already {row[0]}")
+
+        return self._conns.run(op)
+
+    def job_prune(self, finished_before: float) -> int:
+        # The newest job is never pruned (the Ids rule of store.base; a sequence never
+        # hands an id out twice anyway, but every store keeps the same rule).
+        query = (
+            "WITH gone AS (DELETE FROM jobq_jobs WHERE id IN (SELECT id FROM jobq_jobs "
+            "WHERE status IN ('succeeded','dead','cancelled') AND finished_at<%s "
+            "AND id<(SELECT max(id) FROM jobq_jobs) LIMIT %s) RETURNING id), "
+            "history AS (DELETE FROM jobq_attempts WHERE job_id IN (SELECT id FROM gone)) "
+            "SELECT count(*) FROM gone"
+        )
+        pruned = 0
+        while True:
+            n = self._conns.run(lambda c, _again: c.execute(
+                query, (finished_before, _BATCH)).fetchone()[0])
+            pruned += n
+            if n < _BATCH:
+                return pruned
+
+    def job_count(self, where: ListFilter, now: float) -> int:
+        conds, params, _ = sql.list_conditions(where, now)
+        query = "SELECT count(*) FROM jobq_jobs" + (" WHERE " + " AND ".join(conds) if conds else "")
+        return self._conns.run(lambda c, _again: c.execute(query, params).fetchone()[0])
+
+    def job_throughput(self, start: float, bucket: float, buckets: int) -> Throughput:
+        end = start + bucket * buckets
+        counts = {s: [0] * buckets for s in ("succeeded", "dead", "failed")}
+
+        def op(c: psycopg.Connection, _again: bool) -> list:
+            with _snapshot(c):
+                rows = c.execute(
+                    "SELECT status, floor((finished_at - %s) / %s)::bigint, count(*) FROM jobq_jobs "
+                    "WHERE status IN ('succeeded','dead') AND finished_at>=%s AND finished_at<%s "
+                    "GROUP BY 1, 2", (start, bucket, start, end)).fetchall()
+                rows += c.execute(
+                    "SELECT 'failed', floor((ended_at - %s) / %s)::bigint, count(*) "
+                    "FROM jobq_attempts WHERE ended_at>=%s AND ended_at<%s "
+                    "AND outcome = ANY(%s) GROUP BY 2",
+                    (start, bucket, start, end, [str(Outcome.FAILED), str(Outcome.LEASE_EXPIRED),
+                                                 str(Outcome.LEASE_LOST)])).fetchall()
+            return rows
+
+        for status, b, n in self._conns.run(op):
+            if 0 <= b < buckets:
+                counts[status][b] += n
+        return Throughput(start, bucket, tuple(counts["succeeded"]), tuple(counts["failed"]),
+                          tuple(counts["dead"]))
+
+    def job_dead_groups(self, where: ListFilter) -> list[ErrorGroup]:
+        conds, params, _ = sql.list_conditions(
+            ListFilter(JobStatus.DEAD, where.queue, where.kind, where.worker, where.error_contains),
+            0.0)
+        # SQL groups by first line and the error's tail (where a traceback's exception
+        # line is); Python then merges groups whose error line differs only in numbers.
+        query = (
+            "SELECT kind, split_part(coalesce(error, ''), E'\\n', 1), right(coalesce(error, ''), 300), "
+            "count(*), max(finished_at), max(id), array_agg(DISTINCT queue) FROM jobq_jobs "
+            f"WHERE {' AND '.join(conds)} AND finished_at IS NOT NULL GROUP BY 1, 2, 3"
+        )
+        rows = self._conns.run(lambda c, _again: c.execute(query, params).fetchall())
+        return group_dead(((kind, f"{first}\n{tail}", n, finished, last_id, list(queues))
+                           for kind, first, tail, n, finished, last_id, queues in rows),
+                          where.limit)
+
+    def stats(self, now: float, window: float) -> Stats:
+        def op(c: psycopg.Connection, _again: bool):
+            with _snapshot(c):
+                return (c.execute(sql.PENDING_BY_QUEUE, (now, now)).fetchall(),
+                        c.execute(sql.RUNNING_BY_QUEUE, (now,)).fetchall(),
+                        c.execute(sql.DEAD_BY_QUEUE).fetchall(),
+                        dict(c.execute(sql.RECENT_FINISHED, (now - window,)).fetchall()))
+
+        pending_rows, running_rows, dead_rows, recent = self._conns.run(op)
+        return _stats(now, window, pending_rows, running_rows, dead_rows, recent)
+
+    # -- workers ------------------------------------------------------------------------
+
+    def worker_register(self, info: WorkerInfo) -> None:
+        queues = None if info.queues is None else list(info.queues)
+        self._conns.run(lambda c, _again: c.execute(
+            "INSERT INTO jobq_workers(id, host, pid, queues, concurrency, started_at, last_seen, "
+            "busy) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
+            "host=excluded.host, pid=excluded.pid, queues=excluded.queues, "
+            "concurrency=excluded.concurrency, started_at=excluded.started_at, "
+            "last_seen=excluded.last_seen, busy=excluded.busy",
+            (info.id, info.host, info.pid, queues, info.concurrency, info.started_at,
+             info.last_seen, info.busy)))
+
+    def worker_beat(self, worker_id: str, now: float, busy: int) -> None:
+        self._conns.run(lambda c, _again: c.execute(
+            "UPDATE jobq_workers SET last_seen=%s, busy=%s WHERE id=%s", (now, busy, worker_id)))
+
+    def worker_deregister(self, worker_id: str) -> None:
+        self._conns.run(lambda c, _again: c.execute(
+            "DELETE FROM jobq_workers WHERE id=%s", (worker_id,)))
+
+    def worker_list(self) -> list[WorkerInfo]:
+        rows = self._conns.run(lambda c, _again: c.execute(
+            "SELECT id, host, pid, queues, concurrency, started_at, last_seen, busy "
+            "FROM jobq_workers ORDER BY id").fetchall())
+        return [WorkerInfo(r[0], r[1], r[2], None if r[3] is None else tuple(r[3]), r[4], r[5],
+                           r[6], r[7]) for r in rows]
+
+    # -- misc ---------------------------------------------------------------------------
+
+    def server_clock(self) -> Clock:
+        return self._clock
+
+    def write_blockers(self) -> list[str]:
+        return []  # row locks: a stopped worker blocks only its own rows
+
+    def check(self) -> None:
+        """Nothing to do: a server that goes away fails the next statement loudly (and
+        the store reconnects), unlike a deleted SQLite file that stays readable."""
+
+    def describe(self) -> dict[str, str | None]:
+        return {"store": "postgresql", "postgresql": self.server_version, "url": self.display,
+                "signal": "poll" if self.poll_only else "listen",
+                "pool_size": str(self._conns.size), "synchronous": self.synchronous}
+
+    def watch(self, *, poll_interval: float | None = None) -> PgWatch:
+        """A change signal: LISTEN on a connection of its own, plus a snapshot poll every
+        ``poll_interval`` seconds (the store's, 1 s by default), with jitter. Poll-only
+        and read-only stores (the monitor's) poll only: no extra connection."""
+        return PgWatch(self._conns, listen=not (self.poll_only or self.read_only),
+                       poll_interval=poll_interval or self.poll_interval)
+
+    def change_marker(self) -> str:
+        """What the watch's poll reads: changes whenever a transaction on the server
+        started writing or ended."""
+        return self._conns.run(lambda c, _again: c.execute(SNAPSHOT).fetchone()[0])
+
+    def integrity_check(self) -> str:
+        """"ok", or what breaks jobq's invariants in the rows (the server checks its own
+        storage): running jobs without a token or lease, finished jobs without an end."""
+        checks = {
+            "running jobs without a token or lease":
+                "SELECT count(*) FROM jobq_jobs WHERE status='running' "
+                "AND (token IS NULL OR lease_until IS NULL)",
+            "finished jobs without finished_at":
+                "SELECT count(*) FROM jobq_jobs WHERE status IN ('succeeded','dead','cancelled') "
+                "AND finished_at IS NULL",
+            "pending jobs holding a token":
+                "SELECT count(*) FROM jobq_jobs WHERE status='pending' AND token IS NOT NULL",
+        }
+
+        def op(c: psycopg.Connection, _again: bool) -> list[str]:
+            with _snapshot(c):
+                return [f"{n} {what}" for what, q in checks.items()
+                        if (n := c.execute(q).fetchone()[0])]
+
+        problems = self._conns.run(op)
+        return "; ".join(problems) if problems else "ok"
+
+    def explain_claim(self, queues: Sequence[str] | None = None, limit: int = 1) -> list[str]:
+        """The claim's query plan (tests assert it uses the partial indexes). Run in a
+        transaction that is rolled back: EXPLAIN ANALYZE would claim."""
+        queues = list(queues or [])
+        params = {"now": 0.0, "limit": limit, "lease": 0.0, "worker": "w"}
+        if len(queues) == 1:
+            params["queue"] = queues[0]
+        elif queues:
+            params["queues"] = queues
+
+        def op(c: psycopg.Connection, _again: bool) -> list[str]:
+            return [r[0] for r in c.execute("EXPLAIN " + sql.claim_sql(len(queues)), params)]
+
+        return self._conns.run(op)
+
+    def table_sizes(self) -> dict[str, int]:
+        """Bytes on disk of each jobq table with its indexes and TOAST (for bloat checks)."""
+        rows = self._conns.run(lambda c, _again: c.execute(
+            "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid=c.relnamespace WHERE n.nspname=current_schema() "
+            "AND c.relkind='r' AND c.relname LIKE 'jobq\\_%%'").fetchall())
+        return dict(rows)
+
+    def close(self) -> None:
+        self._notifier.close()
+        self._conns.close()
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+
+class _snapshot:
+    """One REPEATABLE READ, read-only transaction, so several counts agree."""
+
+    def __init__(self, c: psycopg.Connection):
+        self.c = c
+
+    def __enter__(self):
+        self.c.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        return self.c
+
+    def __exit__(self, *exc):
+        self.c.execute("COMMIT" if exc[0] is None else "ROLLBACK")
+        return False
+
+
+def _refuse_if_maybe_committed(again: bool, display: str) -> None:
+    if again:
+        raise DatabaseUnavailable(
+            f"{display}: the connection broke while jobs were being added; they may or may "
+            "not have been added (check before enqueueing them again)")
+
+
+def _complete(c: psycopg.Connection, completions: Sequence[Completion], now: float,
+              again: bool) -> list[bool]:
+    """Per completion, whether it was accepted (False: fenced out)."""
+    if not completions:
+        return []
+    ids = [x.job_id for x in completions]
+    tokens = [x.token for x in completions]
+    if len(completions) == 1 and not again:
+        x = completions[0]
+        return [c.execute(sql.COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1]
+    done = {r[0] for r in c.execute(
+        sql.COMPLETE_MANY, (now, ids, tokens, [x.result for x in completions])).fetchall()}
+    if again:  # an earlier try may have committed: its completions count
+        done |= {r[0] for r in c.execute(sql.COMPLETED_WITH, (ids, tokens)).fetchall()}
+    accepted = []
+    for x in completions:  # the same job twice in one batch: only the first is accepted
+        accepted.append(x.job_id in done)
+        done.discard(x.job_id)
+    return accepted
+
+
+def _attempt_recorded(c: psycopg.Connection, job_id: int, token: int) -> bool:
+    return c.execute(sql.ATTEMPT_RECORDED, (job_id, token)).fetchone() is not None
+
+
+def _next_state(attempts: int, max_attempts: int, cancel: bool, now: float,
+                retry_delay: RetryDelay) -> tuple[JobStatus, float, float | None]:
+    """(status, run_at, finished_at) after a failed or expired attempt: cancelled, dead,
+    or pending after backoff."""
+    if cancel:
+        return JobStatus.CANCELLED, now, now
+    if attempts >= max_attempts:
+        return JobStatus.DEAD, now, now
+    return JobStatus.PENDING, now + max(0.0, retry_delay(attempts)), None
+
+
+def _leave_running(c: psycopg.Connection, job_id: int, token: int, attempts: int,
+                   max_attempts: int, cancel: bool, now: float, retry_delay: RetryDelay,
+                   error: str) -> Job:
+    status, run_at, finished = _next_state(attempts, max_attempts, cancel, now, retry_delay)
+    row = c.execute(sql.LEAVE_RUNNING, (str(status), run_at, attempts, error, finished, job_id,
+                                        token)).fetchone()
+    return job_from_row(row)  # the row is locked (RUNNING_ROW ... FOR UPDATE): it matched
+
+
+def _stats(now: float, window: float, pending_rows, running_rows, dead_rows, recent) -> Stats:
+    queues: dict[str, dict] = {}
+    pending = scheduled = retrying = 0
+    oldest = None
+    for q, n, sched, retry, first in pending_rows:
+        queues.setdefault(q, {})["pending"] = n
+        queues[q]["oldest_pending_at"] = first
+        pending, scheduled, retrying = pending + n, scheduled + sched, retrying + retry
+        if first is not None and (oldest is None or first < oldest):
+            oldest = first
+    running = expired = 0
+    for q, n, exp in running_rows:
+        queues.setdefault(q, {})["running"] = n
+        running, expired = running + n, expired + exp
+    dead = 0
+    for q, n in dead_rows:
+        queues.setdefault(q, {})["dead"] = n
+        dead += n
+    return Stats(
+        now=now, window=window, pending=pending, scheduled=scheduled, retrying=retrying,
+        running=running, dead=dead, succeeded_recent=recent.get("succeeded", 0),
+        dead_recent=recent.get("dead", 0), cancelled_recent=recent.get("cancelled", 0),
+        expired_leases=expired, oldest_pending_at=oldest,
+        queues={q: QueueStats(**v) for q, v in sorted(queues.items())},
+    )
+
+
+__all__ = ["PostgresStore"]

@@ -1,0 +1,249 @@
+"""The PostgreSQL store's change signal: LISTEN/NOTIFY for new work, a snapshot poll for
+everything else.
+
+Sending. A transaction that makes jobs runnable (enqueue, retry, release, a reaped
+lease) sends ``pg_notify('jobq', queue)`` in the same transaction, so the signal arrives
+when the jobs are visible. NOTIFY takes a cluster-wide lock at commit, so a process sends
+at most one per queue per ``Notifier.EVERY`` seconds (River's limit); a queue held back
+is notified once the window ends, from a timer, so no job waits for the poll. There is no
+per-row trigger.
+
+Waiting. ``PgWatch`` holds one LISTEN connection of its own, outside the pool, and sleeps
+in ``select`` on its socket and a wake pipe. Every ``poll_interval`` (with jitter) it also
+reads ``pg_current_snapshot()``: its text changes whenever any transaction on the server
+started writing or ended, so a change seen there may be spurious but a commit is never
+missed. That poll is a plain read: it writes nothing and takes no lock, so the monitor can
+run it every second. After the LISTEN connection breaks it reconnects with backoff (one
+log line per outage) and reports a change, as notifications sent meanwhile are lost.
+
+Poll-only mode (``poll_only=True``, for PgBouncer in transaction mode, where LISTEN does
+not work): no LISTEN connection and no NOTIFY; the snapshot poll alone.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import random
+import select
+import threading
+import time
+
+import psycopg
+
+from ...errors import DatabaseUnavailable, JobqError
+from .connection import Connections, one_line
+from .statements import NOTIFY, NOTIFY_CHANNEL
+
+log = logging.getLogger("jobq.store")
+
+SNAPSHOT = "SELECT pg_current_snapshot()::text"
+
+
+class Notifier:
+    """Which queues a transaction should notify: at most one NOTIFY per queue per
+    ``EVERY`` seconds from this process; a queue held back gets a trailing one."""
+
+    EVERY = 0.1
+
+    def __init__(self, conns: Connections):
+        self._conns = conns
+        self._lock = threading.Lock()
+        self._sent: dict[str, float] = {}
+        self._held: set[str] = set()
+        self._timer: threading.Timer | None = None
+        self._pid = os.getpid()
+
+    def due(self, queues) -> list[str]:
+        """The queues among ``queues`` to notify now (marked as sent); the others are held
+        for the trailing notification."""
+        now = time.monotonic()
+        out = []
+        with self._lock:
+            if self._pid != os.getpid():  # a forked child: the timer thread is not ours
+                self._pid, self._timer, self._held, self._sent = os.getpid(), None, set(), {}
+            for q in set(queues):
+                if now - self._sent.get(q, -1e9) >= self.EVERY:
+                    self._sent[q] = now
+                    out.append(q)
+                else:
+                    self._held.add(q)
+            if self._held and self._timer is None:
+                self._timer = threading.Timer(self.EVERY, self._trailing)
+                self._timer.daemon = True
+                self._timer.start()
+        return out
+
+    def _trailing(self) -> None:
+        with self._lock:
+            queues, self._held, self._timer = sorted(self._held), set(), None
+            now = time.monotonic()
+            for q in queues:
+                self._sent[q] = now
+        if queues:
+            try:
+                self._conns.run(lambda c, _again: c.execute(NOTIFY, (queues,)))
+            except JobqError as e:  # the watchers' poll will find the jobs
+                log.debug("trailing notification failed: %s", e)
+
+    def close(self) -> None:
+        with self._lock:
+            timer, self._timer = self._timer, None
+        if timer is not None and self._pid == os.getpid():
+            timer.cancel()
+
+
+class PgWatch:
+    """``base.Watch`` for ``PostgresStore``."""
+
+    def __init__(self, conns: Connections, *, listen: bool, poll_interval: float):
+        self._conns = conns
+        self._listen_wanted = listen
+        self._poll = poll_interval
+        self._woken = threading.Event()
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        self._conn: psycopg.Connection | None = None
+        self._retry_at = 0.0
+        self._backoff = 0.05
+        self._down_since: float | None = None
+        self._seen = self._snapshot(required=True)
+        self._next_poll = time.monotonic() + self._jittered()
+        if listen:
+            self._conn = self._listen()
+
+    # -- the LISTEN connection ----------------------------------------------------------
+
+    def _listen(self) -> psycopg.Connection:
+        conn = self._conns.new()
+        try:
+            conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+        except psycopg.Error as e:
+            conn.close()
+            raise DatabaseUnavailable(f"{self._conns.display}: LISTEN failed ({one_line(e)})") from None
+        return conn
+
+    def _relisten(self) -> bool:
+        """Try to reconnect the LISTEN connection (with backoff); True when it is back."""
+        now = time.monotonic()
+        if now < self._retry_at:
+            return False
+        try:
+            self._conn = self._listen()
+        except JobqError:
+            self._retry_at = now + self._backoff
+            self._backoff = min(2.0, self._backoff * 2) * random.uniform(0.8, 1.2)
+            return False
+        if self._down_since is not None:
+            log.warning("%s: listening again after %.1fs", self._conns.display,
+                        now - self._down_since)
+        self._down_since = None
+        self._backoff = 0.05
+        return True
+
+    def _lost(self, e: BaseException) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except psycopg.Error:
+                pass
+        self._conn = None
+        if self._down_since is None:
+            self._down_since = time.monotonic()
+            log.warning("%s: the LISTEN connection broke (%s); reconnecting",
+                        self._conns.display, one_line(e))
+
+    def _notified(self) -> bool:
+        """Read what arrived on the LISTEN connection; True if it held a notification."""
+        conn = self._conn
+        if conn is None:
+            return False
+        try:
+            pg = conn.pgconn
+            pg.consume_input()
+            got = False
+            while pg.notifies() is not None:
+                got = True
+            if conn.closed or pg.status != psycopg.pq.ConnStatus.OK:
+                raise psycopg.OperationalError("the server closed the connection")
+            return got
+        except psycopg.Error as e:
+            self._lost(e)
+            return True  # notifications may have been lost with it: look once
+
+    # -- the snapshot poll ---------------------------------------------------------------
+
+    def _jittered(self) -> float:
+        return self._poll * random.uniform(0.8, 1.2)
+
+    def _snapshot(self, required: bool = False) -> str | None:
+        if required:
+            return self._conns.run(lambda c, _again: c.execute(SNAPSHOT).fetchone()[0])
+        return self._conns.try_once(lambda c: c.execute(SNAPSHOT).fetchone()[0])
+
+    def _polled(self) -> bool:
+        """True when the snapshot moved since the last look (or cannot be read)."""
+        self._next_poll = time.monotonic() + self._jittered()
+        snap = self._snapshot()
+        if snap is None:
+            return False
+        if snap != self._seen:
+            self._seen = snap
+            return True
+        return False
+
+    # -- Watch ---------------------------------------------------------------------------
+
+    def wait(self, timeout: float) -> bool:
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            if self._woken.is_set():
+                self._woken.clear()
+                _drain(self._wake_r)
+                return True
+            if self._listen_wanted and self._conn is None and self._relisten():
+                return True  # notifications sent while it was down are lost: look once
+            if self._notified():
+                return True
+            now = time.monotonic()
+            if now >= self._next_poll and self._polled():
+                return True
+            left = deadline - now
+            if left <= 0:
+                return False
+            fds = [self._wake_r] + ([self._conn.fileno()] if self._conn is not None else [])
+            sleep = min(left, max(0.0, self._next_poll - now))
+            if self._listen_wanted and self._conn is None:
+                sleep = min(sleep, max(0.0, self._retry_at - now))
+            try:
+                select.select(fds, [], [], sleep)
+            except (OSError, ValueError):
+                time.sleep(min(sleep, 0.05))
+
+    def wake(self) -> None:
+        self._woken.set()
+        try:
+            os.write(self._wake_w, b"!")
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            except psycopg.Error:
+                pass
+            self._conn = None
+        for fd in (self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 4096):
+            pass
+    except OSError:
+        pass

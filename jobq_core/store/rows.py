@@ -1,0 +1,69 @@
+"""How a database row becomes a ``Job`` record, for every store.
+
+Reading a job is on the hot path of every claim, so the readers are built for speed:
+``Job`` is frozen, and its ``__init__`` sets each field through ``object.__setattr__``,
+which costs more than the rest of a claim's Python work. The readers set the slots
+directly, one unrolled line per field, generated from ``Job``'s own field names.
+
+Measured against the plain ``Job(*values)`` (``jobq bench --only drain``, 1 process,
+median of 3 alternating runs, SQLite): the API drain is 10 % faster (0.906x without), and
+a drained job costs 18.5 % fewer instructions (callgrind, 2,000 jobs).
+
+A store gives each reader the order of the fields in its rows; payload and result are
+JSON text, status the status's name, cancel_requested anything ``bool`` takes.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from ..types import Job, JobStatus, RawJSON
+
+# What a claim sets itself, so its RETURNING need not send it back (each returned column
+# costs time in the database and in Python): the reader takes these from its arguments.
+SET_BY_CLAIM = {
+    "status": "_RUNNING", "lease_until": "lease_until", "worker": "worker",
+    "started_at": "now", "heartbeat_at": "now", "progress": "None", "progress_message": "None",
+}
+CLAIM_FIELDS = [name for name in Job.__slots__ if name not in SET_BY_CLAIM]
+"""The fields a claim's RETURNING list holds, in this order (``claimed_job`` reads them)."""
+
+
+def decode(text: str | None):
+    """JSON text to a value; text that is not JSON (written by something other than jobq)
+    comes back as ``RawJSON``."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return RawJSON(text)
+
+
+_STATUS = {s.value: s for s in JobStatus}
+# A status jobq does not know (another program wrote it) is kept as the raw text.
+_CONVERT = {"payload": "_decode({})", "status": "_STATUS.get({0}, {0})", "result": "_decode({})",
+            "cancel_requested": "bool({})"}
+
+
+def _reader(fields: list[str], fixed: dict[str, str], args: str) -> Callable[..., Job]:
+    """``def read(r, <args>)``: a Job from row ``r`` holding ``fields`` in order, with the
+    other fields set to the expressions in ``fixed``."""
+    env = {"_decode": decode, "_STATUS": _STATUS, "_RUNNING": JobStatus.RUNNING,
+           "_new": object.__new__, "Job": Job}
+    lines = [f"def read(r{', ' if args else ''}{args}):", "    j = _new(Job)"]
+    for name in Job.__slots__:
+        env[f"_set_{name}"] = getattr(Job, name).__set__
+        value = fixed.get(name) or _CONVERT.get(name, "{}").format(f"r[{fields.index(name)}]")
+        lines.append(f"    _set_{name}(j, {value})")
+    lines.append("    return j")
+    exec("\n".join(lines), env)  # noqa: S102 - built from Job's own field names only
+    return env["read"]
+
+
+job_from_row: Callable[[tuple], Job] = _reader(list(Job.__slots__), {}, "")
+"""A Job from a row holding every field of ``Job`` in its order."""
+
+claimed_job: Callable[[tuple, float, str, float], Job] = _reader(
+    CLAIM_FIELDS, SET_BY_CLAIM, "lease_until, worker, now")
+"""A Job from a claim's row of ``CLAIM_FIELDS``: ``claimed_job(row, lease_until, worker, now)``."""

@@ -1,0 +1,187 @@
+"""A PostgreSQL server for the tests, and a fresh database for each test.
+
+Where the server comes from, first match wins:
+
+1. ``$JOBQ_TEST_PG``: a URL of a server to use (its user may create databases);
+2. a throwaway cluster of our own (``initdb`` + ``pg_ctl`` on a free port in a temp dir,
+   stopped at the end), when the server binaries are installed (``pg_ctl`` on PATH or under
+   ``/usr/lib/postgresql/*/bin``); as root, it runs as the ``postgres`` user;
+3. the server at ``127.0.0.1:5432`` (user postgres), when one answers there.
+
+With none, PostgreSQL tests skip with the reason, except under CI (``CI=true``), where
+they fail: CI must run them.
+
+Only the throwaway cluster can be restarted by a test (``Server.restart``).
+"""
+from __future__ import annotations
+
+import atexit
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+
+FALLBACK_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+class Unavailable(Exception):
+    """No PostgreSQL server for the tests."""
+
+
+@dataclass
+class Server:
+    url: str  # admin URL (a database we may CREATE DATABASE from)
+    origin: str  # where it came from, for messages
+    datadir: str | None = None  # set for our throwaway cluster
+    bindir: str | None = None
+    run_as: list[str] | None = None
+
+    def database_url(self, name: str) -> str:
+        parts = urlsplit(self.url)
+        return urlunsplit(parts._replace(path=f"/{name}"))
+
+    def admin(self) -> psycopg.Connection:
+        return psycopg.connect(self.url, autocommit=True, connect_timeout=5)
+
+    def create_database(self) -> tuple[str, str]:
+        """(name, URL) of a new empty database."""
+        name = f"jobq_t_{uuid.uuid4().hex[:12]}"
+        with self.admin() as c:
+            c.execute(f'CREATE DATABASE "{name}"')
+        return name, self.database_url(name)
+
+    def drop_database(self, name: str) -> None:
+        with self.admin() as c:
+            c.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    @property
+    def restartable(self) -> bool:
+        return self.datadir is not None
+
+    def restart(self) -> None:
+        """``pg_ctl restart -m fast`` (throwaway cluster only)."""
+        assert self.datadir and self.bindir
+        _run([*(self.run_as or []), os.path.join(self.bindir, "pg_ctl"), "-D", self.datadir,
+              "-w", "-m", "fast", "restart", "-l", os.path.join(self.datadir, "log")])
+
+    def stop(self) -> None:
+        if self.datadir and self.bindir:
+            subprocess.run([*(self.run_as or []), os.path.join(self.bindir, "pg_ctl"), "-D",
+                            self.datadir, "-m", "immediate", "stop"],
+                           capture_output=True, timeout=60)
+            shutil.rmtree(os.path.dirname(self.datadir), ignore_errors=True)
+
+
+def _run(cmd: list[str]) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0:
+        raise Unavailable(f"{' '.join(cmd[:3])}... failed: {(proc.stderr or proc.stdout).strip()[-500:]}")
+
+
+def _bindir() -> str | None:
+    found = shutil.which("pg_ctl")
+    if found:
+        return os.path.dirname(found)
+    for candidate in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True):
+        if os.path.exists(os.path.join(candidate, "initdb")):
+            return candidate
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _throwaway(bindir: str) -> Server:
+    run_as: list[str] = []
+    top = tempfile.mkdtemp(prefix="jobq-pg-")
+    if os.geteuid() == 0:  # initdb refuses to run as root
+        try:
+            pw = pwd.getpwnam("postgres")
+        except KeyError:
+            raise Unavailable("running as root and there is no 'postgres' user for initdb") from None
+        if not shutil.which("runuser"):
+            raise Unavailable("running as root and runuser is missing")
+        os.chown(top, pw.pw_uid, pw.pw_gid)
+        os.chmod(top, 0o700)
+        run_as = ["runuser", "-u", "postgres", "--"]
+    datadir = os.path.join(top, "data")
+    _run([*run_as, os.path.join(bindir, "initdb"), "-D", datadir, "-U", "postgres",
+          "-A", "trust", "-E", "UTF8", "--no-sync"])
+    port = _free_port()
+    options = (f"-c port={port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={top} "
+               "-c fsync=off -c full_page_writes=off -c synchronous_commit=off "
+               "-c max_connections=300 -c shared_buffers=64MB")
+    _run([*run_as, os.path.join(bindir, "pg_ctl"), "-D", datadir, "-w", "-o", options,
+          "-l", os.path.join(datadir, "log"), "start"])
+    server = Server(f"postgresql://postgres@127.0.0.1:{port}/postgres",
+                    f"a throwaway cluster in {top}", datadir, bindir, run_as)
+    atexit.register(server.stop)
+    return server
+
+
+def _reachable(url: str) -> bool:
+    try:
+        psycopg.connect(url, connect_timeout=3).close()
+        return True
+    except psycopg.Error:
+        return False
+
+
+_lock = threading.Lock()
+_server: Server | None = None
+_why: str | None = None
+
+
+def server() -> Server:
+    """The tests' server (started once per process); ``Unavailable`` says why there is none."""
+    global _server, _why
+    with _lock:
+        if _server is not None:
+            return _server
+        if _why is not None:
+            raise Unavailable(_why)
+        reasons = []
+        url = os.environ.get("JOBQ_TEST_PG")
+        if url:
+            if not _reachable(url):
+                _why = f"$JOBQ_TEST_PG={url} does not answer"
+                raise Unavailable(_why)
+            _server = Server(url, "$JOBQ_TEST_PG")
+            return _server
+        bindir = _bindir()
+        if bindir:
+            try:
+                _server = _throwaway(bindir)
+                return _server
+            except Unavailable as e:
+                reasons.append(f"a throwaway cluster failed ({e})")
+        else:
+            reasons.append("no PostgreSQL server binaries (initdb, pg_ctl)")
+        if _reachable(FALLBACK_URL):
+            _server = Server(FALLBACK_URL, "the server at 127.0.0.1:5432")
+            return _server
+        reasons.append("nothing answers at 127.0.0.1:5432")
+        _why = ("no PostgreSQL for the tests: set $JOBQ_TEST_PG, or install the server "
+                "binaries, or run one at 127.0.0.1:5432 (" + "; ".join(reasons) + ")")
+        raise Unavailable(_why)
+
+
+def wait_until_up(url: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not _reachable(url):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{url} did not come back within {timeout}s")
+        time.sleep(0.1)

@@ -1,0 +1,11 @@
+"""What a store says about itself."""
+
+
+def test_describe_names_the_store_and_every_value_is_text(queue, factory):
+    info = queue.describe()
+    assert info["store"] == factory.__name__
+    assert all(isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in info.items())
+
+
+def test_a_writable_store_is_not_frozen(queue):
+    assert queue.frozen is False

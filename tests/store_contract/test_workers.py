@@ -1,0 +1,58 @@
+"""The worker registry: register, beat, deregister, list."""
+from jobq_core import WorkerInfo, WorkerState
+
+
+def by_id(queue) -> dict[str, WorkerInfo]:
+    return {w.id: w for w in queue.workers()}
+
+
+def test_a_registered_worker_is_listed_with_what_it_said_about_itself(queue, clock):
+    assert queue.workers() == []
+    queue.register_worker("w-1", host="app-1", pid=4242, queues=["mail", "crm"], concurrency=8)
+    queue.register_worker("w-2", host="app-2", pid=77, queues=None, concurrency=1)
+    now = clock.now()
+    assert by_id(queue) == {
+        "w-1": WorkerInfo("w-1", "app-1", 4242, ("mail", "crm"), 8, now, now, 0),
+        "w-2": WorkerInfo("w-2", "app-2", 77, None, 1, now, now, 0),
+    }
+
+
+def test_a_beat_updates_last_seen_and_busy_and_silence_makes_a_worker_late_then_lost(
+        queue, clock):
+    queue.register_worker("w-1", host="h", pid=1, queues=None, concurrency=4)
+    started = clock.now()
+    clock.advance(5)
+    queue.beat_worker("w-1", busy=3)
+    w = by_id(queue)["w-1"]
+    assert (w.started_at, w.last_seen, w.busy) == (started, started + 5, 3)
+    clock.advance(20)
+    w = by_id(queue)["w-1"]
+    assert w.state(clock.now(), beat=5) == WorkerState.LOST
+    assert w.state(clock.now(), beat=10) == WorkerState.LATE
+    assert w.state(clock.now(), beat=60) == WorkerState.OK
+
+
+def test_registering_the_same_id_again_replaces_the_entry(queue, clock):
+    queue.register_worker("w-1", host="old", pid=1, queues=["a"], concurrency=1)
+    clock.advance(60)
+    queue.register_worker("w-1", host="new", pid=2, queues=["b"], concurrency=2)
+    assert [(w.host, w.pid, w.queues, w.concurrency, w.started_at) for w in queue.workers()] == [
+        ("new", 2, ("b",), 2, clock.now())]
+
+
+def test_a_deregistered_worker_is_gone_and_the_others_stay(queue):
+    for name in ("w-1", "w-2"):
+        queue.register_worker(name, host="h", pid=1, queues=None, concurrency=1)
+    queue.deregister_worker("w-1")
+    assert list(by_id(queue)) == ["w-2"]
+    queue.deregister_worker("w-1")  # already gone: nothing to do, no error
+    queue.beat_worker("w-1", busy=1)  # a beat does not bring it back
+    assert list(by_id(queue)) == ["w-2"]
+
+
+def test_the_registry_is_shared_by_every_queue_on_the_database(open_queue):
+    a, b = open_queue(), open_queue()
+    a.register_worker("w-1", host="h", pid=1, queues=None, concurrency=1)
+    assert [w.id for w in b.workers()] == ["w-1"]
+    b.deregister_worker("w-1")
+    assert a.workers() == []

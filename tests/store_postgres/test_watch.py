@@ -1,0 +1,103 @@
+"""The change signal on PostgreSQL: an enqueue in another process wakes a waiter through
+LISTEN/NOTIFY within milliseconds; notifications are limited per queue but the last job
+of a burst still wakes; poll-only mode finds changes by its snapshot poll; the poll
+writes nothing (it works on a read-only session)."""
+from __future__ import annotations
+
+import threading
+import time
+
+import psycopg
+import pytest
+
+from jobq_core import Queue
+
+
+def _after(seconds, fn):
+    t = threading.Timer(seconds, fn)
+    t.start()
+    return t
+
+
+@pytest.fixture
+def producer(pg_url):
+    with Queue(pg_url) as q:
+        yield q
+
+
+def test_an_enqueue_wakes_a_listening_waiter_at_once(pg_url, producer):
+    with Queue(pg_url, poll_interval=30.0) as q:
+        w = q.watch()
+        try:
+            assert not w.wait(0)
+            t = _after(0.2, lambda: producer.enqueue("k"))
+            started = time.monotonic()
+            assert w.wait(10)
+            took = time.monotonic() - started
+            t.join()
+        finally:
+            w.close()
+    assert took < 1.0  # the poll is 30 s away: only the notification can explain this
+
+
+def test_a_burst_sends_few_notifications_and_the_last_job_still_wakes(pg_url, producer):
+    with Queue(pg_url, poll_interval=30.0) as q, psycopg.connect(pg_url, autocommit=True) as c:
+        c.execute("LISTEN jobq")
+        for _ in range(50):
+            producer.enqueue("k", queue="burst")
+        w = q.watch()
+        try:
+            got = list(c.notifies(timeout=0.5))
+            assert 1 <= len(got) <= 3  # 50 enqueues within ~100 ms: the first, and a trailing one
+            assert {n.payload for n in got} == {"burst"}
+            w.wait(0)  # take what is pending
+            time.sleep(0.15)  # past the window
+            producer.enqueue("k", queue="burst")
+            producer.enqueue("k", queue="burst")  # held back: sent by the trailing timer
+            assert w.wait(0.2)
+            assert w.wait(1.0)
+        finally:
+            w.close()
+
+
+def test_poll_only_mode_sends_no_notification_and_finds_changes_by_polling(pg_url):
+    url = pg_url + "?poll_only=true"
+    with Queue(url, poll_interval=0.2) as q, Queue(url) as producer, \
+            psycopg.connect(pg_url, autocommit=True) as c:
+        assert q.describe()["signal"] == "poll"
+        c.execute("LISTEN jobq")
+        w = q.watch()
+        try:
+            assert not w.wait(0.5)
+            producer.enqueue("k")
+            assert w.wait(2.0)
+            assert list(c.notifies(timeout=0.3)) == []
+        finally:
+            w.close()
+
+
+def test_the_poll_writes_nothing_and_sees_a_completion(pg_url, producer):
+    producer.enqueue("k")
+    with Queue(pg_url, read_only=True, poll_interval=0.1) as monitor:
+        w = monitor.watch()
+        try:
+            assert not w.wait(0.3)
+            job = producer.claim("w")
+            assert w.wait(2.0)
+            producer.complete(job.id, job.token)  # completions send no notification
+            assert w.wait(2.0)
+            assert not w.wait(0.3)
+        finally:
+            w.close()
+
+
+def test_wake_interrupts_a_wait(pg_queue):
+    w = pg_queue.watch()
+    try:
+        w.wait(0)
+        _after(0.1, w.wake)
+        started = time.monotonic()
+        assert w.wait(10)
+        assert time.monotonic() - started < 2
+    finally:
+        w.close()
