@@ -159,8 +159,7 @@ class Worker:
     def children(self) -> list[tuple[int, str, int | None]]:
         """The process pool's children: (pid, state, job id or None), state one of
         starting, idle, busy, stopping. Empty for the thread pool."""
-        children = getattr(self._executor.pool, "children", None)
-        return children() if children else []
+        return self._executor.pool.children()
 
     # -- starting and stopping --------------------------------------------------------------
 
