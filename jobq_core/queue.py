@@ -19,8 +19,8 @@ from .new_jobs import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD, JobMaker, encod
 from .store import open_store
 from .store.base import Completion, CopiedJob, ListFilter, NewJob, Store, Watch
 from .types import (
-    LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, RawJSON, Stats,
-    Throughput, WorkerInfo,
+    DEFAULT_BEAT, LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, RawJSON,
+    Stats, Throughput, WorkerInfo,
 )
 
 DEFAULT_LEASE = 30.0
@@ -323,10 +323,20 @@ class Queue:
     # -- workers --------------------------------------------------------------------------
 
     def register_worker(self, worker_id: str, *, host: str, pid: int,
-                        queues: Sequence[str] | None, concurrency: int) -> None:
+                        queues: Sequence[str] | None, concurrency: int,
+                        beat_interval: float | None = None,
+                        lease: float | None = None) -> None:
+        """Add the worker to the registry. ``beat_interval`` (seconds between its
+        ``beat_worker`` calls) is what it is judged late or lost by; ``lease`` its lease
+        term, for people to read."""
+        for name, value in (("beat_interval", beat_interval), ("lease", lease)):
+            if value is not None:
+                check_seconds(name, value, positive=True, maximum=MAX_LEASE)
         now = self.clock.now()
         info = WorkerInfo(worker_id, host, pid, None if queues is None else tuple(queues),
-                          concurrency, now, now, 0)
+                          concurrency, now, now, 0,
+                          None if beat_interval is None else float(beat_interval),
+                          None if lease is None else float(lease))
         self.store.worker_register(info)
 
     def beat_worker(self, worker_id: str, *, busy: int = 0) -> None:
@@ -335,8 +345,26 @@ class Queue:
     def deregister_worker(self, worker_id: str) -> None:
         self.store.worker_deregister(worker_id)
 
-    def workers(self) -> list[WorkerInfo]:
-        return self.store.worker_list()
+    def workers(self, *, forgotten: bool = False) -> list[WorkerInfo]:
+        """The registered workers, except (unless ``forgotten``) those silent past their
+        forget time (``WorkerInfo.forgotten``), which the reaper deletes."""
+        workers = self.store.worker_list()
+        if forgotten:
+            return workers
+        now = self.clock.now()
+        return [w for w in workers if not _forgotten(w, now)]
+
+    def forget_workers(self, workers: Iterable[WorkerInfo]) -> int:
+        """Delete these registry entries, each only if it has not beaten since it was read
+        (a worker that came back stays); returns how many were deleted."""
+        seen = [(w.id, w.last_seen) for w in workers]
+        return self.store.worker_forget(seen) if seen else 0
+
+    def forget_silent_workers(self) -> int:
+        """Delete the entries of workers silent past their forget time (the reaper does
+        this); returns how many."""
+        return self.forget_workers(w for w in self.workers(forgotten=True)
+                                   if _forgotten(w, self.clock.now()))
 
     # -- misc -----------------------------------------------------------------------------
 
@@ -398,6 +426,13 @@ def _claim_args(worker_id: Any, limit: Any, queues: Sequence[str] | str | None, 
     for q in queues or ():
         check_name("queue", q)
     return queues
+
+
+def _forgotten(w: WorkerInfo, now: float) -> bool:
+    try:
+        return w.forgotten(now, DEFAULT_BEAT)
+    except TypeError:  # a time another program wrote as text: list it, never drop it
+        return False
 
 
 def _check_status(status: Any) -> None:

@@ -248,12 +248,19 @@ class Store(Protocol):
         ...
 
     def worker_register(self, info: WorkerInfo) -> None:
-        """Add the worker to the registry, or replace the entry with its id."""
+        """Add the worker to the registry (every field of ``info``, its heartbeat interval
+        and lease term included), or replace the entry with its id."""
         ...
 
     def worker_beat(self, worker_id: str, now: float, busy: int) -> None: ...
 
     def worker_deregister(self, worker_id: str) -> None: ...
+
+    def worker_forget(self, seen: Sequence[tuple[str, float]]) -> int:
+        """Delete each ``(worker id, last_seen)`` entry whose ``last_seen`` is still the
+        value given (a worker that beat since it was read stays). One transaction; returns
+        how many were deleted."""
+        ...
 
     def worker_list(self) -> list[WorkerInfo]: ...
 

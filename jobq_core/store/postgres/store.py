@@ -543,12 +543,14 @@ class PostgresStore:
         queues = None if info.queues is None else list(info.queues)
         self._conns.run(lambda c, _again: c.execute(
             "INSERT INTO jobq_workers(id, host, pid, queues, concurrency, started_at, last_seen, "
-            "busy) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
+            "busy, beat_interval, lease) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT (id) DO UPDATE SET "
             "host=excluded.host, pid=excluded.pid, queues=excluded.queues, "
             "concurrency=excluded.concurrency, started_at=excluded.started_at, "
-            "last_seen=excluded.last_seen, busy=excluded.busy",
+            "last_seen=excluded.last_seen, busy=excluded.busy, "
+            "beat_interval=excluded.beat_interval, lease=excluded.lease",
             (info.id, info.host, info.pid, queues, info.concurrency, info.started_at,
-             info.last_seen, info.busy)))
+             info.last_seen, info.busy, info.beat_interval, info.lease)))
 
     def worker_beat(self, worker_id: str, now: float, busy: int) -> None:
         self._conns.run(lambda c, _again: c.execute(
@@ -558,12 +560,19 @@ class PostgresStore:
         self._conns.run(lambda c, _again: c.execute(
             "DELETE FROM jobq_workers WHERE id=%s", (worker_id,)))
 
+    def worker_forget(self, seen: Sequence[tuple[str, float]]) -> int:
+        def op(c: psycopg.Connection, _again: bool) -> int:
+            with c.transaction():
+                return sum(c.execute("DELETE FROM jobq_workers WHERE id=%s AND last_seen=%s",
+                                     item).rowcount for item in seen)
+        return self._conns.run(op) if seen else 0
+
     def worker_list(self) -> list[WorkerInfo]:
         rows = self._conns.run(lambda c, _again: c.execute(
-            "SELECT id, host, pid, queues, concurrency, started_at, last_seen, busy "
-            "FROM jobq_workers ORDER BY id").fetchall())
+            "SELECT id, host, pid, queues, concurrency, started_at, last_seen, busy, "
+            "beat_interval, lease FROM jobq_workers ORDER BY id").fetchall())
         return [WorkerInfo(r[0], r[1], r[2], None if r[3] is None else tuple(r[3]), r[4], r[5],
-                           r[6], r[7]) for r in rows]
+                           r[6], r[7], r[8], r[9]) for r in rows]
 
     # -- misc ---------------------------------------------------------------------------
 

@@ -503,9 +503,9 @@ class SqliteStore:
         queues = None if info.queues is None else json.dumps(list(info.queues))
         self._conn.execute(
             "INSERT OR REPLACE INTO jobq_workers(id, host, pid, queues, concurrency, started_at, "
-            "last_seen, busy) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "last_seen, busy, beat_interval, lease) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (info.id, info.host, info.pid, queues, info.concurrency, info.started_at,
-             info.last_seen, info.busy),
+             info.last_seen, info.busy, info.beat_interval, info.lease),
         )
 
     @guarded
@@ -519,13 +519,19 @@ class SqliteStore:
         self._conn.execute("DELETE FROM jobq_workers WHERE id=?", (worker_id,))
 
     @guarded
+    def worker_forget(self, seen: Sequence[tuple[str, float]]) -> int:
+        with self._write() as c:
+            return sum(c.execute("DELETE FROM jobq_workers WHERE id=? AND last_seen=?",
+                                 item).rowcount for item in seen)
+
+    @guarded
     def worker_list(self) -> list[WorkerInfo]:
         rows = self._conn.execute(
-            "SELECT id, host, pid, queues, concurrency, started_at, last_seen, busy "
-            "FROM jobq_workers ORDER BY id"
+            "SELECT id, host, pid, queues, concurrency, started_at, last_seen, busy, "
+            "beat_interval, lease FROM jobq_workers ORDER BY id"
         ).fetchall()
         return [
-            WorkerInfo(r[0], r[1], r[2], _worker_queues(r[3]), r[4], r[5], r[6], r[7])
+            WorkerInfo(r[0], r[1], r[2], _worker_queues(r[3]), r[4], r[5], r[6], r[7], r[8], r[9])
             for r in rows
         ]
 
