@@ -35,7 +35,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import JobqError, LeaseLost
+from ..errors import JobqError, LeaseLost, UnusableConnection
+from ..store.base import ConnectionIdentity
 from .channel import Channel, WakePipe, encode, pair
 from .forkserver import ForkServer, signal_group
 from .pool import Finished
@@ -324,7 +325,7 @@ class ProcessPool:
                 self._close_sockets(child)  # it exits at EOF; another starts on this turn
                 log.info("child process %d retired after %d jobs", child.pid, child.done)
             self._finished(run, _outcome(message))
-        elif op in ("heartbeat", "progress"):
+        elif op in ("heartbeat", "progress", "complete"):
             run = child.run
             if run is None or run.job.id != message["id"]:
                 child.control.send(encode({"op": "reply", "call": message["call"],
@@ -441,16 +442,21 @@ class ProcessPool:
 
 
 def _ctx_call(child: Child, run: Run, message: dict) -> None:
-    """A child's ``ctx.heartbeat()`` or ``ctx.progress()``, done here on its run's context,
-    which holds the lease."""
+    """A child's ``ctx.heartbeat()``, ``ctx.progress()`` or the worker's part of
+    ``ctx.complete(conn=...)``, done here on its run's context, which holds the lease."""
     reply: dict = {"op": "reply", "call": message["call"]}
     try:
         if message["op"] == "heartbeat":
             run.ctx.heartbeat()
+        elif message["op"] == "complete":
+            reply["now"] = run.ctx.prepare_complete(
+                ConnectionIdentity.from_json(message["identity"]))
         else:
             run.ctx.progress(message["fraction"], message["message"])
     except LeaseLost:
         reply["error"] = "lost"
+    except UnusableConnection as e:
+        reply.update(error="UnusableConnection", message=str(e))
     except (TypeError, ValueError) as e:
         reply.update(error=type(e).__name__, message=str(e))
     except JobqError as e:  # the database is unavailable, or full
