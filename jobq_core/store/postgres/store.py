@@ -30,8 +30,8 @@ from ...errors import (
     DatabaseError, DatabaseUnavailable, InvalidState, JobNotFound, UnusableConnection,
 )
 from ...types import (
-    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Stats, Throughput,
-    WorkerInfo,
+    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Rate, ScheduleInfo,
+    Stats, Throughput, WorkerInfo,
 )
 from ..base import (
     TAKEN_BACK, Completion, ConnectionIdentity, CopiedJob, ListFilter, NewJob, RetryDelay,
@@ -42,6 +42,7 @@ from . import statements as sql
 from .connection import Connections, ServerClock, parse_url
 from .schema import SCHEMA_VERSION, installed_version, migrate
 from .watch import SNAPSHOT, Notifier, PgWatch
+from ..controls import LimitedQueues
 
 _BATCH = 1000  # rows per transaction for maintenance work (reap, prune)
 SYNCHRONOUS = {"NORMAL": "off", "FULL": "on"}
@@ -133,6 +134,7 @@ class PostgresStore:
             raise
         self._conns.adopt(first)
         self._notifier = Notifier(self._conns)
+        self._limited = LimitedQueues()
 
     def _notify(self, queues: Iterable[str]) -> list[str]:
         """The queues this transaction should notify (none in poll-only mode)."""
@@ -224,16 +226,26 @@ class PostgresStore:
         return self._conns.run(
             lambda c, _again: self._claim(c, worker, queues, now, lease_until, limit))
 
-    @staticmethod
-    def _claim(c: psycopg.Connection, worker: str, queues: Sequence[str] | None, now: float,
-               lease_until: float, limit: int) -> list[Job]:
+    def _claim(self, c: psycopg.Connection, worker: str, queues: Sequence[str] | None,
+               now: float, lease_until: float, limit: int) -> list[Job]:
         queues = list(dict.fromkeys(queues)) if queues else []
         params = {"now": now, "limit": limit, "lease": lease_until, "worker": worker}
         if len(queues) == 1:
             params["queue"] = queues[0]
         elif queues:
             params["queues"] = queues
-        rows = c.execute(sql.claim_sql(len(queues)), params).fetchall()
+        query = sql.claim_sql(len(queues))
+        limited = self._limited.names(lambda: [r[0] for r in c.execute(sql.LIMITED_QUEUES)])
+        if queues:
+            limited = [q for q in queues if q in limited]
+        if limited and not c.info.transaction_status:  # autocommit, idle: our own transaction
+            with c.transaction():
+                c.execute(sql.LOCK_LIMITED, (list(limited),))
+                rows = c.execute(query, params).fetchall()
+        else:
+            if limited:  # inside job_complete_and_claim's transaction
+                c.execute(sql.LOCK_LIMITED, (list(limited),))
+            rows = c.execute(query, params).fetchall()
         jobs = [claimed_job(r, lease_until, worker, now) for r in rows]
         if len(jobs) > 1:
             jobs.sort(key=_claim_order)  # RETURNING order is unspecified
@@ -565,10 +577,61 @@ class PostgresStore:
                 return (c.execute(sql.PENDING_BY_QUEUE, (now, now)).fetchall(),
                         c.execute(sql.RUNNING_BY_QUEUE, (now,)).fetchall(),
                         c.execute(sql.DEAD_BY_QUEUE).fetchall(),
-                        dict(c.execute(sql.RECENT_FINISHED, (now - window,)).fetchall()))
+                        dict(c.execute(sql.RECENT_FINISHED, (now - window,)).fetchall()),
+                        c.execute(sql.QUEUE_CONTROLS).fetchall())
 
-        pending_rows, running_rows, dead_rows, recent = self._conns.run(op)
-        return _stats(now, window, pending_rows, running_rows, dead_rows, recent)
+        pending_rows, running_rows, dead_rows, recent, controls = self._conns.run(op)
+        return _stats(now, window, pending_rows, running_rows, dead_rows, recent,
+                      _controls(controls))
+
+    # -- queue controls and schedules ------------------------------------------------------
+
+    def queue_pause(self, queue: str, paused: bool, now: float) -> None:
+        def op(c: psycopg.Connection, _again: bool) -> None:
+            with c.transaction():
+                c.execute(sql.PAUSE, (queue, paused, now))
+                c.execute(sql.DROP_UNCONTROLLED, (queue,))
+                if not paused:
+                    self._send(c, [queue])  # idle workers look again at once
+
+        self._conns.run(op)
+        self._limited.forget()
+
+    def queue_set_limit(self, queue: str, concurrency: int | None, rate: Rate | None,
+                        now: float) -> None:
+        def op(c: psycopg.Connection, _again: bool) -> None:
+            with c.transaction():
+                c.execute(sql.SET_LIMIT, (queue, concurrency, rate and rate.limit,
+                                          rate and rate.per, now))
+                c.execute(sql.DROP_UNCONTROLLED, (queue,))
+                self._send(c, [queue])
+
+        self._conns.run(op)
+        self._limited.forget()
+
+    def queue_controls(self) -> dict[str, QueueStats]:
+        return _controls(self._conns.run(
+            lambda c, _again: c.execute(sql.QUEUE_CONTROLS).fetchall()))
+
+    def schedule_register(self, schedule: ScheduleInfo) -> None:
+        s = schedule
+        self._conns.run(lambda c, _again: c.execute(sql.SCHEDULE_REGISTER, (
+            s.key, s.kind, s.queue, s.every, s.cron, s.tz, s.last_tick, s.updated_at)))
+
+    def schedule_tick(self, key: str, tick: float, job: NewJob, now: float) -> int | None:
+        def op(c: psycopg.Connection, again: bool) -> int | None:
+            with c.transaction():
+                if c.execute(sql.SCHEDULE_TICK, (tick, now, key, tick)).rowcount != 1:
+                    return None  # (after a break: the first try may have committed it)
+                job_id = self._insert_plain(c, [job], now, False, True)[0]
+                c.execute(sql.SCHEDULE_JOB, (job_id, key))
+                return job_id
+
+        return self._conns.run(op)
+
+    def schedule_list(self) -> list[ScheduleInfo]:
+        rows = self._conns.run(lambda c, _again: c.execute(sql.SCHEDULES).fetchall())
+        return [ScheduleInfo(*r) for r in rows]
 
     # -- workers ------------------------------------------------------------------------
 
@@ -669,7 +732,7 @@ class PostgresStore:
             params["queues"] = queues
 
         def op(c: psycopg.Connection, _again: bool) -> list[str]:
-            return [r[0] for r in c.execute("EXPLAIN " + sql.claim_sql(len(queues)), params)]
+            return [r[0] for r in c.execute("EXPLAIN " + sql.claim_sql(len(queues)), params)]  # noqa
 
         return self._conns.run(op)
 
@@ -762,7 +825,15 @@ def _leave_running(c: psycopg.Connection, job_id: int, token: int, attempts: int
     return job_from_row(row)  # the row is locked (RUNNING_ROW ... FOR UPDATE): it matched
 
 
-def _stats(now: float, window: float, pending_rows, running_rows, dead_rows, recent) -> Stats:
+def _controls(rows) -> dict[str, QueueStats]:
+    """Rows of QUEUE_CONTROLS as QueueStats carrying only the controls."""
+    return {name: QueueStats(paused=bool(paused), concurrency=concurrency,
+                             rate=None if rate_limit is None else Rate(rate_limit, rate_per))
+            for name, paused, concurrency, rate_limit, rate_per in rows}
+
+
+def _stats(now: float, window: float, pending_rows, running_rows, dead_rows, recent,
+           controls: dict[str, QueueStats]) -> Stats:
     queues: dict[str, dict] = {}
     pending = scheduled = retrying = 0
     oldest = None
@@ -780,6 +851,9 @@ def _stats(now: float, window: float, pending_rows, running_rows, dead_rows, rec
     for q, n in dead_rows:
         queues.setdefault(q, {})["dead"] = n
         dead += n
+    for q, control in controls.items():
+        queues.setdefault(q, {}).update(paused=control.paused, concurrency=control.concurrency,
+                                        rate=control.rate)
     return Stats(
         now=now, window=window, pending=pending, scheduled=scheduled, retrying=retrying,
         running=running, dead=dead, succeeded_recent=recent.get("succeeded", 0),

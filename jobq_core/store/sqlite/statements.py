@@ -78,39 +78,109 @@ RECENT_FINISHED = (
 
 
 
+# How many more jobs of queue ``?{q}`` a claim may start now (parameters: ?3 now, ?4 the
+# claim's limit): the claim's limit for a queue without controls (no row), 0 while it is
+# paused, else what its concurrency limit (minus its running jobs, counted here, in the
+# claim's own statement under the write lock) and its rate window leave. Never negative:
+# SQLite reads a negative LIMIT as none.
+ROOM = (
+    "coalesce((SELECT CASE WHEN c.paused THEN 0 ELSE max(0, min(?4, "
+    "CASE WHEN c.concurrency IS NULL THEN ?4 ELSE c.concurrency - (SELECT count(*) "
+    "FROM jobq_jobs r WHERE r.status='running' AND r.queue=c.name) END, "
+    "CASE WHEN c.rate_limit IS NULL THEN ?4 "
+    "WHEN c.window_start IS NULL OR c.window_start + c.rate_per <= ?3 THEN c.rate_limit "
+    "ELSE c.rate_limit - c.window_count END)) END "
+    "FROM jobq_queues c WHERE c.name=?{q}), ?4)"
+)
+# Queues without controls: those with none of jobq_queues' rows (paused or limited ones
+# are claimed through their own arm, with ROOM, or not at all).
+UNCONTROLLED = "queue NOT IN (SELECT name FROM jobq_queues)"
+# The queues with a concurrency or rate limit (claims on every queue give each one an arm).
+LIMITED_QUEUES = ("SELECT name FROM jobq_queues WHERE NOT paused "
+                  "AND (concurrency IS NOT NULL OR rate_limit IS NOT NULL) ORDER BY name")
+
+
+def _arm(q: int) -> str:
+    """Up to ROOM ready jobs of the queue in parameter ``?q``: one seek on the per-queue index."""
+    return ("SELECT * FROM (SELECT id, priority, run_at FROM jobq_jobs WHERE status='pending' "
+            f"AND queue=?{q} AND run_at<=?3 {ORDER_PENDING} LIMIT {ROOM.format(q=q)})")
+
+
 @functools.lru_cache(maxsize=64)
-def claim_sql(n_queues: int, single: bool) -> str:
-    """The claim statement. Its shape depends only on how many queues are named, never on
-    data: queue names are bound parameters. One queue is a seek on the per-queue index;
-    several are merged from one bounded scan each, so no claim sorts the whole backlog."""
+def claim_sql(n_queues: int, single: bool, n_limited: int = 0) -> str:
+    """The claim statement. Its shape depends only on how many queues are named (or, for a
+    claim on every queue, how many have a limit), never on data: queue names are bound
+    parameters (?1 lease, ?2 worker, ?3 now, ?4 limit, then the names). One queue is a seek
+    on the per-queue index; several are merged from one bounded scan each, so no claim
+    sorts the whole backlog.
+
+    Pause and limits are enforced here, in the statement, under the write lock: a named
+    queue's arm takes at most its ROOM; a claim on every queue scans the queues without
+    controls in one ordered pass, plus one arm per limited queue (``n_limited``, named
+    from ``LIMITED_QUEUES``: a queue limited since that list was read is skipped, never
+    overrun)."""
     if n_queues == 0:
-        pick = f"SELECT id FROM jobq_jobs WHERE status='pending' AND run_at<=? {ORDER_PENDING} LIMIT ?"
+        free = (f"SELECT id, priority, run_at FROM jobq_jobs WHERE status='pending' "
+                f"AND run_at<=?3 AND {UNCONTROLLED} {ORDER_PENDING} LIMIT ?4")
+        if n_limited == 0:
+            pick = free.replace("SELECT id, priority, run_at", "SELECT id", 1)
+        else:
+            arms = [f"SELECT * FROM ({free})", *(_arm(5 + i) for i in range(n_limited))]
+            pick = f"SELECT id FROM ({' UNION ALL '.join(arms)}) {ORDER_PENDING} LIMIT ?4"
     elif n_queues == 1:
         pick = (
-            "SELECT id FROM jobq_jobs WHERE status='pending' AND queue=? AND run_at<=? "
-            f"{ORDER_PENDING} LIMIT ?"
+            "SELECT id FROM jobq_jobs WHERE status='pending' AND queue=?5 AND run_at<=?3 "
+            f"{ORDER_PENDING} LIMIT {ROOM.format(q=5)}"
         )
     else:
-        arm = (
-            "SELECT * FROM (SELECT id, priority, run_at FROM jobq_jobs WHERE status='pending' "
-            f"AND queue=? AND run_at<=? {ORDER_PENDING} LIMIT ?)"
-        )
-        pick = f"SELECT id FROM ({' UNION ALL '.join([arm] * n_queues)}) {ORDER_PENDING} LIMIT ?"
+        arms = [_arm(5 + i) for i in range(n_queues)]
+        pick = f"SELECT id FROM ({' UNION ALL '.join(arms)}) {ORDER_PENDING} LIMIT ?4"
     match = f"id=({pick})" if single else f"id IN ({pick})"
     return (
-        "UPDATE jobq_jobs SET status='running', attempts=attempts+1, lease_until=?, worker=?, "
-        "token=random(), started_at=?, heartbeat_at=?, progress=NULL, progress_message=NULL "
+        "UPDATE jobq_jobs SET status='running', attempts=attempts+1, lease_until=?1, worker=?2, "
+        "token=random(), started_at=?3, heartbeat_at=?3, progress=NULL, progress_message=NULL "
         f"WHERE {match} RETURNING {CLAIM_RETURNING}"
     )
 
 
-def claim_params(queues: Sequence[str], now: float, limit: int) -> list:
-    if len(queues) <= 1:
-        return [*queues, now, limit]
-    params: list = []
-    for q in queues:
-        params += [q, now, limit]
-    return [*params, limit]
+def claim_params(queues: Sequence[str], now: float, limit: int, lease_until: float,
+                 worker: str) -> list:
+    return [lease_until, worker, now, limit, *queues]
+
+
+# -- queue controls and schedules ---------------------------------------------------------
+
+QUEUE_CONTROLS = ("SELECT name, paused, concurrency, rate_limit, rate_per FROM jobq_queues "
+                  "ORDER BY name")
+PAUSE = (
+    "INSERT INTO jobq_queues(name, paused, updated_at) VALUES (?, ?, ?) "
+    "ON CONFLICT (name) DO UPDATE SET paused=excluded.paused, updated_at=excluded.updated_at"
+)
+# A new limit keeps the current rate window (the count of jobs it started) when the
+# window length is the same: re-setting a limit never grants a fresh burst.
+SET_LIMIT = (
+    "INSERT INTO jobq_queues(name, concurrency, rate_limit, rate_per, updated_at) "
+    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
+    "concurrency=excluded.concurrency, rate_limit=excluded.rate_limit, "
+    "window_start=CASE WHEN rate_per IS excluded.rate_per THEN window_start END, "
+    "window_count=CASE WHEN rate_per IS excluded.rate_per THEN window_count ELSE 0 END, "
+    "rate_per=excluded.rate_per, updated_at=excluded.updated_at"
+)
+# A queue with no control left has no row (its claims skip nothing).
+DROP_UNCONTROLLED = ("DELETE FROM jobq_queues WHERE name=? AND NOT paused "
+                     "AND concurrency IS NULL AND rate_limit IS NULL")
+SCHEDULES = ("SELECT key, kind, queue, every, cron, tz, last_tick, last_job, updated_at "
+             "FROM jobq_schedules ORDER BY key")
+SCHEDULE_REGISTER = (
+    "INSERT INTO jobq_schedules(key, kind, queue, every, cron, tz, last_tick, updated_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING"
+)
+# The tick is ours only if no worker recorded it (or a later one) first.
+SCHEDULE_TICK = (
+    "UPDATE jobq_schedules SET last_tick=?, updated_at=? "
+    "WHERE key=? AND (last_tick IS NULL OR last_tick<?)"
+)
+SCHEDULE_JOB = "UPDATE jobq_schedules SET last_job=? WHERE key=?"
 
 
 REVIVE = (

@@ -24,8 +24,8 @@ from ...errors import (
     UnusableConnection,
 )
 from ...types import (
-    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Stats, Throughput,
-    WorkerInfo,
+    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Rate, ScheduleInfo,
+    Stats, Throughput, WorkerInfo,
 )
 from ...textsafe import clean
 from ..base import (
@@ -40,6 +40,7 @@ from .connection import (
 from .rows import JOB_COLS, JOB_COLS_LEAN, claimed_job, decode, job_from_row, unreadable
 from .schema import SCHEMA_VERSION, installed_version, migrate, payload_is_big
 from .watch import SqliteWatch, file_identity
+from ..controls import LimitedQueues
 
 log = logging.getLogger("jobq.store")
 
@@ -110,6 +111,7 @@ class SqliteStore:
             self._conn.close()
             raise
         self._identity = file_identity(self.path)  # the file opened, for check()
+        self._limited = LimitedQueues()
 
     # -- transactions -------------------------------------------------------------------
 
@@ -208,12 +210,12 @@ class SqliteStore:
     ) -> list[Job]:
         return self._claim(self._conn, worker, queues, now, lease_until, limit)
 
-    @staticmethod
-    def _claim(c: sqlite3.Connection, worker: str, queues: Sequence[str] | None, now: float,
-               lease_until: float, limit: int) -> list[Job]:
+    def _claim(self, c: sqlite3.Connection, worker: str, queues: Sequence[str] | None,
+               now: float, lease_until: float, limit: int) -> list[Job]:
         queues = list(dict.fromkeys(queues)) if queues else []
-        query = sql.claim_sql(len(queues), limit == 1)
-        params = [lease_until, worker, now, now, *sql.claim_params(queues, now, limit)]
+        limited = () if queues else self._limited.names(self._read_limited)
+        query = sql.claim_sql(len(queues), limit == 1, len(limited))
+        params = sql.claim_params(queues or limited, now, limit, lease_until, worker)
         jobs = [claimed_job(r, lease_until, worker, now) for r in c.execute(query, params).fetchall()]
         if len(jobs) > 1:
             try:
@@ -519,6 +521,50 @@ class SqliteStore:
     def stats(self, now: float, window: float) -> Stats:
         return _stats(self, now, window)
 
+    # -- queue controls and schedules ------------------------------------------------------
+
+    @guarded
+    def queue_pause(self, queue: str, paused: bool, now: float) -> None:
+        with self._write() as c:
+            c.execute(sql.PAUSE, (queue, int(paused), now))
+            c.execute(sql.DROP_UNCONTROLLED, (queue,))
+        self._limited.forget()
+
+    @guarded
+    def queue_set_limit(self, queue: str, concurrency: int | None, rate: Rate | None,
+                        now: float) -> None:
+        with self._write() as c:
+            c.execute(sql.SET_LIMIT, (queue, concurrency, rate and rate.limit,
+                                      rate and rate.per, now))
+            c.execute(sql.DROP_UNCONTROLLED, (queue,))
+        self._limited.forget()
+
+    def _read_limited(self) -> list[str]:
+        return [r[0] for r in self._conn.execute(sql.LIMITED_QUEUES)]
+
+    @guarded
+    def queue_controls(self) -> dict[str, QueueStats]:
+        return _controls(self._conn.execute(sql.QUEUE_CONTROLS).fetchall())
+
+    @guarded
+    def schedule_register(self, schedule: ScheduleInfo) -> None:
+        s = schedule
+        self._conn.execute(sql.SCHEDULE_REGISTER, (s.key, s.kind, s.queue, s.every, s.cron,
+                                                   s.tz, s.last_tick, s.updated_at))
+
+    @guarded
+    def schedule_tick(self, key: str, tick: float, job: NewJob, now: float) -> int | None:
+        with self._write() as c:
+            if c.execute(sql.SCHEDULE_TICK, (tick, now, key, tick)).rowcount != 1:
+                return None
+            job_id = self._insert_one(c, job, now)
+            c.execute(sql.SCHEDULE_JOB, (job_id, key))
+            return job_id
+
+    @guarded
+    def schedule_list(self) -> list[ScheduleInfo]:
+        return [ScheduleInfo(*r) for r in self._conn.execute(sql.SCHEDULES)]
+
     # -- workers ------------------------------------------------------------------------
 
     @guarded
@@ -597,8 +643,9 @@ class SqliteStore:
     def explain_claim(self, queues: Sequence[str] | None = None, limit: int = 1) -> list[str]:
         """The query plan of the claim statement (tests assert it uses the partial index)."""
         queues = list(queues or [])
-        query = "EXPLAIN QUERY PLAN " + sql.claim_sql(len(queues), limit == 1)
-        params = [0.0, "w", 0.0, 0.0, *sql.claim_params(queues, 0.0, limit)]
+        limited = () if queues else self._limited.names(self._read_limited)
+        query = "EXPLAIN QUERY PLAN " + sql.claim_sql(len(queues), limit == 1, len(limited))
+        params = sql.claim_params(queues or limited, 0.0, limit, 0.0, "w")
         return [r[3] for r in self._conn.execute(query, params)]
 
     def close(self) -> None:
@@ -689,6 +736,10 @@ def _stats(store: SqliteStore, now: float, window: float) -> Stats:
             queues.setdefault(q, {})["dead"] = n
             dead += n
         recent = dict(c.execute(sql.RECENT_FINISHED, (now - window,)).fetchall())
+        controls = c.execute(sql.QUEUE_CONTROLS).fetchall()
+    for q, control in _controls(controls).items():
+        queues.setdefault(q, {}).update(paused=control.paused, concurrency=control.concurrency,
+                                        rate=control.rate)
     return Stats(
         now=now, window=window, pending=pending, scheduled=scheduled, retrying=retrying,
         running=running, dead=dead, succeeded_recent=recent.get("succeeded", 0),
@@ -696,6 +747,13 @@ def _stats(store: SqliteStore, now: float, window: float) -> Stats:
         expired_leases=expired, oldest_pending_at=oldest,
         queues={q: QueueStats(**v) for q, v in sorted(queues.items())},
     )
+
+
+def _controls(rows) -> dict[str, QueueStats]:
+    """Rows of QUEUE_CONTROLS as QueueStats carrying only the controls."""
+    return {name: QueueStats(paused=bool(paused), concurrency=concurrency,
+                             rate=None if rate_limit is None else Rate(rate_limit, rate_per))
+            for name, paused, concurrency, rate_limit, rate_per in rows}
 
 
 # -- opening ----------------------------------------------------------------------------
