@@ -70,7 +70,12 @@ class Claimer:
                     next_claim = now + self._idle_claim_interval
                     got = self._claim()
                     if not got and burst and not state.runs:
-                        return
+                        if not self._held_by_limits():
+                            return
+                        # Ready jobs wait for a limit (another worker's running jobs, the
+                        # next rate window): look again when something changes, or soon.
+                        changed = self._changed(self._idle_claim_interval)
+                        continue
                     if got:
                         continue
                 if not state.runs and not burst:
@@ -115,6 +120,20 @@ class Claimer:
                 self._state.stopping.wait(min(1.0, self._lease / 3))
                 return 0
             return self.adopt(jobs, free)
+
+    def _held_by_limits(self) -> bool:
+        """Whether ready jobs of a limited (not paused) queue this worker serves are
+        waiting: a burst worker goes on until they have run. Jobs of a paused queue count
+        as not ready, so a burst ends with only them left."""
+        try:
+            stats = self._queue.stats(window=1.0)
+        except JobqError as e:
+            log.warning("reading the queues' limits failed: %s", e)
+            return True  # look again after a wait
+        return any(qs.limited and not qs.paused and qs.oldest_pending_at is not None
+                   and qs.oldest_pending_at <= stats.now
+                   and (self._queues is None or name in self._queues)
+                   for name, qs in stats.queues.items())
 
     def _new_run(self, job: Job) -> Run:
         task = self._registry.get(job.kind)
