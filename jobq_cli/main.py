@@ -13,7 +13,7 @@ import typer
 
 from jobq_core import JobqError
 
-from . import admin, bench, copy, demo, produce, run
+from . import admin, bench, controls, copy, demo, produce, run
 from .common import DEFAULT_DB, DbOption
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -29,6 +29,11 @@ app.command()(admin.retry)
 app.command()(admin.cancel)
 app.command()(admin.reap)
 app.command()(admin.prune)
+app.command()(controls.queues)
+app.command()(controls.pause)
+app.command()(controls.resume)
+app.command()(controls.limit)
+app.command()(controls.schedules)
 app.command()(copy.copy)
 app.command()(demo.demo)
 app.command()(bench.bench)

@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from cronsim import CronSim, CronSimError
 
 from .checks import check_int, check_name, check_seconds
+from .types import ScheduleInfo
 
 _TINY = timedelta(microseconds=1)
 
@@ -77,6 +78,17 @@ class Schedule:
                 break
             n += 1
         return n
+
+    @classmethod
+    def from_info(cls, info: ScheduleInfo) -> Schedule | None:
+        """The tick arithmetic of a schedule read from the database (for ``jobq schedules``
+        and the monitor, which have no registry); None when its spec cannot be read
+        (another program, or a newer jobq, wrote it)."""
+        try:
+            return make_schedule(info.kind, every=info.every, cron=info.cron, payload="null",
+                                 queue=info.queue, priority=0, max_attempts=None, tz=info.tz)
+        except (TypeError, ValueError):
+            return None
 
     def describe(self) -> str:
         return f"{self.kind} ({'every %gs' % self.every if self.every else 'cron ' + self.cron})"
