@@ -245,6 +245,14 @@ class Source:
                     skipped += 1
         return done, skipped
 
+    def pause(self, queue: str, paused: bool) -> None:
+        """Pause (True) or resume (False) ``queue`` for every worker."""
+        with self._writer() as q:
+            if paused:
+                q.pause(queue)
+            else:
+                q.resume(queue)
+
     def count_dead(self, filt: Filter) -> int:
         """How many dead jobs ``retry_dead`` would retry (queue, kind and error only)."""
         with self._reading() as q:
