@@ -143,49 +143,54 @@ LOCK_LIMITED = (
     "SELECT name FROM jobq_queues WHERE name = ANY(%s) "
     "AND (concurrency IS NOT NULL OR rate_limit IS NOT NULL) ORDER BY name FOR UPDATE"
 )
-LIMITED_QUEUES = ("SELECT name FROM jobq_queues WHERE NOT paused "
-                  "AND (concurrency IS NOT NULL OR rate_limit IS NOT NULL) ORDER BY name")
+# What ``controls.ControlCache`` reads: (name, limited, has pending jobs) per controlled queue.
+CONTROL_STATE = (
+    "SELECT name, NOT paused AND (concurrency IS NOT NULL OR rate_limit IS NOT NULL), "
+    "EXISTS (SELECT 1 FROM jobq_jobs j WHERE j.status='pending' AND j.queue=c.name) "
+    "FROM jobq_queues c"
+)
+# The queues with pending jobs, one index seek each (a loose scan of the per-queue index).
+_QUEUES_PENDING = (
+    "qs(name) AS (SELECT (SELECT min(queue) FROM jobq_jobs WHERE status='pending') "
+    "UNION ALL SELECT (SELECT min(queue) FROM jobq_jobs WHERE status='pending' "
+    "AND queue > qs.name) FROM qs WHERE qs.name IS NOT NULL), "
+)
 
 
-@functools.lru_cache(maxsize=8)
-def claim_sql(n_queues: int) -> str:
+@functools.lru_cache(maxsize=16)
+def claim_sql(n_queues: int, per_queue: bool = False) -> str:
     """The claim: one statement. ``FOR UPDATE SKIP LOCKED`` lets concurrent claims pass
     each other's rows instead of waiting; the MATERIALIZED CTE pins the picked ids (a
     planner may otherwise rerun a LIMIT subquery per row and update more than asked).
-    No queue, or one, is one ordered scan of a partial index; several are one bounded scan
-    per queue (LATERAL), merged. Parameters: %(now)s %(limit)s %(lease)s %(worker)s, and
-    %(queue)s or %(queues)s.
+    Parameters: %(now)s %(limit)s %(lease)s %(worker)s, and %(queue)s or %(queues)s.
 
-    Pause and limits are enforced here: a named queue is scanned for at most its ROOM; a
-    claim on every queue scans the queues without controls in one ordered pass, plus each
-    limited queue's ROOM (a LATERAL over jobq_queues). The rate windows of the queues it
-    started jobs of move in the same statement (``win``)."""
-    if n_queues == 0:
-        free = (f"SELECT id, priority, run_at FROM jobq_jobs WHERE status='pending' "
-                f"AND run_at<=%(now)s AND queue <> ALL(ARRAY(SELECT name FROM jobq_queues)) "
+    Pause and limits are enforced here: each queue is scanned for at most its ROOM (one
+    bounded scan per named queue, LATERAL, merged). A claim on every queue is either one
+    ordered scan of the pending index leaving out the queues with controls, or
+    (``per_queue``, while controlled queues have pending jobs: see ``controls``) one
+    bounded scan per queue with pending jobs. The rate windows of the queues it started
+    jobs of move in the same statement (``win``)."""
+    recursive = ""
+    if n_queues == 0 and not per_queue:
+        pick = (f"SELECT id FROM jobq_jobs WHERE status='pending' AND run_at<=%(now)s "
+                f"AND queue <> ALL(ARRAY(SELECT name FROM jobq_queues)) "
                 f"{ORDER_PENDING} LIMIT %(limit)s FOR UPDATE SKIP LOCKED")
-        limited = (
-            "SELECT p.id, p.priority, p.run_at FROM jobq_queues c CROSS JOIN LATERAL ("
-            + _PENDING_IN.format(q="c.name") + f" LIMIT {ROOM} FOR UPDATE SKIP LOCKED) p "
-            "WHERE NOT c.paused AND (c.concurrency IS NOT NULL OR c.rate_limit IS NOT NULL)"
-        )
-        pick = (f"SELECT id FROM (SELECT * FROM ({free}) f UNION ALL {limited}) a "
-                f"{ORDER_PENDING} LIMIT %(limit)s")
-    elif n_queues == 1:
-        pick = (
-            "SELECT p.id FROM (SELECT %(queue)s::text AS name) q LEFT JOIN jobq_queues c "
-            "ON c.name = q.name CROSS JOIN LATERAL ("
-            + _PENDING_IN.format(q="q.name") + f" LIMIT {ROOM} FOR UPDATE SKIP LOCKED) p"
-        )
     else:
+        if n_queues == 0:
+            recursive, names = "RECURSIVE " + _QUEUES_PENDING, "qs q WHERE q.name IS NOT NULL"
+        elif n_queues == 1:
+            names = "(SELECT %(queue)s::text AS name) q"
+        else:
+            names = "unnest(%(queues)s::text[]) AS q(name)"
         pick = (
-            "SELECT p.id FROM unnest(%(queues)s::text[]) AS q(name) LEFT JOIN jobq_queues c "
-            "ON c.name = q.name CROSS JOIN LATERAL ("
-            + _PENDING_IN.format(q="q.name") + f" LIMIT {ROOM} FOR UPDATE SKIP LOCKED) p "
-            "ORDER BY p.priority DESC, p.run_at, p.id LIMIT %(limit)s"
+            "SELECT p.id FROM (SELECT q.name FROM " + names + ") q LEFT JOIN jobq_queues c "
+            "ON c.name = q.name CROSS JOIN LATERAL (" + _PENDING_IN.format(q="q.name")
+            + f" LIMIT {ROOM} FOR UPDATE SKIP LOCKED) p"
+            + ("" if n_queues == 1 else
+               " ORDER BY p.priority DESC, p.run_at, p.id LIMIT %(limit)s")
         )
     return (
-        f"WITH picked AS MATERIALIZED ({pick}), "
+        f"WITH {recursive}picked AS MATERIALIZED ({pick}), "
         "claimed AS (UPDATE jobq_jobs j SET status='running', attempts=j.attempts+1, "
         "lease_until=%(lease)s, worker=%(worker)s, token=nextval('jobq_tokens'), "
         "started_at=%(now)s, heartbeat_at=%(now)s, progress=NULL, progress_message=NULL "

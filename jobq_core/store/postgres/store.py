@@ -42,7 +42,7 @@ from . import statements as sql
 from .connection import Connections, ServerClock, parse_url
 from .schema import SCHEMA_VERSION, installed_version, migrate
 from .watch import SNAPSHOT, Notifier, PgWatch
-from ..controls import LimitedQueues
+from ..controls import ControlCache
 
 _BATCH = 1000  # rows per transaction for maintenance work (reap, prune)
 SYNCHRONOUS = {"NORMAL": "off", "FULL": "on"}
@@ -134,7 +134,7 @@ class PostgresStore:
             raise
         self._conns.adopt(first)
         self._notifier = Notifier(self._conns)
-        self._limited = LimitedQueues()
+        self._controls = ControlCache()
 
     def _notify(self, queues: Iterable[str]) -> list[str]:
         """The queues this transaction should notify (none in poll-only mode)."""
@@ -234,22 +234,30 @@ class PostgresStore:
             params["queue"] = queues[0]
         elif queues:
             params["queues"] = queues
-        query = sql.claim_sql(len(queues))
-        limited = self._limited.names(lambda: [r[0] for r in c.execute(sql.LIMITED_QUEUES)])
-        if queues:
-            limited = [q for q in queues if q in limited]
+        query, limited = self._claim_shape(c, queues)
         if limited and not c.info.transaction_status:  # autocommit, idle: our own transaction
             with c.transaction():
-                c.execute(sql.LOCK_LIMITED, (list(limited),))
+                c.execute(sql.LOCK_LIMITED, (limited,))
                 rows = c.execute(query, params).fetchall()
         else:
             if limited:  # inside job_complete_and_claim's transaction
-                c.execute(sql.LOCK_LIMITED, (list(limited),))
+                c.execute(sql.LOCK_LIMITED, (limited,))
             rows = c.execute(query, params).fetchall()
         jobs = [claimed_job(r, lease_until, worker, now) for r in rows]
         if len(jobs) > 1:
             jobs.sort(key=_claim_order)  # RETURNING order is unspecified
         return jobs
+
+    def _claim_shape(self, c: psycopg.Connection, queues: list[str]) -> tuple[str, list[str]]:
+        """The claim statement for ``queues`` (see ``controls``), and the limited queues it
+        may start jobs of: their rows are locked before it runs."""
+        controls = self._controls.get(lambda: c.execute(sql.CONTROL_STATE).fetchall())
+        per_queue = not queues and controls.busy
+        if queues:
+            limited = [q for q in queues if q in controls.limited]
+        else:
+            limited = list(controls.limited) if per_queue else []
+        return sql.claim_sql(len(queues), per_queue), limited
 
     def job_extend_many(
         self, leases: Iterable[tuple[int, int]], now: float, lease_until: float
@@ -595,7 +603,7 @@ class PostgresStore:
                     self._send(c, [queue])  # idle workers look again at once
 
         self._conns.run(op)
-        self._limited.forget()
+        self._controls.forget()
 
     def queue_set_limit(self, queue: str, concurrency: int | None, rate: Rate | None,
                         now: float) -> None:
@@ -607,7 +615,7 @@ class PostgresStore:
                 self._send(c, [queue])
 
         self._conns.run(op)
-        self._limited.forget()
+        self._controls.forget()
 
     def queue_controls(self) -> dict[str, QueueStats]:
         return _controls(self._conns.run(
@@ -732,7 +740,7 @@ class PostgresStore:
             params["queues"] = queues
 
         def op(c: psycopg.Connection, _again: bool) -> list[str]:
-            return [r[0] for r in c.execute("EXPLAIN " + sql.claim_sql(len(queues)), params)]  # noqa
+            return [r[0] for r in c.execute("EXPLAIN " + self._claim_shape(c, queues)[0], params)]
 
         return self._conns.run(op)
 

@@ -92,12 +92,23 @@ ROOM = (
     "ELSE c.rate_limit - c.window_count END)) END "
     "FROM jobq_queues c WHERE c.name=?{q}), ?4)"
 )
-# Queues without controls: those with none of jobq_queues' rows (paused or limited ones
-# are claimed through their own arm, with ROOM, or not at all).
+# Queues without controls: those with none of jobq_queues' rows.
 UNCONTROLLED = "queue NOT IN (SELECT name FROM jobq_queues)"
-# The queues with a concurrency or rate limit (claims on every queue give each one an arm).
-LIMITED_QUEUES = ("SELECT name FROM jobq_queues WHERE NOT paused "
-                  "AND (concurrency IS NOT NULL OR rate_limit IS NOT NULL) ORDER BY name")
+# What ``controls.ControlCache`` reads: (name, limited, has pending jobs) per controlled queue.
+CONTROL_STATE = (
+    "SELECT name, NOT paused AND (concurrency IS NOT NULL OR rate_limit IS NOT NULL), "
+    "EXISTS (SELECT 1 FROM jobq_jobs j WHERE j.status='pending' AND j.queue=c.name) "
+    "FROM jobq_queues c"
+)
+# The queues with pending jobs, one index seek each (a loose scan of the per-queue index),
+# each with its room: the per-queue claim on every queue starts from these.
+_QUEUES_WITH_ROOM = (
+    "WITH RECURSIVE qs(name) AS (SELECT (SELECT min(queue) FROM jobq_jobs "
+    "WHERE status='pending') UNION ALL SELECT (SELECT min(queue) FROM jobq_jobs "
+    "WHERE status='pending' AND queue>qs.name) FROM qs WHERE qs.name IS NOT NULL), "
+    "room(name, n) AS (SELECT name, " + ROOM.replace("?{q}", "qs.name") + " FROM qs "
+    "WHERE name IS NOT NULL) "
+)
 
 
 def _arm(q: int) -> str:
@@ -107,26 +118,32 @@ def _arm(q: int) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def claim_sql(n_queues: int, single: bool, n_limited: int = 0) -> str:
-    """The claim statement. Its shape depends only on how many queues are named (or, for a
-    claim on every queue, how many have a limit), never on data: queue names are bound
-    parameters (?1 lease, ?2 worker, ?3 now, ?4 limit, then the names). One queue is a seek
-    on the per-queue index; several are merged from one bounded scan each, so no claim
-    sorts the whole backlog.
+def claim_sql(n_queues: int, single: bool, per_queue: bool = False) -> str:
+    """The claim statement. Its shape depends only on how many queues are named, never on
+    data: queue names are bound parameters (?1 lease, ?2 worker, ?3 now, ?4 limit, then the
+    names). One queue is a seek on the per-queue index; several are merged from one bounded
+    scan each, so no claim sorts the whole backlog.
 
     Pause and limits are enforced here, in the statement, under the write lock: a named
-    queue's arm takes at most its ROOM; a claim on every queue scans the queues without
-    controls in one ordered pass, plus one arm per limited queue (``n_limited``, named
-    from ``LIMITED_QUEUES``: a queue limited since that list was read is skipped, never
-    overrun)."""
-    if n_queues == 0:
-        free = (f"SELECT id, priority, run_at FROM jobq_jobs WHERE status='pending' "
-                f"AND run_at<=?3 AND {UNCONTROLLED} {ORDER_PENDING} LIMIT ?4")
-        if n_limited == 0:
-            pick = free.replace("SELECT id, priority, run_at", "SELECT id", 1)
-        else:
-            arms = [f"SELECT * FROM ({free})", *(_arm(5 + i) for i in range(n_limited))]
-            pick = f"SELECT id FROM ({' UNION ALL '.join(arms)}) {ORDER_PENDING} LIMIT ?4"
+    queue's arm takes at most its ROOM. A claim on every queue is either one ordered scan
+    of the queues without controls, or (``per_queue``, while controlled queues have
+    pending jobs: see ``controls``) one bounded seek per queue with pending jobs, each
+    cut to the queue's room (SQLite allows no LIMIT that depends on the row, so the cut
+    is a row number per queue)."""
+    prefix = ""
+    if n_queues == 0 and not per_queue:
+        pick = (f"SELECT id FROM jobq_jobs WHERE status='pending' AND run_at<=?3 "
+                f"AND {UNCONTROLLED} {ORDER_PENDING} LIMIT ?4")
+    elif n_queues == 0:
+        prefix = _QUEUES_WITH_ROOM
+        pick = (
+            "SELECT id FROM (SELECT j.id, j.priority, j.run_at, room.n, row_number() OVER "
+            "(PARTITION BY j.queue ORDER BY j.priority DESC, j.run_at, j.id) AS rn FROM room "
+            "JOIN jobq_jobs j ON j.id IN (SELECT x.id FROM jobq_jobs x WHERE "
+            "x.status='pending' AND x.queue=room.name AND x.run_at<=?3 "
+            "ORDER BY x.priority DESC, x.run_at, x.id LIMIT ?4) WHERE room.n > 0) "
+            f"WHERE rn <= n {ORDER_PENDING} LIMIT ?4"
+        )
     elif n_queues == 1:
         pick = (
             "SELECT id FROM jobq_jobs WHERE status='pending' AND queue=?5 AND run_at<=?3 "
@@ -137,9 +154,9 @@ def claim_sql(n_queues: int, single: bool, n_limited: int = 0) -> str:
         pick = f"SELECT id FROM ({' UNION ALL '.join(arms)}) {ORDER_PENDING} LIMIT ?4"
     match = f"id=({pick})" if single else f"id IN ({pick})"
     return (
-        "UPDATE jobq_jobs SET status='running', attempts=attempts+1, lease_until=?1, worker=?2, "
-        "token=random(), started_at=?3, heartbeat_at=?3, progress=NULL, progress_message=NULL "
-        f"WHERE {match} RETURNING {CLAIM_RETURNING}"
+        f"{prefix}UPDATE jobq_jobs SET status='running', attempts=attempts+1, lease_until=?1, "
+        "worker=?2, token=random(), started_at=?3, heartbeat_at=?3, progress=NULL, "
+        f"progress_message=NULL WHERE {match} RETURNING {CLAIM_RETURNING}"
     )
 
 

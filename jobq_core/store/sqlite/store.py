@@ -40,7 +40,7 @@ from .connection import (
 from .rows import JOB_COLS, JOB_COLS_LEAN, claimed_job, decode, job_from_row, unreadable
 from .schema import SCHEMA_VERSION, installed_version, migrate, payload_is_big
 from .watch import SqliteWatch, file_identity
-from ..controls import LimitedQueues
+from ..controls import ControlCache
 
 log = logging.getLogger("jobq.store")
 
@@ -111,7 +111,7 @@ class SqliteStore:
             self._conn.close()
             raise
         self._identity = file_identity(self.path)  # the file opened, for check()
-        self._limited = LimitedQueues()
+        self._controls = ControlCache()
 
     # -- transactions -------------------------------------------------------------------
 
@@ -213,9 +213,9 @@ class SqliteStore:
     def _claim(self, c: sqlite3.Connection, worker: str, queues: Sequence[str] | None,
                now: float, lease_until: float, limit: int) -> list[Job]:
         queues = list(dict.fromkeys(queues)) if queues else []
-        limited = () if queues else self._limited.names(self._read_limited)
-        query = sql.claim_sql(len(queues), limit == 1, len(limited))
-        params = sql.claim_params(queues or limited, now, limit, lease_until, worker)
+        per_queue = not queues and self._controls.get(self._read_controls).busy
+        query = sql.claim_sql(len(queues), limit == 1, per_queue)
+        params = sql.claim_params(queues, now, limit, lease_until, worker)
         jobs = [claimed_job(r, lease_until, worker, now) for r in c.execute(query, params).fetchall()]
         if len(jobs) > 1:
             try:
@@ -528,7 +528,7 @@ class SqliteStore:
         with self._write() as c:
             c.execute(sql.PAUSE, (queue, int(paused), now))
             c.execute(sql.DROP_UNCONTROLLED, (queue,))
-        self._limited.forget()
+        self._controls.forget()
 
     @guarded
     def queue_set_limit(self, queue: str, concurrency: int | None, rate: Rate | None,
@@ -537,10 +537,10 @@ class SqliteStore:
             c.execute(sql.SET_LIMIT, (queue, concurrency, rate and rate.limit,
                                       rate and rate.per, now))
             c.execute(sql.DROP_UNCONTROLLED, (queue,))
-        self._limited.forget()
+        self._controls.forget()
 
-    def _read_limited(self) -> list[str]:
-        return [r[0] for r in self._conn.execute(sql.LIMITED_QUEUES)]
+    def _read_controls(self) -> list[tuple[str, bool, bool]]:
+        return self._conn.execute(sql.CONTROL_STATE).fetchall()
 
     @guarded
     def queue_controls(self) -> dict[str, QueueStats]:
@@ -643,9 +643,9 @@ class SqliteStore:
     def explain_claim(self, queues: Sequence[str] | None = None, limit: int = 1) -> list[str]:
         """The query plan of the claim statement (tests assert it uses the partial index)."""
         queues = list(queues or [])
-        limited = () if queues else self._limited.names(self._read_limited)
-        query = "EXPLAIN QUERY PLAN " + sql.claim_sql(len(queues), limit == 1, len(limited))
-        params = sql.claim_params(queues or limited, 0.0, limit, 0.0, "w")
+        per_queue = not queues and self._controls.get(self._read_controls).busy
+        query = "EXPLAIN QUERY PLAN " + sql.claim_sql(len(queues), limit == 1, per_queue)
+        params = sql.claim_params(queues, 0.0, limit, 0.0, "w")
         return [r[3] for r in self._conn.execute(query, params)]
 
     def close(self) -> None:
