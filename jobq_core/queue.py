@@ -17,7 +17,7 @@ from .clock import SYSTEM_CLOCK, Clock
 from .errors import LeaseLost
 from .new_jobs import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD, JobMaker, encode_json
 from .store import open_store
-from .store.base import Completion, ListFilter, NewJob, Store, Watch
+from .store.base import FINISHED_STATUSES, Completion, ListFilter, NewJob, Store, Watch
 from .types import (
     DEFAULT_BEAT, LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Stats, Throughput,
     WorkerInfo,
@@ -296,11 +296,21 @@ class Queue:
         check_int("job id", job_id)
         return JobStatus(self.store.job_cancel(job_id, self.clock.now()))
 
-    def prune(self, older_than: float) -> int:
+    def prune(self, older_than: float, *, dead: bool = True) -> int:
         """Delete jobs that finished more than ``older_than`` seconds ago, and their
-        history. Pending and running jobs are never touched."""
+        history; dead ones only with ``dead``. Pending and running jobs are never touched.
+        Returns how many were deleted."""
+        return sum(self.prune_by_status(older_than, dead=dead).values())
+
+    def prune_by_status(self, older_than: float, *, dead: bool = True,
+                        dry_run: bool = False) -> dict[str, int]:
+        """``prune``, saying how many jobs of each status (succeeded, dead, cancelled) it
+        deleted, or with ``dry_run`` would delete, deleting nothing. Every status it may
+        delete is a key, with 0 when none."""
         check_seconds("older_than", older_than)
-        return self.store.job_prune(self.clock.now() - older_than)
+        statuses = [s for s in FINISHED_STATUSES if dead or s != JobStatus.DEAD]
+        counts = self.store.job_prune(self.clock.now() - older_than, statuses, dry_run)
+        return {s: counts.get(s, 0) for s in statuses}
 
     # -- workers --------------------------------------------------------------------------
 
@@ -321,8 +331,10 @@ class Queue:
                           None if lease is None else float(lease))
         self.store.worker_register(info)
 
-    def beat_worker(self, worker_id: str, *, busy: int = 0) -> None:
-        self.store.worker_beat(worker_id, self.clock.now(), busy)
+    def beat_worker(self, worker_id: str, *, busy: int = 0) -> bool:
+        """Record that the worker is alive; False when it has no registry entry (it was
+        forgotten, or never registered): then it should register again."""
+        return self.store.worker_beat(worker_id, self.clock.now(), busy)
 
     def deregister_worker(self, worker_id: str) -> None:
         self.store.worker_deregister(worker_id)

@@ -245,6 +245,12 @@ class Source:
                     skipped += 1
         return done, skipped
 
+    def forget_workers(self, workers: Sequence[WorkerInfo]) -> int:
+        """Delete these registry entries (each only if it has not beaten since it was
+        read); returns how many."""
+        with self._writer() as q:
+            return q.forget_workers(workers)
+
     def count_dead(self, filt: Filter) -> int:
         """How many dead jobs ``retry_dead`` would retry (queue, kind and error only)."""
         with self._reading() as q:

@@ -37,7 +37,11 @@ from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 from ..clock import Clock
+from ..display import duration, timestamp
 from ..types import Attempt, ErrorGroup, ExtendResult, Job, Stats, Throughput, WorkerInfo
+
+FINISHED_STATUSES = ("succeeded", "dead", "cancelled")
+"""Every status ``job_prune`` may delete."""
 
 RetryDelay = Callable[[int], float]
 """Seconds to wait before the next attempt, given the number of the attempt that failed."""
@@ -45,6 +49,14 @@ RetryDelay = Callable[[int], float]
 
 # The error recorded for an attempt an operator took back (``job_retry(force=True)``).
 TAKEN_BACK = "taken back by an operator (retry --force): this worker's lease was revoked"
+
+
+def lease_expired(lease_until: float, worker: object, now: float) -> str:
+    """The error recorded for an attempt whose lease the reaper found run out, with the
+    moment in UTC and how long before the reap it was, for people to read."""
+    return (f"lease expired at {timestamp(lease_until)} ({duration(now - lease_until)} before "
+            f"it was reaped) with no heartbeat from worker {worker!r}; the attempt counts as "
+            "failed")
 
 
 class NewJob(NamedTuple):
@@ -205,10 +217,13 @@ class Store(Protocol):
         already finished."""
         ...
 
-    def job_prune(self, finished_before: float) -> int:
-        """Delete finished jobs (succeeded, dead, cancelled) that finished before
-        ``finished_before``, with their history; never a pending or running job, and never
-        the newest job (see the module's Ids rule). Returns how many."""
+    def job_prune(self, finished_before: float, statuses: Sequence[str] = FINISHED_STATUSES,
+                  dry_run: bool = False) -> dict[str, int]:
+        """Delete finished jobs in ``statuses`` (some of succeeded, dead, cancelled) that
+        finished before ``finished_before``, with their history; never a pending or running
+        job, and never the newest job (see the module's Ids rule). Returns how many of each
+        status were deleted (with ``dry_run``: would be, deleting nothing); a status with
+        none may be left out."""
         ...
 
     def job_count(self, where: ListFilter, now: float) -> int:
@@ -234,7 +249,9 @@ class Store(Protocol):
         and lease term included), or replace the entry with its id."""
         ...
 
-    def worker_beat(self, worker_id: str, now: float, busy: int) -> None: ...
+    def worker_beat(self, worker_id: str, now: float, busy: int) -> bool:
+        """Record a beat; False when the worker has no entry (it was forgotten)."""
+        ...
 
     def worker_deregister(self, worker_id: str) -> None: ...
 

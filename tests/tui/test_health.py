@@ -148,3 +148,31 @@ async def test_the_headline_rate_tracks_the_last_seconds_and_falls_to_zero_when_
         await settle(pilot)
         assert app.snapshot.reused
         assert "0.0/s ok" in header(app)
+
+
+async def test_X_in_the_workers_view_forgets_the_lost_workers_after_confirmation(db, clock):
+    from jobq_tui.screens import ConfirmScreen
+
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("X")  # not in the Running view
+        assert "open the Workers view" in str(app.query_one("#status").render())
+        await pilot.press("3", "X")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "Forget 1 lost worker?" in str(app.screen.message) and "w3" in str(
+            app.screen.message)
+        await pilot.press("y")
+        await settle(pilot)
+        assert "forgot 1 lost worker" in str(app.query_one("#status").render())
+        assert [r[0] for r in rows(app)] == ["w1", "w2"]
+        assert "lost worker" not in header(app)
+    with Queue(db, clock=clock) as q:
+        assert [w.id for w in q.workers(forgotten=True)] == ["w1", "w2"]
+    app = make_app(db, clock, read_only=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("3", "X")
+        await settle(pilot)
+        assert not isinstance(app.screen, ConfirmScreen)

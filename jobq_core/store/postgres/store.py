@@ -31,7 +31,7 @@ from ...types import (
     Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Stats, Throughput,
     WorkerInfo,
 )
-from ..base import TAKEN_BACK, Completion, ListFilter, NewJob, RetryDelay
+from ..base import FINISHED_STATUSES, TAKEN_BACK, lease_expired, Completion, ListFilter, NewJob, RetryDelay
 from ..rows import claimed_job, job_from_row
 from . import statements as sql
 from .connection import Connections, ServerClock, parse_url
@@ -307,8 +307,7 @@ class PostgresStore:
                 queues = set()
                 for job_id, token, attempts, max_attempts, worker, started, lease, cancel, queue \
                         in rows:
-                    error = (f"lease expired at {lease:.3f} with no heartbeat from worker "
-                             f"{worker!r}; the attempt counts as failed")
+                    error = lease_expired(lease, worker, now)
                     status, run_at, finished = _next_state(attempts, max_attempts, cancel, now,
                                                            retry_delay)
                     if status == JobStatus.PENDING and run_at <= now:
@@ -447,22 +446,31 @@ class PostgresStore:
 
         return self._conns.run(op)
 
-    def job_prune(self, finished_before: float) -> int:
+    def job_prune(self, finished_before: float, statuses: Sequence[str] = FINISHED_STATUSES,
+                  dry_run: bool = False) -> dict[str, int]:
+        statuses = [str(s) for s in statuses]
         # The newest job is never pruned (the Ids rule of store.base; a sequence never
         # hands an id out twice anyway, but every store keeps the same rule).
+        where = ("status = ANY(%s) AND finished_at<%s "
+                 "AND id<(SELECT max(id) FROM jobq_jobs)")
+        params = (list(statuses), finished_before)
+        if dry_run:
+            return dict(self._conns.run(lambda c, _again: c.execute(
+                f"SELECT status, count(*) FROM jobq_jobs WHERE {where} GROUP BY status",
+                params).fetchall()))
         query = (
-            "WITH gone AS (DELETE FROM jobq_jobs WHERE id IN (SELECT id FROM jobq_jobs "
-            "WHERE status IN ('succeeded','dead','cancelled') AND finished_at<%s "
-            "AND id<(SELECT max(id) FROM jobq_jobs) LIMIT %s) RETURNING id), "
+            f"WITH gone AS (DELETE FROM jobq_jobs WHERE id IN (SELECT id FROM jobq_jobs "
+            f"WHERE {where} LIMIT %s) RETURNING id, status), "
             "history AS (DELETE FROM jobq_attempts WHERE job_id IN (SELECT id FROM gone)) "
-            "SELECT count(*) FROM gone"
+            "SELECT status, count(*) FROM gone GROUP BY status"
         )
-        pruned = 0
+        pruned: dict[str, int] = {}
         while True:
-            n = self._conns.run(lambda c, _again: c.execute(
-                query, (finished_before, _BATCH)).fetchone()[0])
-            pruned += n
-            if n < _BATCH:
+            rows = self._conns.run(lambda c, _again: c.execute(
+                query, (*params, _BATCH)).fetchall())
+            for status, n in rows:
+                pruned[status] = pruned.get(status, 0) + n
+            if sum(n for _, n in rows) < _BATCH:
                 return pruned
 
     def job_count(self, where: ListFilter, now: float) -> int:
@@ -536,9 +544,10 @@ class PostgresStore:
             (info.id, info.host, info.pid, queues, info.concurrency, info.started_at,
              info.last_seen, info.busy, info.beat_interval, info.lease)))
 
-    def worker_beat(self, worker_id: str, now: float, busy: int) -> None:
-        self._conns.run(lambda c, _again: c.execute(
-            "UPDATE jobq_workers SET last_seen=%s, busy=%s WHERE id=%s", (now, busy, worker_id)))
+    def worker_beat(self, worker_id: str, now: float, busy: int) -> bool:
+        return self._conns.run(lambda c, _again: c.execute(
+            "UPDATE jobq_workers SET last_seen=%s, busy=%s WHERE id=%s",
+            (now, busy, worker_id)).rowcount > 0)
 
     def worker_deregister(self, worker_id: str) -> None:
         self._conns.run(lambda c, _again: c.execute(

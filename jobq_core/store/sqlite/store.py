@@ -27,7 +27,7 @@ from ...types import (
     WorkerInfo,
 )
 from ...textsafe import clean
-from ..base import TAKEN_BACK, Completion, ListFilter, NewJob, RetryDelay
+from ..base import FINISHED_STATUSES, TAKEN_BACK, lease_expired, Completion, ListFilter, NewJob, RetryDelay
 from . import statements as sql
 from .connection import (
     SYNCHRONOUS_MODES, connect, error_code, filesystem_type, guarded, set_pragmas,
@@ -299,8 +299,7 @@ class SqliteStore:
                         quarantine(c, job_id, token, bad, now)
                         continue
                     if type(lease) in (int, float) and lease < now:
-                        error = (f"lease expired at {lease:.3f} with no heartbeat from worker "
-                                 f"{worker!r}; the attempt counts as failed")
+                        error = lease_expired(lease, worker, now)
                     else:
                         error = (f"running with a lease jobq never grants ({clean(repr(lease))}) "
                                  f"under worker {worker!r}: taken back by the reaper")
@@ -400,27 +399,35 @@ class SqliteStore:
             raise InvalidState(f"job {job_id} is already {row[0]}")
 
     @guarded
-    def job_prune(self, finished_before: float) -> int:
-        pruned = 0
+    def job_prune(self, finished_before: float, statuses: Sequence[str] = FINISHED_STATUSES,
+                  dry_run: bool = False) -> dict[str, int]:
+        statuses = [str(s) for s in statuses]
+        marks = ",".join("?" * len(statuses))
+        # The newest job is never pruned: new ids are max(id)+1, so keeping it means an id
+        # is never handed out twice (cheaper than AUTOINCREMENT's extra write).
+        where = (f"status IN ({marks}) AND finished_at<? "
+                 "AND id<(SELECT max(id) FROM jobq_jobs)")
+        params = [*statuses, finished_before]
+        if dry_run:
+            return dict(self._conn.execute(
+                f"SELECT status, count(*) FROM jobq_jobs WHERE {where} GROUP BY status",
+                params).fetchall())
+        pruned: dict[str, int] = {}
         while True:
             with self._write() as c:
-                # The newest job is never pruned: new ids are max(id)+1, so keeping it means
-                # an id is never handed out twice (cheaper than AUTOINCREMENT's extra write).
-                ids = [r[0] for r in c.execute(
-                    "SELECT id FROM jobq_jobs WHERE status IN ('succeeded','dead','cancelled') "
-                    "AND finished_at<? AND id<(SELECT max(id) FROM jobq_jobs) LIMIT ?",
-                    (finished_before, _BATCH),
-                )]
-                if ids:
-                    batch = json.dumps(ids)
+                rows = c.execute(f"SELECT id, status FROM jobq_jobs WHERE {where} LIMIT ?",
+                                 (*params, _BATCH)).fetchall()
+                if rows:
+                    batch = json.dumps([r[0] for r in rows])
                     c.execute("DELETE FROM jobq_attempts WHERE job_id IN "
                               "(SELECT value FROM json_each(?))", (batch,))
                     c.execute("DELETE FROM jobq_payloads WHERE job_id IN "
                               "(SELECT value FROM json_each(?))", (batch,))
                     c.execute("DELETE FROM jobq_jobs WHERE id IN (SELECT value FROM json_each(?))",
                               (batch,))
-            pruned += len(ids)
-            if len(ids) < _BATCH:
+            for _, status in rows:
+                pruned[status] = pruned.get(status, 0) + 1
+            if len(rows) < _BATCH:
                 return pruned
 
     @guarded
@@ -489,10 +496,10 @@ class SqliteStore:
         )
 
     @guarded
-    def worker_beat(self, worker_id: str, now: float, busy: int) -> None:
-        self._conn.execute(
+    def worker_beat(self, worker_id: str, now: float, busy: int) -> bool:
+        return self._conn.execute(
             "UPDATE jobq_workers SET last_seen=?, busy=? WHERE id=?", (now, busy, worker_id)
-        )
+        ).rowcount > 0
 
     @guarded
     def worker_deregister(self, worker_id: str) -> None:
