@@ -30,7 +30,7 @@ from jobq_core import Queue
 from . import bench_runs as runs
 from .common import JsonOption, fail, friendly, print_json
 
-WORKLOADS = ("enqueue", "batch", "drain", "worker", "latency", "scale")
+WORKLOADS = ("enqueue", "batch", "drain", "worker", "pool", "latency", "scale")
 SYNCHRONOUS = ("NORMAL", "FULL")
 
 Step = tuple[str, Callable[[runs.Settings, runs.Note], dict]]
@@ -54,12 +54,15 @@ def bench(
         metavar="NORMAL|FULL", help="SQLite synchronous mode of every connection.")] = "NORMAL",
     as_json: JsonOption = False,
 ) -> None:
-    """Measure jobq on this machine: enqueue, drain, worker, latency, scale.
+    """Measure jobq on this machine: enqueue, drain, worker, pool, latency, scale.
 
     Workloads (--only): enqueue = one job per transaction; batch = enqueue_many,
     1000 per call; drain = claim + complete, one job at a time, in 1 and in
     --processes processes; worker = Worker(...).run(burst=True), default
-    settings, no-op handler, in 1 and in --processes processes; latency =
+    settings, no-op handler, in 1 and in --processes processes; pool = the
+    process pool against the thread pool, 3 rounds each, alternating: no-op
+    jobs at the default concurrency (pool_noop) and CPU-bound jobs of ~20 ms
+    with 2 slots (pool_cpu; a hundredth of --jobs, 10 to 200); latency =
     enqueue-to-start for an idle worker in another process (p50, p99) and that
     worker's idle CPU use; scale = draining 10,000 jobs (a tenth of --scale-jobs
     if less) from a --scale-jobs backlog against a backlog of just those
@@ -70,11 +73,16 @@ def bench(
     --json prints {"jobq", "python", "sqlite", "platform", "cpus", "filesystem",
     "synchronous", "jobs", "processes", "scale_jobs", "samples", "ok",
     "results"}. "results" maps enqueue, batch, drain_api_1, drain_api_n,
-    drain_worker_1, drain_worker_n, latency, scale_backlog, scale_history (the
-    *_n rows only with --processes > 1) to rows with "jobs", "processes",
+    drain_worker_1, drain_worker_n, pool_noop, pool_cpu, latency,
+    scale_backlog, scale_history (the *_n rows only with --processes > 1) to
+    rows with "jobs", "processes",
     "seconds", "rate" (jobs/s; null for latency) and the checks "ok",
     "expected", "counted", "duplicates", "redelivered", "lost", "errors".
-    drain_worker_* add "ratio_to_api"; latency adds "samples", "p50_ms",
+    drain_worker_* add "ratio_to_api"; pool_* (rate: the process pool's, the
+    median of the rounds; seconds from a drain's first job's start to its
+    last one's end) add "concurrency", "rounds", "rate_thread",
+    "ratio_to_thread", "startup_ms" and "startup_ms_thread" (from the start
+    of the run to the first job's start); latency adds "samples", "p50_ms",
     "p99_ms", "max_ms", "idle_cpu_percent"; scale_backlog adds "backlog_small",
     "backlog_large", "rate_small", "rate_large", "ratio"; scale_history adds
     "finished", "rate_empty", "rate_full", "ratio", "stats_ms_empty",
@@ -136,6 +144,8 @@ def _steps(s: runs.Settings, chosen: list[str]) -> list[Step]:
         if name in chosen:
             steps += [(f"drain_{role}_{suffix}", functools.partial(fn, processes=n))
                       for n, suffix in counts]
+    if "pool" in chosen:
+        steps += [("pool_noop", runs.pool_noop), ("pool_cpu", runs.pool_cpu)]
     if "latency" in chosen:
         steps.append(("latency", runs.latency))
     if "scale" in chosen:
@@ -206,6 +216,9 @@ def _result_text(key: str, r: dict) -> str:
     if key == "scale_history":
         return (f"{r['rate_full']:,.0f} jobs/s, stats {r['stats_ms_full']:.2f} ms "
                 f"at {r['finished']:,} finished")
+    if key.startswith("pool_"):
+        return (f"{r['rate']:,.0f} jobs/s with {r['concurrency']} processes, "
+                f"{r['rate_thread']:,.0f} with threads; start-up {r['startup_ms']:,.0f} ms")
     return f"{r['rate']:,.0f} jobs/s"
 
 
@@ -214,6 +227,8 @@ def _ratio_text(key: str, r: dict) -> str:
         return "-" if v is None else f"{v:.2f}x"
     if key.startswith("drain_worker"):
         return f"{x(r.get('ratio_to_api'))} the API drain"
+    if key.startswith("pool_"):
+        return f"{x(r['ratio_to_thread'])} the thread pool"
     if key == "scale_backlog":
         return f"{x(r['ratio'])} the rate at {r['backlog_small']:,}"
     if key == "scale_history":

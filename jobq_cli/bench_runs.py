@@ -27,12 +27,16 @@ from typing import Any
 
 from jobq_core import LeaseLost, Queue, Registry, Worker
 
-KIND = "bench.noop"
+from . import bench_tasks
+
+KIND = bench_tasks.NOOP
 BATCH = 1000  # jobs per enqueue_many / claim_many call
 SMALL_BACKLOG = 10_000  # the reference backlog of the scale measurements
 HISTORY_AGE = 2 * 86400.0  # the finished jobs of scale_history ended this long ago
 IDLE_SECONDS = 2.0  # how long the latency worker's idle CPU use is measured
 STATS_CALLS = 50
+POOL_ROUNDS = 3  # thread and process pool drains, alternating; the medians are kept
+CPU_CONCURRENCY = 2  # slots of the CPU-bound drains: one per core of the README's machine
 START_TIMEOUT = 60.0  # a benchmark process that is not ready (or done waiting) by then failed
 
 Note = Callable[[str], None]
@@ -82,10 +86,10 @@ def batch(s: Settings, note: Note) -> dict:
         return _stored_row(q, ids, s.jobs, seconds)
 
 
-def _fill(q: Queue, n: int, start: int = 0) -> list[int]:
+def _fill(q: Queue, n: int, start: int = 0, kind: str = KIND) -> list[int]:
     ids: list[int] = []
     for first in range(start, start + n, BATCH):
-        ids += q.enqueue_many([(KIND, {"i": i}) for i in range(first, min(start + n, first + BATCH))])
+        ids += q.enqueue_many([(kind, {"i": i}) for i in range(first, min(start + n, first + BATCH))])
     return ids
 
 
@@ -138,6 +142,63 @@ def _row(jobs: int, processes: int, seconds: float, *, expected: int, counted: i
             "rate": round(jobs / seconds, 1) if seconds > 0 else None, **extra, "ok": ok,
             "expected": expected, "counted": counted, "duplicates": duplicates,
             "redelivered": redelivered, "lost": lost, "errors": errors}
+
+
+# -- thread pool against process pool --------------------------------------------------------
+
+def cpu_jobs(jobs: int) -> int:
+    """Jobs of the CPU-bound drains (~20 ms each): a hundredth of ``--jobs``, 10 to 200."""
+    return max(10, min(200, jobs // 100))
+
+
+def pool_noop(s: Settings, note: Note) -> dict:
+    """No-op jobs drained by ``Worker(pool="thread")`` and ``Worker(pool="process")``, both
+    with the default concurrency (8): the cost of handing each job to a child and back."""
+    return _pools(s, note, "pool-noop", bench_tasks.NOOP, s.jobs, None)
+
+
+def pool_cpu(s: Settings, note: Note) -> dict:
+    """CPU-bound jobs (~20 ms of pure Python each) drained with 2 slots: 2 threads, which
+    share one core (the GIL), against 2 child processes."""
+    return _pools(s, note, "pool-cpu", bench_tasks.CPU, cpu_jobs(s.jobs), CPU_CONCURRENCY)
+
+
+def _pools(s: Settings, note: Note, name: str, kind: str, n: int,
+           concurrency: int | None) -> dict:
+    """``POOL_ROUNDS`` drains of ``n`` jobs by each pool, alternating (the first pool of a
+    round alternates too), each in a fresh process on a fresh database. A drain's seconds
+    run from its first job's start to its last one's end: a process pool's start-up (its
+    fork server and children, once per worker) is reported apart, as ``startup_ms``."""
+    got: dict[str, list[dict]] = {"thread": [], "process": []}
+    for r in range(POOL_ROUNDS):
+        for pool in ("thread", "process") if r % 2 == 0 else ("process", "thread"):
+            db = f"{name}-{pool}-{r}"
+            note(f"{name}: round {r + 1}/{POOL_ROUNDS}, {pool} pool, {n:,} jobs")
+            with s.queue(db) as q:
+                _fill(q, n, kind=kind)
+            [result], _ = run_processes(f"pool:{pool}:{concurrency or ''}", s.db(db),
+                                        s.synchronous, 1)
+            with s.queue(db) as q:
+                jobs = q.list(status="succeeded", limit=n, payloads=False)
+                first, last = min(j.started_at for j in jobs), max(j.finished_at for j in jobs)
+                row = _finished_row(q, n, 1, last - first, [], result["errors"])
+            row["startup_ms"] = round((first - result["t_released"]) * 1000, 1)
+            row["concurrency"] = result["concurrency"]
+            got[pool].append(row)
+    process, thread = (_median_row(got[p]) for p in ("process", "thread"))
+    rows = got["process"] + got["thread"]
+    checks = {k: sum(r[k] for r in rows) for k in ("duplicates", "redelivered", "errors")}
+    return {**_row(n, 1, process["seconds"], expected=n * len(rows),
+                   counted=sum(r["counted"] for r in rows), **checks),
+            "concurrency": process["concurrency"],
+            "rounds": POOL_ROUNDS, "rate_thread": thread["rate"],
+            "ratio_to_thread": _ratio(process["rate"], thread["rate"]),
+            "startup_ms": process["startup_ms"], "startup_ms_thread": thread["startup_ms"]}
+
+
+def _median_row(rows: list[dict]) -> dict:
+    """The row of the median rate."""
+    return sorted(rows, key=lambda r: r["rate"] or 0)[len(rows) // 2]
 
 
 # -- processes -------------------------------------------------------------------------------
@@ -199,8 +260,14 @@ def _child(role: str, db: str, synchronous: str, start, out) -> None:
         with Queue(db, synchronous=synchronous) as q:
             out.put(("ready", {}))
             start.wait()
-            result = _drain_with_worker(q) if role == "worker" else _drain_with_api(q)
+            released = time.time()
+            if role.startswith("pool:"):
+                _, pool, concurrency = role.split(":")
+                result = _drain_with_pool(q, pool, int(concurrency) if concurrency else None)
+            else:
+                result = _drain_with_worker(q) if role == "worker" else _drain_with_api(q)
             result["t_end"] = time.perf_counter()
+            result["t_released"] = released
         out.put(("done", result))
     except BaseException as e:  # noqa: BLE001 - reported by the parent as one line
         out.put(("error", f"{type(e).__name__}: {e}"))
@@ -227,9 +294,19 @@ def _drain_with_worker(q: Queue) -> dict:
     return {"ids": ran, "errors": _worker_errors(worker)}
 
 
+def _drain_with_pool(q: Queue, pool: str, concurrency: int | None) -> dict:
+    """A burst of ``bench_tasks``' handlers on a pool. Each job's runs are checked from the
+    database (attempts), since a child process cannot report to this one."""
+    worker = Worker(q, bench_tasks.registry, pool=pool,
+                    **({"concurrency": concurrency} if concurrency else {}))
+    worker.run(burst=True, handle_signals=False)
+    return {"ids": [], "errors": _worker_errors(worker), "concurrency": worker.concurrency}
+
+
 def _worker_errors(worker: Worker) -> int:
     """Runs that did not simply succeed: none are expected of a no-op handler."""
-    return sum(worker.counts[k] for k in ("failed", "dead", "lost", "released", "cancelled"))
+    return sum(worker.counts[k] for k in ("failed", "dead", "lost", "timed_out", "released",
+                                          "cancelled"))
 
 
 # -- latency ---------------------------------------------------------------------------------

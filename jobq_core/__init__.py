@@ -15,6 +15,7 @@ from .errors import (
     PayloadTooLarge,
     SchemaTooNew,
     StorageFull,
+    UnusableConnection,
 )
 from .new_jobs import DEFAULT_MAX_ATTEMPTS, encode_json, prepare
 from .queue import DEFAULT_LEASE, Queue
@@ -31,6 +32,6 @@ __all__ = [
     "DatabaseUnavailable", "ForeignTable", "InvalidState", "Job", "JobContext", "JobNotFound",
     "JobStatus", "JobqError", "LeaseLost", "NetworkFilesystemWarning", "NotADatabase",
     "Outcome", "PayloadTooLarge", "Queue", "QueueStats", "RawJSON", "Registry", "SchemaTooNew",
-    "Stats", "StorageFull", "SystemClock", "Worker", "WorkerInfo", "WorkerState",
-    "DEFAULT_BEAT", "FORGET_AFTER",
+    "Stats", "StorageFull", "SystemClock", "UnusableConnection", "Worker", "WorkerInfo",
+    "WorkerState", "DEFAULT_BEAT", "FORGET_AFTER",
 ]

@@ -50,7 +50,8 @@ def timestamp(t: float | None) -> str:
 
 # -- records from the database, made safe to show ----------------------------------------
 
-# Fields that jobq computes with, by record type: ints, or times (seconds since the epoch).
+# Fields jobq computes with: integers (where the field's type says int: a worker's id is a
+# name) and times (seconds since the epoch).
 _INTS = {"priority", "attempts", "max_attempts", "attempt", "token", "pid", "concurrency",
          "busy", "id", "job_id"}
 _INTERVALS = {"beat_interval", "lease"}  # seconds a worker recorded; None if unreadable

@@ -51,6 +51,9 @@ class WriteActions:
                                                        "retried"))
             return
         row = self.table().current_row()
+        if VIEWS[self.view].takes_back and row is not None and row.job_id is not None:
+            self._confirm_take_back(row.job_id)
+            return
         if not VIEWS[self.view].retries or row is None:
             self.say("R retries the selected dead job: open the Dead view (5)")
             return
@@ -66,6 +69,18 @@ class WriteActions:
 
         msg = Text(f"Retry dead job {job_id}? It runs again with a fresh allowance of attempts.")
         self._ask(msg, "retry", retry)
+
+    def _confirm_take_back(self, job_id: int) -> None:
+        def take_back() -> str:
+            self.source.retry(job_id, force=True)
+            return f"job {job_id} taken back: pending again, its old worker fenced out"
+
+        msg = Text(f"Take running job {job_id} back?", "bold")
+        msg.append("\nFor a job stuck under a worker that will never finish it: the worker's "
+                   "lease is revoked (it can no longer complete the job) and the job runs "
+                   "again with a fresh allowance of attempts. If that worker is alive after "
+                   "all, its handler may still be running.")
+        self._ask(msg, "take back", take_back)
 
     def action_retry_all(self) -> None:
         f = self.filter

@@ -217,9 +217,9 @@ class Source:
         return Queue(self.path, clock=self._injected_clock, create=False,
                      busy_timeout=WRITE_BUSY_TIMEOUT)
 
-    def retry(self, job_id: int) -> None:
+    def retry(self, job_id: int, *, force: bool = False) -> None:
         with self._writer() as q:
-            q.retry(job_id)
+            q.retry(job_id, force=force)
 
     def cancel(self, job_id: int) -> JobStatus:
         """``CANCELLED`` for a pending job; a running one stays ``RUNNING``, asked to stop."""

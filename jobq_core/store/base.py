@@ -16,7 +16,11 @@ every backend keeps, beyond what each method says:
 * **Tokens** are fresh for every claim and never reused for the same job: a stale claim
   can never match a later one.
 * **Transactions.** Each method is one transaction (or several short ones for bulk
-  maintenance: reap, prune), so a crash leaves every job in exactly one state.
+  maintenance: reap, prune), so a crash leaves every job in exactly one state. The
+  exceptions are the ``*_on`` operations, which run on the *caller's* connection, inside
+  the caller's transaction: the store first checks that the connection reaches its own
+  database (``same_database``) and can take the write, raising ``UnusableConnection``
+  before writing anything, and never commits or rolls that transaction back.
 * **Errors.** ``job_retry`` and ``job_cancel`` raise ``JobNotFound`` for a missing job and
   ``InvalidState`` for a job in the wrong state; nothing else raises for a missing job
   (reads return None or empty). Database failures become ``JobqError`` subclasses:
@@ -72,6 +76,34 @@ class NewJob(NamedTuple):
     unique_key: str | None
 
 
+class CopiedJob(NamedTuple):
+    """A pending or dead job read from another store, to be added here as it was (its new
+    id is this store's): ``job`` as an enqueue would give it, and the state it carries."""
+
+    job: NewJob
+    status: str  # "pending" or "dead"
+    attempts: int
+    error: str | None
+    created_at: float
+    finished_at: float | None
+
+
+class ConnectionIdentity(NamedTuple):
+    """Which database an application's connection reaches, read from that connection by
+    ``store.connection_ops(conn).identity(conn)`` wherever the connection lives (a process
+    pool's child too), and compared by the queue's store (``Store.same_database``).
+    JSON-able as a list: ``ConnectionIdentity.from_json(json.loads(...))``."""
+
+    store: str  # the backend: "sqlite" or "postgresql"
+    key: tuple  # SQLite: (st_dev, st_ino) of the file; PostgreSQL: see its app_connection
+    where: str  # the database, for messages
+
+    @classmethod
+    def from_json(cls, value: list) -> ConnectionIdentity:
+        store, key, where = value
+        return cls(str(store), tuple(key), str(where))
+
+
 class Completion(NamedTuple):
     job_id: int
     token: int
@@ -119,6 +151,27 @@ class Store(Protocol):
         """Insert in one transaction, all or none; the ids in order. A job whose
         unique_key is held by a pending or running job (or an earlier item of the batch)
         yields that job's id instead of a new one."""
+        ...
+
+    def job_insert_many_on(self, conn: object, jobs: Sequence[NewJob], now: float) -> list[int]:
+        """``job_insert_many`` on the application's own connection ``conn``, inside its
+        transaction (one the store never commits or rolls back: the jobs exist once the
+        caller commits, and never if it rolls back). Idle workers notice the commit as
+        they notice any other. ``UnusableConnection`` (nothing written) when ``conn`` is
+        closed, reaches another database, or has no transaction the write would join."""
+        ...
+
+    def job_complete_on(self, conn: object, completion: Completion, now: float) -> bool:
+        """The fenced completion (``job_complete_many``'s, for one job) on the application's
+        connection, inside its transaction, so that the job is succeeded in the same commit
+        as the application's own writes. False: fenced out, nothing written (the caller
+        rolls back). ``UnusableConnection`` as for ``job_insert_many_on``."""
+        ...
+
+    def same_database(self, identity: ConnectionIdentity) -> bool:
+        """Whether a connection with this identity reaches this store's database (and its
+        jobq tables). May refresh what the store knows of itself once before saying no (a
+        PostgreSQL server restarted since the store opened)."""
         ...
 
     def job_claim(
@@ -215,6 +268,12 @@ class Store(Protocol):
         """Pending: cancelled now. Running: flagged for its worker (its next heartbeat
         learns it). Returns the new status. ``JobNotFound``; ``InvalidState`` when it is
         already finished."""
+        ...
+
+    def job_copy_in(self, jobs: Sequence[CopiedJob]) -> list[int]:
+        """Add jobs carried over from another store, in one transaction, each with its
+        status (pending or dead), attempts, last error and times; the new ids in order. A
+        pending job whose unique key a live job here holds yields that job's id instead."""
         ...
 
     def job_prune(self, finished_before: float, statuses: Sequence[str] = FINISHED_STATUSES,

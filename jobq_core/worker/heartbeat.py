@@ -59,7 +59,12 @@ class Heartbeat:
         claimer, for runs whose task wants a longer lease than the claim granted."""
         by_lease: dict[float, list[Run]] = {}
         for run in runs:
-            by_lease.setdefault(run.lease, []).append(run)
+            # A run that completed its job on the application's connection is not extended:
+            # its row is locked by (PostgreSQL), or the database's write lock held by
+            # (SQLite), that transaction until it ends, and once it commits the job is no
+            # longer running: a heartbeat would wait for it, then report the lease lost.
+            if not run.ctx.completed_on_conn:
+                by_lease.setdefault(run.lease, []).append(run)
         for lease, group in by_lease.items():
             result = self._queue.extend_many([(r.job.id, r.job.token) for r in group], lease=lease)
             for run in group:

@@ -2,11 +2,12 @@
 processes (``child.py``), started once and reused, each running one handler at a time.
 
 The worker process keeps everything else: claims, leases and heartbeats, the completer,
-the reaper, signals. It hands a run to an idle child over a pipe and hears back how the
+the reaper, signals. It hands a run to an idle child over a socket and hears back how the
 handler ended; children never open the database (a ``ctx.heartbeat()`` or
 ``ctx.progress()`` in a child is a request the worker carries out). One thread,
-``jobq-processes``, reads every child's pipe and watches every child's exit; ctx calls run
-on ``jobq-ctx-call-N`` threads so that a slow database write never stalls that reading.
+``jobq-processes``, reads every child's socket, starts children and hears of their exits;
+ctx calls run on ``jobq-ctx-call-N`` threads so that a slow database write never stalls
+that reading.
 
 What a process buys over a thread: a run past its task's ``timeout`` (or abandoned for any
 reason) is *stopped* — SIGTERM to its child, SIGKILL ``KILL_GRACE`` seconds later — and a
@@ -34,9 +35,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import JobqError, LeaseLost
-from .channel import Channel, encode, pair
-from .forkserver import ForkServer
+from ..errors import JobqError, LeaseLost, UnusableConnection
+from ..store.base import ConnectionIdentity
+from .channel import Channel, WakePipe, encode, pair
+from .forkserver import ForkServer, signal_group
 from .pool import Finished
 from .runs import SUCCEEDED_NONE, Failed, Lost, Outcome, Run, Succeeded
 from .threads import DaemonPool
@@ -47,6 +49,7 @@ KILL_GRACE = 1.0  # seconds from SIGTERM to SIGKILL for a child whose run was ab
 START_RETRY = 0.5  # seconds before starting a child again after one died while starting
 START_ATTEMPTS = 3  # children dying in a row while starting: the pool gives up
 CLOSE_TIMEOUT = 10.0  # seconds past KILL_GRACE that closing waits for children to end
+
 
 class ChildState(enum.Enum):
     STARTING = "starting"  # importing the app
@@ -70,16 +73,8 @@ class Child:
     error: str | None = None  # why it could not start, as it said
 
     def signal(self, signum: int) -> None:
-        """Signal the child's process group (its own): subprocesses it started go too."""
-        try:
-            os.killpg(self.pid, signum)
-        except ProcessLookupError:
-            pass
-        except PermissionError:  # not (yet) a group of its own
-            try:
-                os.kill(self.pid, signum)
-            except ProcessLookupError:
-                pass
+        """Signal the child, and the subprocesses it started (``signal_group``)."""
+        signal_group(self.pid, signum)
 
 
 class ProcessPool:
@@ -106,10 +101,8 @@ class ProcessPool:
         self._finished: Finished | None = None
         self._fail: Callable[[str], None] | None = None
         self._selector = selectors.DefaultSelector()
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        os.set_blocking(self._wake_w, False)
-        self._selector.register(self._wake_r, selectors.EVENT_READ, ("wake", None))
+        self._wake = WakePipe()  # wakes the supervisor: a child to replace, or closing
+        self._selector.register(self._wake, selectors.EVENT_READ, ("wake", None))
         self._calls = DaemonPool(concurrency, name="jobq-ctx-call")
         self._thread = threading.Thread(target=self._supervise, name="jobq-processes",
                                         daemon=True)
@@ -157,12 +150,12 @@ class ProcessPool:
             child.signal(signal.SIGTERM)
         log.info("%s: stopping child process %d (SIGTERM, SIGKILL after %gs)",
                  run.describe(), child.pid, KILL_GRACE)
-        self._wake()  # the supervisor starts another child in its place
+        self._wake.wake()  # the supervisor starts another child in its place
 
     def close(self) -> None:
         with self._lock:
             self._closing = True
-        self._wake()
+        self._wake.wake()
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(KILL_GRACE + CLOSE_TIMEOUT)
             if self._thread.is_alive():  # a child's end was never reported: never hang
@@ -222,20 +215,22 @@ class ProcessPool:
         try:
             while True:
                 with self._lock:
-                    if self._closing:
+                    closing = self._closing
+                    if closing:
                         self._close_children()
                         if not self._children:
                             break
-                    else:
-                        self._fill()
+                if not closing:
+                    self._fill()
+                with self._lock:
                     timeout = self._next_timeout()
                 if self._server is not None:
                     self._server_said(read=False)  # exits read while forking
                 for key, _ in self._selector.select(timeout):
                     what, child = key.data
                     if what == "wake":
-                        _drain(self._wake_r)
-                    elif what == "pipe":
+                        self._wake.drain()
+                    elif what == "child":
                         self._receive(child)
                     else:
                         self._server_said()
@@ -251,16 +246,18 @@ class ProcessPool:
             if self._server is not None:
                 self._server.close()
             self._selector.close()
-            os.close(self._wake_r)
-            os.close(self._wake_w)
+            self._wake.close()
 
     def _fill(self) -> None:
-        """Start children until ``concurrency`` are alive and not stopping (under the lock:
-        a start takes ~6 ms under the forkserver, and nothing else waits for this lock
-        then but a claim that finds no idle child anyway)."""
-        live = sum(1 for c in self._children.values() if c.state is not ChildState.STOPPING)
-        while (live < self._concurrency and self._failure is None
-               and time.monotonic() >= self._retry_at):
+        """Start children until ``concurrency`` are alive and not stopping. The forks
+        happen outside the lock (a fork request takes ~1.4 ms here, the fork server's own
+        start ~165 ms, once), so that handing runs to idle children goes on meanwhile."""
+        with self._lock:
+            if self._failure is not None or time.monotonic() < self._retry_at:
+                return
+            missing = self._concurrency - sum(
+                1 for c in self._children.values() if c.state is not ChildState.STOPPING)
+        for _ in range(missing):
             (jobs, jobs_theirs), (control, control_theirs) = pair(), pair()
             try:
                 if self._server is None:
@@ -272,15 +269,16 @@ class ProcessPool:
             except (OSError, EOFError) as e:  # out of processes or memory
                 jobs.close()
                 control.close()
-                self._start_failed(f"starting a child process failed: {e}")
+                with self._lock:
+                    self._start_failed(f"starting a child process failed: {e}")
                 return
             finally:
                 jobs_theirs.close()
                 control_theirs.close()
             child = Child(Channel(jobs), Channel(control), pid)
-            self._children[pid] = child
-            self._selector.register(child.jobs, selectors.EVENT_READ, ("pipe", child))
-            live += 1
+            with self._lock:
+                self._children[pid] = child
+            self._selector.register(child.jobs, selectors.EVENT_READ, ("child", child))
 
     def _next_timeout(self) -> float | None:
         times = [c.kill_at for c in self._children.values() if c.kill_at is not None]
@@ -292,12 +290,12 @@ class ProcessPool:
         try:
             messages = child.jobs.recv()
         except (EOFError, OSError):
-            self._close_pipe(child)  # its exit follows
+            self._close_sockets(child)  # its exit follows
             return
         for message in messages:
             self._handle(child, message)
 
-    def _close_pipe(self, child: Child) -> None:
+    def _close_sockets(self, child: Child) -> None:
         """Close the sockets to ``child`` (at EOF it exits)."""
         if not child.jobs.closed:
             self._selector.unregister(child.jobs)
@@ -324,10 +322,10 @@ class ProcessPool:
             if following is not None:
                 self._send_run(child, following)
             if recycled:
-                self._close_pipe(child)  # it exits at EOF; another starts on this turn
+                self._close_sockets(child)  # it exits at EOF; another starts on this turn
                 log.info("child process %d retired after %d jobs", child.pid, child.done)
             self._finished(run, _outcome(message))
-        elif op in ("heartbeat", "progress"):
+        elif op in ("heartbeat", "progress", "complete"):
             run = child.run
             if run is None or run.job.id != message["id"]:
                 child.control.send(encode({"op": "reply", "call": message["call"],
@@ -373,7 +371,7 @@ class ProcessPool:
                         self._handle(child, message)
             except (EOFError, OSError):  # BlockingIOError: nothing more
                 pass
-            self._close_pipe(child)
+            self._close_sockets(child)
         with self._lock:
             del self._children[child.pid]
             state, run = child.state, child.run
@@ -428,7 +426,7 @@ class ProcessPool:
             if busy:
                 child.signal(signal.SIGTERM)
             else:
-                self._close_pipe(child)
+                self._close_sockets(child)
 
     def _kill_overdue(self) -> None:
         now = time.monotonic()
@@ -442,29 +440,29 @@ class ProcessPool:
                         "SIGKILL", child.pid, KILL_GRACE)
             child.signal(signal.SIGKILL)
 
-    def _wake(self) -> None:
-        try:
-            os.write(self._wake_w, b"x")
-        except (BlockingIOError, OSError):
-            pass  # a wake-up is pending already, or the pool is closed
-
 
 def _ctx_call(child: Child, run: Run, message: dict) -> None:
-    """A child's ``ctx.heartbeat()`` or ``ctx.progress()``, done here on its run's context,
-    which holds the lease."""
+    """A child's ``ctx.heartbeat()``, ``ctx.progress()`` or the worker's part of
+    ``ctx.complete(conn=...)``, done here on its run's context, which holds the lease."""
     reply: dict = {"op": "reply", "call": message["call"]}
     try:
         if message["op"] == "heartbeat":
             run.ctx.heartbeat()
+        elif message["op"] == "complete":
+            reply["now"] = run.ctx.prepare_complete(
+                ConnectionIdentity.from_json(message["identity"]))
         else:
             run.ctx.progress(message["fraction"], message["message"])
     except LeaseLost:
         reply["error"] = "lost"
+    except UnusableConnection as e:
+        reply.update(error="UnusableConnection", message=str(e))
     except (TypeError, ValueError) as e:
         reply.update(error=type(e).__name__, message=str(e))
+    except JobqError as e:  # the database is unavailable, or full
+        reply.update(error="JobqError", message=str(e))
     except Exception as e:  # noqa: BLE001 - the handler gets it, as it would in a thread
-        reply.update(error="JobqError", message=f"{type(e).__name__}: {e}"
-                     if not isinstance(e, JobqError) else str(e))
+        reply.update(error="JobqError", message=f"{type(e).__name__}: {e}")
     if run.ctx.cancelled.is_set():
         reply["cancelled"] = True
     child.control.send(encode(reply))
@@ -489,11 +487,3 @@ def describe_exit(code: int | None) -> str:
         except ValueError:
             return f"signal {-code}"
     return f"exit code {code}"
-
-
-def _drain(fd: int) -> None:
-    try:
-        while os.read(fd, 4096):
-            pass
-    except BlockingIOError:
-        pass

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from ..checks import MAX_LEASE, check_int, check_seconds
 from ..errors import JobqError
 from ..maintenance import Reaper
+from ..metrics import RunMetrics
 from ..queue import Queue
 from ..registry import JobContext, Registry, Task
 from ..types import Job
@@ -157,11 +158,16 @@ class Worker:
         runs = sorted(self._state.running_runs(), key=lambda r: r.started)
         return [(r.job, now - r.started, r.ctx) for r in runs]
 
+    def run_metrics(self) -> RunMetrics:
+        """A copy of this worker's outcome counts and handler durations by queue and kind
+        (``jobq_core.metrics`` serves them to Prometheus)."""
+        with self._state.lock:
+            return self._state.metrics.snapshot()
+
     def children(self) -> list[tuple[int, str, int | None]]:
         """The process pool's children: (pid, state, job id or None), state one of
         starting, idle, busy, stopping. Empty for the thread pool."""
-        children = getattr(self._executor.pool, "children", None)
-        return children() if children else []
+        return self._executor.pool.children()
 
     # -- starting and stopping --------------------------------------------------------------
 

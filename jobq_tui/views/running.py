@@ -24,6 +24,7 @@ COLUMNS = (
 
 
 class Running(View):
+    takes_back = True
     name, title = "running", "Running"
     own_rows = False
 

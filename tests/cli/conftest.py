@@ -42,12 +42,13 @@ class Procs:
         self.cwd = cwd
         self.procs: list[subprocess.Popen] = []
 
-    def start(self, *args: str, name: str = "jobq") -> subprocess.Popen:
+    def start(self, *args: str, name: str = "jobq", session: bool = False) -> subprocess.Popen:
+        """``session``: in a session (and process group) of its own, as a shell job is."""
         log = open(self.cwd / f"{name}-{len(self.procs)}.log", "w")
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         p = subprocess.Popen([sys.executable, "-m", "jobq_cli.main", *args], cwd=self.cwd,
                              stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                             env=env, text=True)
+                             env=env, text=True, start_new_session=session)
         p.log_path = log.name
         self.procs.append(p)
         return p

@@ -15,13 +15,15 @@ from jobq_cli.main import app
 runner = CliRunner()
 TINY = ["--jobs", "200", "--scale-jobs", "2000", "--samples", "10"]
 ROWS = ["enqueue", "batch", "drain_api_1", "drain_api_n", "drain_worker_1", "drain_worker_n",
-        "latency", "scale_backlog", "scale_history"]
+        "pool_noop", "pool_cpu", "latency", "scale_backlog", "scale_history"]
 TOP_KEYS = {"jobq", "python", "sqlite", "platform", "cpus", "filesystem", "synchronous", "jobs",
             "processes", "scale_jobs", "samples", "ok", "results"}
 ROW_KEYS = {"jobs", "processes", "seconds", "rate", "ok", "expected", "counted", "duplicates",
             "redelivered", "lost", "errors"}
 EXTRA_KEYS = {
     "drain_worker_1": {"ratio_to_api"}, "drain_worker_n": {"ratio_to_api"},
+    **{key: {"concurrency", "rounds", "rate_thread", "ratio_to_thread", "startup_ms",
+             "startup_ms_thread"} for key in ("pool_noop", "pool_cpu")},
     "latency": {"samples", "p50_ms", "p99_ms", "max_ms", "idle_cpu_percent"},
     "scale_backlog": {"backlog_small", "backlog_large", "rate_small", "rate_large", "ratio"},
     "scale_history": {"finished", "rate_empty", "rate_full", "ratio", "stats_ms_empty",
@@ -47,6 +49,8 @@ def test_every_workload_reports_its_documented_keys_and_every_job_ran_exactly_on
     results = report["results"]
     assert results["drain_api_n"]["processes"] == results["drain_worker_n"]["processes"] == 2
     assert results["latency"]["samples"] == 10
+    assert (results["pool_noop"]["concurrency"], results["pool_cpu"]["concurrency"]) == (8, 2)
+    assert results["pool_noop"]["counted"] == 6 * 200 and results["pool_cpu"]["jobs"] == 10
     assert results["scale_backlog"]["backlog_large"] == results["scale_history"]["finished"] == 2000
     assert report["ok"] is True
     assert len(done.stderr.strip().splitlines()) == len(ROWS)  # one plain line per row

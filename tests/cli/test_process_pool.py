@@ -4,9 +4,11 @@ Every "no process left" check names the processes below the worker while it ran 
 server and children) and waits for each to end."""
 from __future__ import annotations
 
+import os
 import signal
 import time
 
+import pytest
 from proctree import alive, descendants
 
 from .conftest import wait_for
@@ -63,6 +65,24 @@ def test_sigterm_past_the_grace_releases_the_jobs_and_leaves_no_process(db, queu
     assert time.monotonic() - stopped < 5  # grace, SIGTERM to the naps: nobody waited 30 s
     assert [(queue.get(i).status, queue.get(i).attempts) for i in ids] == [("pending", 0)] * 2
     assert procs.log(w).count("released unfinished") == 2
+    none_left(below)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_to_the_worker_s_process_group_leaves_the_children_to_the_worker(
+        db, queue, procs, signum):
+    """Ctrl-C in a terminal signals the whole foreground process group, a shell's ``kill
+    %1`` the job's: the children, in sessions of their own, do not get it; the worker lets
+    their handlers finish."""
+    ids = queue.enqueue_many([("nap", {"first": 1.0}) for _ in range(2)])
+    w = procs.start("run", "--app", "taskapp", *POOL, "--concurrency", "2", *LEASE,
+                    "--db", db, session=True)
+    for i in ids:
+        wait_for(lambda: running_under(queue, i, w.pid, 1))
+    below = family(w.pid, 2)
+    os.killpg(w.pid, signum)
+    assert w.wait(15) == 0, procs.log(w)
+    assert [queue.get(i).status for i in ids] == ["succeeded", "succeeded"]
     none_left(below)
 
 

@@ -123,3 +123,14 @@ async def aio(payload):
     await asyncio.sleep(0.01)
     return {"double": payload * 2, "pid": os.getpid(),
             "loop": id(asyncio.get_running_loop())}
+
+
+@registry.task("tidy", timeout=0.5, max_attempts=1)
+def tidy(payload, ctx):
+    """Runs past its timeout; its ``finally`` block leaves a file behind."""
+    _tell_pid(ctx)
+    try:
+        while True:
+            time.sleep(0.01)
+    finally:
+        Path(payload["file"]).write_text(f"cleaned up, cancelled={ctx.cancelled.is_set()}")

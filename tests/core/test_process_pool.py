@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
@@ -16,24 +15,8 @@ from proctree import alive, descendants
 from jobq_core import Backoff, JobqError, Queue, Registry, Worker
 from jobq_core.testing import FakeClock, wait_for
 
+from .conftest import start
 from .pool_tasks import registry
-
-
-@pytest.fixture
-def db(tmp_path):
-    return str(tmp_path / "jobs.db")
-
-
-@pytest.fixture
-def producer(db):
-    with Queue(db) as q:
-        yield q
-
-
-def start(worker: Worker, **kwargs) -> threading.Thread:
-    t = threading.Thread(target=lambda: worker.run(handle_signals=False, **kwargs), daemon=True)
-    t.start()
-    return t
 
 
 def burst(db, **kwargs) -> Worker:
@@ -92,6 +75,18 @@ def test_an_endless_loop_past_its_timeout_is_killed_and_fails_and_the_jobs_behin
     w.stop()
     t.join(10)
     assert pid not in {r["pid"] for r in results}  # a new child took the slot
+
+
+def test_a_handler_stopped_at_its_timeout_runs_its_finally_blocks(db, producer, tmp_path):
+    job_id = producer.enqueue("tidy", {"file": str(tmp_path / "tidy")})
+    w = Worker(Queue(db), registry, pool="process", concurrency=1)
+    t = start(w)
+    pid = child_pid(producer, job_id)
+    wait_for(lambda: not alive(pid), timeout=5)
+    w.stop()
+    t.join(10)
+    assert "timed out after 0.5s" in producer.get(job_id).error
+    assert (tmp_path / "tidy").read_text() == "cleaned up, cancelled=True"
 
 
 def test_a_handler_that_ignores_sigterm_is_sigkilled_after_the_grace(db, producer):

@@ -11,24 +11,9 @@ import pytest
 from jobq_core import Backoff, LeaseLost, Queue, Registry, Worker
 from jobq_core.testing import FakeClock, wait_for
 
+from .conftest import start
+
 QUICK = Backoff(base=0.01, cap=0.01)
-
-
-@pytest.fixture
-def db(tmp_path):
-    return str(tmp_path / "jobs.db")
-
-
-@pytest.fixture
-def producer(db):
-    with Queue(db) as q:
-        yield q
-
-
-def start(worker: Worker, **kwargs) -> threading.Thread:
-    t = threading.Thread(target=lambda: worker.run(handle_signals=False, **kwargs), daemon=True)
-    t.start()
-    return t
 
 
 def burst(db, registry, **kwargs) -> Worker:

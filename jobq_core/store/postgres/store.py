@@ -26,13 +26,19 @@ from psycopg import errors as pgerrors
 from ...checks import check_int, check_seconds
 from ...clock import Clock
 from ...error_groups import group_dead
-from ...errors import DatabaseError, DatabaseUnavailable, InvalidState, JobNotFound
+from ...errors import (
+    DatabaseError, DatabaseUnavailable, InvalidState, JobNotFound, UnusableConnection,
+)
 from ...types import (
     Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Stats, Throughput,
     WorkerInfo,
 )
-from ..base import FINISHED_STATUSES, TAKEN_BACK, lease_expired, Completion, ListFilter, NewJob, RetryDelay
+from ..base import (
+    FINISHED_STATUSES, TAKEN_BACK, Completion, ConnectionIdentity, CopiedJob, ListFilter,
+    NewJob, RetryDelay, lease_expired,
+)
 from ..rows import claimed_job, job_from_row
+from . import app_connection
 from . import statements as sql
 from .connection import Connections, ServerClock, parse_url
 from .schema import SCHEMA_VERSION, installed_version, migrate
@@ -119,6 +125,7 @@ class PostgresStore:
                                         "once without read-only mode to upgrade it")
                 migrate(first, self.display)
             self._clock = ServerClock(self._conns, first)
+            self._identity = _own_identity(first)
         except psycopg.Error as e:
             first.close()
             raise DatabaseUnavailable(f"{self.display}: {e}") from None
@@ -182,6 +189,33 @@ class PostgresStore:
             if row:
                 return row[0]
             # the holder finished between the two statements: insert again
+
+    # -- on the application's connection (see app_connection.py) ------------------------
+
+    def job_insert_many_on(self, conn: object, jobs: Sequence[NewJob], now: float) -> list[int]:
+        self._check_app_connection(conn)
+        return app_connection.insert_many(conn, jobs, now)
+
+    def job_complete_on(self, conn: object, completion: Completion, now: float) -> bool:
+        self._check_app_connection(conn)
+        return app_connection.complete(conn, completion, now)
+
+    def same_database(self, identity: ConnectionIdentity) -> bool:
+        if identity.store != app_connection.STORE:
+            return False
+        if identity.key == self._identity:
+            return True
+        # The server may have restarted since this store read its own identity (a new
+        # start time): read it again, once, before saying no.
+        self._identity = self._conns.run(lambda c, _again: _own_identity(c))
+        return identity.key == self._identity
+
+    def _check_app_connection(self, conn: object) -> None:
+        identity = app_connection.identity(conn)
+        if not self.same_database(identity):
+            raise UnusableConnection(f"the connection given with conn= is to {identity.where}, "
+                                     f"not to this queue's database {self.display}; nothing "
+                                     "was written")
 
     # -- consuming ----------------------------------------------------------------------
 
@@ -446,6 +480,22 @@ class PostgresStore:
 
         return self._conns.run(op)
 
+    def job_copy_in(self, jobs: Sequence[CopiedJob]) -> list[int]:
+        def op(c: psycopg.Connection, again: bool) -> list[int]:
+            _refuse_if_maybe_committed(again, self.display)
+            ids = []
+            with c.transaction():
+                for x in jobs:
+                    row = c.execute(sql.COPY_IN, (*x.job, x.created_at, str(x.status), x.attempts,
+                                                  x.error, x.finished_at)).fetchone()
+                    if row is None:  # a live job here holds its unique key
+                        row = c.execute(sql.LIVE_WITH_KEY, (x.job.unique_key,)).fetchone()
+                    ids.append(row[0])
+                self._send(c, {x.job.queue for x in jobs if x.status == JobStatus.PENDING})
+            return ids
+
+        return self._conns.run(op)
+
     def job_prune(self, finished_before: float, statuses: Sequence[str] = FINISHED_STATUSES,
                   dry_run: bool = False) -> dict[str, int]:
         statuses = [str(s) for s in statuses]
@@ -662,6 +712,12 @@ class _snapshot:
     def __exit__(self, *exc):
         self.c.execute("COMMIT" if exc[0] is None else "ROLLBACK")
         return False
+
+
+def _own_identity(c: psycopg.Connection) -> tuple:
+    """What ``app_connection.identity`` reads, on one of the store's own connections."""
+    start, database, table, _host, _port = c.execute(app_connection.IDENTITY).fetchone()
+    return (start, database, table)
 
 
 def _refuse_if_maybe_committed(again: bool, display: str) -> None:

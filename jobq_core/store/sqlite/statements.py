@@ -20,6 +20,14 @@ INSERT = (
     "INSERT INTO jobq_jobs(kind, payload, queue, priority, run_at, max_attempts, unique_key, "
     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
+# On an application's connection (app_connection.py): ids from RETURNING, and a unique
+# key that is live already skips the row instead of failing the caller's transaction.
+INSERT_RETURNING = INSERT + " RETURNING id"
+INSERT_UNIQUE = (
+    INSERT + " ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL "
+    "AND status IN ('pending','running') DO NOTHING RETURNING id"
+)
+LIVE_WITH_KEY = "SELECT id FROM jobq_jobs WHERE unique_key=? AND status IN ('pending','running')"
 COMPLETE = (
     "UPDATE jobq_jobs SET status='succeeded', result=?, finished_at=?, lease_until=NULL, "
     "cancel_requested=0 WHERE " + FENCE

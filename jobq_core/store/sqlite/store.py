@@ -21,20 +21,25 @@ from ...checks import INT64_MAX, MAX_LEASE, check_seconds
 from ...error_groups import group_dead
 from ...errors import (
     DatabaseError, DatabaseUnavailable, InvalidState, JobNotFound, JobqError, StorageFull,
+    UnusableConnection,
 )
 from ...types import (
     Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Stats, Throughput,
     WorkerInfo,
 )
 from ...textsafe import clean
-from ..base import FINISHED_STATUSES, TAKEN_BACK, lease_expired, Completion, ListFilter, NewJob, RetryDelay
+from ..base import (
+    FINISHED_STATUSES, TAKEN_BACK, Completion, ConnectionIdentity, CopiedJob, ListFilter,
+    NewJob, RetryDelay, lease_expired,
+)
+from . import app_connection
 from . import statements as sql
 from .connection import (
     SYNCHRONOUS_MODES, connect, error_code, filesystem_type, guarded, set_pragmas,
     stopped_lock_holders, translate, warn_if_network, write_transaction,
 )
 from .rows import JOB_COLS, JOB_COLS_LEAN, claimed_job, decode, job_from_row, unreadable
-from .schema import INLINE_PAYLOAD_MAX, SCHEMA_VERSION, installed_version, migrate
+from .schema import SCHEMA_VERSION, installed_version, migrate, payload_is_big
 from .watch import SqliteWatch, file_identity
 
 log = logging.getLogger("jobq.store")
@@ -165,17 +170,36 @@ class SqliteStore:
     def _insert_one(c: sqlite3.Connection, job: NewJob, now: float) -> int:
         """A job with a unique key (which may exist already) or a big payload."""
         if job.unique_key is not None:
-            row = c.execute(
-                "SELECT id FROM jobq_jobs WHERE unique_key=? AND status IN ('pending','running')",
-                (job.unique_key,),
-            ).fetchone()
+            row = c.execute(sql.LIVE_WITH_KEY, (job.unique_key,)).fetchone()
             if row:
                 return row[0]
-        if not _is_big(job.payload):
+        if not payload_is_big(job.payload):
             return c.execute(sql.INSERT, _insert_row(job, now)).lastrowid
         job_id = c.execute(sql.INSERT, _insert_row(job._replace(payload=None), now)).lastrowid
         c.execute("INSERT INTO jobq_payloads(job_id, payload) VALUES (?, ?)", (job_id, job.payload))
         return job_id
+
+    # -- on the application's connection (see app_connection.py) ------------------------
+
+    def job_insert_many_on(self, conn: object, jobs: Sequence[NewJob], now: float) -> list[int]:
+        self._check_app_connection(conn)
+        return app_connection.insert_many(conn, jobs, now)
+
+    def job_complete_on(self, conn: object, completion: Completion, now: float) -> bool:
+        self._check_app_connection(conn)
+        return app_connection.complete(conn, completion, now)
+
+    def same_database(self, identity: ConnectionIdentity) -> bool:
+        return identity.store == app_connection.STORE and identity.key == self._identity
+
+    def _check_app_connection(self, conn: object) -> None:
+        """Before any write on the caller's connection (no lock of this store's: the
+        connection is the caller's, and so is its thread)."""
+        identity = app_connection.identity(conn)
+        if not self.same_database(identity):
+            raise UnusableConnection(f"the connection given with conn= is to {identity.where}, "
+                                     f"not to this queue's database {self.path}; nothing was "
+                                     "written")
 
     # -- consuming ----------------------------------------------------------------------
 
@@ -399,6 +423,26 @@ class SqliteStore:
             raise InvalidState(f"job {job_id} is already {row[0]}")
 
     @guarded
+    def job_copy_in(self, jobs: Sequence[CopiedJob]) -> list[int]:
+        ids = []
+        with self._write() as c:
+            for copied in jobs:
+                job = copied.job
+                if copied.status == JobStatus.PENDING and job.unique_key is not None:
+                    row = c.execute("SELECT id FROM jobq_jobs WHERE unique_key=? AND status IN "
+                                    "('pending','running')", (job.unique_key,)).fetchone()
+                    if row:  # a live job here holds its key (we hold the write lock)
+                        ids.append(row[0])
+                        continue
+                job_id = self._insert_one(c, job._replace(unique_key=None), copied.created_at)
+                c.execute("UPDATE jobq_jobs SET status=?, attempts=?, error=?, finished_at=?, "
+                          "unique_key=? WHERE id=?",
+                          (str(copied.status), copied.attempts, copied.error,
+                           copied.finished_at, job.unique_key, job_id))
+                ids.append(job_id)
+        return ids
+
+    @guarded
     def job_prune(self, finished_before: float, statuses: Sequence[str] = FINISHED_STATUSES,
                   dry_run: bool = False) -> dict[str, int]:
         statuses = [str(s) for s in statuses]
@@ -575,14 +619,8 @@ def _nothing(c: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     yield c
 
 
-def _is_big(payload: str) -> bool:
-    n = len(payload)  # characters; UTF-8 needs 1 to 4 bytes for each
-    return n > INLINE_PAYLOAD_MAX or (
-        n * 4 > INLINE_PAYLOAD_MAX and len(payload.encode()) > INLINE_PAYLOAD_MAX)
-
-
 def _needs_care(job: NewJob) -> bool:
-    return job.unique_key is not None or _is_big(job.payload)
+    return job.unique_key is not None or payload_is_big(job.payload)
 
 
 def _insert_row(job: NewJob, now: float) -> tuple:
