@@ -102,8 +102,9 @@ class WriteActions:
             return
         msg = Text(f"Retry {_jobs(n, 'dead')}?", "bold")
         msg.append(f"\n{what}")
-        for label, value in (("queue", filt.queue), ("kind", filt.kind),
-                             ("error contains", filt.error)):
+        error = ("error", f"{filt.group}  (# is any id or long number)") if filt.group \
+            else ("error contains", filt.error)
+        for label, value in (("queue", filt.queue), ("kind", filt.kind), error):
             if value:
                 msg.append(f"\n  {label}: ")
                 msg.append_text(literal(value, limit=120))

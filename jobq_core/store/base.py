@@ -55,12 +55,13 @@ RetryDelay = Callable[[int], float]
 TAKEN_BACK = "taken back by an operator (retry --force): this worker's lease was revoked"
 
 
-def lease_expired(lease_until: float, worker: object, now: float) -> str:
+def lease_expired(lease_until: float, now: float) -> str:
     """The error recorded for an attempt whose lease the reaper found run out, with the
-    moment in UTC and how long before the reap it was, for people to read."""
+    moment in UTC and how long before the reap it was, for people to read. The worker is
+    in the attempt's record, not in the text: jobs lost with different workers are one
+    failure to the Dead view's groups."""
     return (f"lease expired at {timestamp(lease_until)} ({duration(now - lease_until)} before "
-            f"it was reaped) with no heartbeat from worker {worker!r}; the attempt counts as "
-            "failed")
+            "it was reaped) with no heartbeat from its worker; the attempt counts as failed")
 
 
 class NewJob(NamedTuple):

@@ -341,7 +341,7 @@ class PostgresStore:
                 queues = set()
                 for job_id, token, attempts, max_attempts, worker, started, lease, cancel, queue \
                         in rows:
-                    error = lease_expired(lease, worker, now)
+                    error = lease_expired(lease, now)
                     status, run_at, finished = _next_state(attempts, max_attempts, cancel, now,
                                                            retry_delay)
                     if status == JobStatus.PENDING and run_at <= now:

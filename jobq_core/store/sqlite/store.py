@@ -323,7 +323,7 @@ class SqliteStore:
                         quarantine(c, job_id, token, bad, now)
                         continue
                     if type(lease) in (int, float) and lease < now:
-                        error = lease_expired(lease, worker, now)
+                        error = lease_expired(lease, now)
                     else:
                         error = (f"running with a lease jobq never grants ({clean(repr(lease))}) "
                                  f"under worker {worker!r}: taken back by the reaper")
