@@ -145,11 +145,16 @@ class Queue:
         return jobs[0] if jobs else None
 
     def claim_many(self, worker_id: str, limit: int, *, queues: Sequence[str] | None = None,
-                   lease: float = DEFAULT_LEASE) -> list[Job]:
-        """Take up to ``limit`` ready jobs in one statement, each with its own token."""
+                   lease: float = DEFAULT_LEASE,
+                   attempt_limits: Mapping[str, int] | None = None) -> list[Job]:
+        """Take up to ``limit`` ready jobs in one statement, each with its own token.
+        ``attempt_limits`` (kind -> most attempts; a worker passes its tasks'
+        ``max_attempts``): a claimed job of such a kind has its ``max_attempts`` lowered
+        to that limit, in the database, so the reaper and the monitor apply it too."""
         queues = _claim_args(worker_id, limit, queues, lease, least=1)
         now = self.clock.now()
-        return self.store.job_claim(worker_id, queues, now, now + lease, limit)
+        return self.store.job_claim(worker_id, queues, now, now + lease, limit,
+                                    _limits(attempt_limits))
 
     def extend(self, job_id: int, token: int, *, lease: float = DEFAULT_LEASE) -> None:
         """Push the lease ``lease`` seconds past now. Raises ``LeaseLost`` (and writes
@@ -201,14 +206,16 @@ class Queue:
 
     def complete_and_claim(self, items: Iterable[tuple[int, int, Any]], worker_id: str,
                            limit: int, *, queues: Sequence[str] | None = None,
-                           lease: float = DEFAULT_LEASE) -> tuple[list[bool], list[Job]]:
+                           lease: float = DEFAULT_LEASE,
+                           attempt_limits: Mapping[str, int] | None = None,
+                           ) -> tuple[list[bool], list[Job]]:
         """``complete_many(items)`` and ``claim_many(worker_id, limit, ...)`` in one
         transaction: a busy worker commits once per batch instead of twice."""
         queues = _claim_args(worker_id, limit, queues, lease, least=0)
         completions = _completions(items)
         now = self.clock.now()
         return self.store.job_complete_and_claim(completions, now, worker_id, queues,
-                                                 now + lease, limit)
+                                                 now + lease, limit, _limits(attempt_limits))
 
     def fail(self, job_id: int, token: int, error: str, *, retry_in: float | None = None) -> Job:
         """Record a failed attempt. The job runs again after a backoff delay (``retry_in``
@@ -476,6 +483,16 @@ def _claim_args(worker_id: Any, limit: Any, queues: Sequence[str] | str | None, 
     for q in queues or ():
         check_name("queue", q)
     return queues
+
+
+def _limits(attempt_limits: Mapping[str, int] | None) -> dict[str, int] | None:
+    """Attempt limits by kind, checked; None when there are none (the plain claim)."""
+    if not attempt_limits:
+        return None
+    for kind, most in attempt_limits.items():
+        check_name("kind", kind)
+        check_int("attempt limit", most, minimum=1)
+    return dict(attempt_limits)
 
 
 def _forgotten(w: WorkerInfo, now: float) -> bool:

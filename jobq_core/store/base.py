@@ -36,7 +36,7 @@ every backend keeps, beyond what each method says:
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
@@ -176,12 +176,16 @@ class Store(Protocol):
         ...
 
     def job_claim(
-        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float, limit: int
+        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float,
+        limit: int, attempt_limits: Mapping[str, int] | None = None,
     ) -> list[Job]:
         """In one statement, move up to ``limit`` ready jobs (pending, ``run_at <= now``,
         in ``queues`` or any) to running under fresh tokens, ``attempts + 1`` and a lease
         until ``lease_until``; highest priority first, then earliest run_at, then lowest
-        id. Two concurrent claims never return the same job. Returned in that order."""
+        id. Two concurrent claims never return the same job. Returned in that order.
+        ``attempt_limits`` (kind -> limit): a claimed job of such a kind keeps the lower
+        of its ``max_attempts`` and that limit, stored, so everyone (the reaper, the
+        monitor) sees the limit that applies."""
         ...
 
     def job_extend_many(
@@ -195,6 +199,7 @@ class Store(Protocol):
     def job_complete_and_claim(
         self, completions: Sequence[Completion], now: float, worker: str,
         queues: Sequence[str] | None, lease_until: float, limit: int,
+        attempt_limits: Mapping[str, int] | None = None,
     ) -> tuple[list[bool], list[Job]]:
         """``job_complete_many`` then ``job_claim``, in one transaction."""
         ...

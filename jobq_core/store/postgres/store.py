@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import psycopg
 from psycopg import errors as pgerrors
@@ -220,21 +220,26 @@ class PostgresStore:
     # -- consuming ----------------------------------------------------------------------
 
     def job_claim(
-        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float, limit: int
+        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float,
+        limit: int, attempt_limits: Mapping[str, int] | None = None,
     ) -> list[Job]:
-        return self._conns.run(
-            lambda c, _again: self._claim(c, worker, queues, now, lease_until, limit))
+        return self._conns.run(lambda c, _again: self._claim(
+            c, worker, queues, now, lease_until, limit, attempt_limits))
 
     @staticmethod
     def _claim(c: psycopg.Connection, worker: str, queues: Sequence[str] | None, now: float,
-               lease_until: float, limit: int) -> list[Job]:
+               lease_until: float, limit: int,
+               attempt_limits: Mapping[str, int] | None = None) -> list[Job]:
         queues = list(dict.fromkeys(queues)) if queues else []
         params = {"now": now, "limit": limit, "lease": lease_until, "worker": worker}
         if len(queues) == 1:
             params["queue"] = queues[0]
         elif queues:
             params["queues"] = queues
-        rows = c.execute(sql.claim_sql(len(queues)), params).fetchall()
+        if attempt_limits:
+            params["lkinds"], params["llimits"] = list(attempt_limits), list(
+                attempt_limits.values())
+        rows = c.execute(sql.claim_sql(len(queues), bool(attempt_limits)), params).fetchall()
         jobs = [claimed_job(r, lease_until, worker, now) for r in rows]
         if len(jobs) > 1:
             jobs.sort(key=_claim_order)  # RETURNING order is unspecified
@@ -257,11 +262,13 @@ class PostgresStore:
     def job_complete_and_claim(
         self, completions: Sequence[Completion], now: float, worker: str,
         queues: Sequence[str] | None, lease_until: float, limit: int,
+        attempt_limits: Mapping[str, int] | None = None,
     ) -> tuple[list[bool], list[Job]]:
         def op(c: psycopg.Connection, again: bool) -> tuple[list[bool], list[Job]]:
             with c.transaction():
                 accepted = _complete(c, completions, now, again)
-                jobs = self._claim(c, worker, queues, now, lease_until, limit) if limit > 0 else []
+                jobs = self._claim(c, worker, queues, now, lease_until, limit,
+                                   attempt_limits) if limit > 0 else []
             return accepted, jobs
 
         return self._conns.run(op)

@@ -14,7 +14,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from ...checks import INT64_MAX, MAX_LEASE, check_seconds
@@ -205,16 +205,20 @@ class SqliteStore:
 
     @guarded
     def job_claim(
-        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float, limit: int
+        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float,
+        limit: int, attempt_limits: Mapping[str, int] | None = None,
     ) -> list[Job]:
-        return self._claim(self._conn, worker, queues, now, lease_until, limit)
+        return self._claim(self._conn, worker, queues, now, lease_until, limit, attempt_limits)
 
     @staticmethod
     def _claim(c: sqlite3.Connection, worker: str, queues: Sequence[str] | None, now: float,
-               lease_until: float, limit: int) -> list[Job]:
+               lease_until: float, limit: int,
+               attempt_limits: Mapping[str, int] | None = None) -> list[Job]:
         queues = list(dict.fromkeys(queues)) if queues else []
-        query = sql.claim_sql(len(queues), limit == 1)
-        params = [lease_until, worker, now, now, *sql.claim_params(queues, now, limit)]
+        limits = [v for kind_limit in (attempt_limits or {}).items() for v in kind_limit]
+        query = sql.claim_sql(len(queues), limit == 1, len(limits) // 2)
+        params = [lease_until, worker, *limits, now, now,
+                  *sql.claim_params(queues, now, limit)]
         jobs = [claimed_job(r, lease_until, worker, now) for r in c.execute(query, params).fetchall()]
         if len(jobs) > 1:
             try:
@@ -247,12 +251,14 @@ class SqliteStore:
     def job_complete_and_claim(
         self, completions: Sequence[Completion], now: float, worker: str,
         queues: Sequence[str] | None, lease_until: float, limit: int,
+        attempt_limits: Mapping[str, int] | None = None,
     ) -> tuple[list[bool], list[Job]]:
         """Complete, then claim up to ``limit`` jobs, in one transaction: one commit (one
         fsync under synchronous=FULL) where a worker would otherwise make two."""
         with self._write() as c:
             accepted = _complete(c, completions, now)
-            jobs = self._claim(c, worker, queues, now, lease_until, limit) if limit > 0 else []
+            jobs = self._claim(c, worker, queues, now, lease_until, limit,
+                               attempt_limits) if limit > 0 else []
         return accepted, jobs
 
     @guarded
