@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import psycopg
 from psycopg import errors as pgerrors
@@ -34,7 +34,8 @@ from ...types import (
     WorkerInfo,
 )
 from ..base import (
-    TAKEN_BACK, Completion, ConnectionIdentity, CopiedJob, ListFilter, NewJob, RetryDelay,
+    FINISHED_STATUSES, TAKEN_BACK, Completion, ConnectionIdentity, CopiedJob, ListFilter,
+    NewJob, RetryDelay, lease_expired,
 )
 from ..rows import claimed_job, job_from_row
 from . import app_connection
@@ -219,21 +220,26 @@ class PostgresStore:
     # -- consuming ----------------------------------------------------------------------
 
     def job_claim(
-        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float, limit: int
+        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float,
+        limit: int, attempt_limits: Mapping[str, int] | None = None,
     ) -> list[Job]:
-        return self._conns.run(
-            lambda c, _again: self._claim(c, worker, queues, now, lease_until, limit))
+        return self._conns.run(lambda c, _again: self._claim(
+            c, worker, queues, now, lease_until, limit, attempt_limits))
 
     @staticmethod
     def _claim(c: psycopg.Connection, worker: str, queues: Sequence[str] | None, now: float,
-               lease_until: float, limit: int) -> list[Job]:
+               lease_until: float, limit: int,
+               attempt_limits: Mapping[str, int] | None = None) -> list[Job]:
         queues = list(dict.fromkeys(queues)) if queues else []
         params = {"now": now, "limit": limit, "lease": lease_until, "worker": worker}
         if len(queues) == 1:
             params["queue"] = queues[0]
         elif queues:
             params["queues"] = queues
-        rows = c.execute(sql.claim_sql(len(queues)), params).fetchall()
+        if attempt_limits:
+            params["lkinds"], params["llimits"] = list(attempt_limits), list(
+                attempt_limits.values())
+        rows = c.execute(sql.claim_sql(len(queues), bool(attempt_limits)), params).fetchall()
         jobs = [claimed_job(r, lease_until, worker, now) for r in rows]
         if len(jobs) > 1:
             jobs.sort(key=_claim_order)  # RETURNING order is unspecified
@@ -256,11 +262,13 @@ class PostgresStore:
     def job_complete_and_claim(
         self, completions: Sequence[Completion], now: float, worker: str,
         queues: Sequence[str] | None, lease_until: float, limit: int,
+        attempt_limits: Mapping[str, int] | None = None,
     ) -> tuple[list[bool], list[Job]]:
         def op(c: psycopg.Connection, again: bool) -> tuple[list[bool], list[Job]]:
             with c.transaction():
                 accepted = _complete(c, completions, now, again)
-                jobs = self._claim(c, worker, queues, now, lease_until, limit) if limit > 0 else []
+                jobs = self._claim(c, worker, queues, now, lease_until, limit,
+                                   attempt_limits) if limit > 0 else []
             return accepted, jobs
 
         return self._conns.run(op)
@@ -340,8 +348,7 @@ class PostgresStore:
                 queues = set()
                 for job_id, token, attempts, max_attempts, worker, started, lease, cancel, queue \
                         in rows:
-                    error = (f"lease expired at {lease:.3f} with no heartbeat from worker "
-                             f"{worker!r}; the attempt counts as failed")
+                    error = lease_expired(lease, now)
                     status, run_at, finished = _next_state(attempts, max_attempts, cancel, now,
                                                            retry_delay)
                     if status == JobStatus.PENDING and run_at <= now:
@@ -496,22 +503,31 @@ class PostgresStore:
 
         return self._conns.run(op)
 
-    def job_prune(self, finished_before: float) -> int:
+    def job_prune(self, finished_before: float, statuses: Sequence[str] = FINISHED_STATUSES,
+                  dry_run: bool = False) -> dict[str, int]:
+        statuses = [str(s) for s in statuses]
         # The newest job is never pruned (the Ids rule of store.base; a sequence never
         # hands an id out twice anyway, but every store keeps the same rule).
+        where = ("status = ANY(%s) AND finished_at<%s "
+                 "AND id<(SELECT max(id) FROM jobq_jobs)")
+        params = (list(statuses), finished_before)
+        if dry_run:
+            return dict(self._conns.run(lambda c, _again: c.execute(
+                f"SELECT status, count(*) FROM jobq_jobs WHERE {where} GROUP BY status",
+                params).fetchall()))
         query = (
-            "WITH gone AS (DELETE FROM jobq_jobs WHERE id IN (SELECT id FROM jobq_jobs "
-            "WHERE status IN ('succeeded','dead','cancelled') AND finished_at<%s "
-            "AND id<(SELECT max(id) FROM jobq_jobs) LIMIT %s) RETURNING id), "
+            f"WITH gone AS (DELETE FROM jobq_jobs WHERE id IN (SELECT id FROM jobq_jobs "
+            f"WHERE {where} LIMIT %s) RETURNING id, status), "
             "history AS (DELETE FROM jobq_attempts WHERE job_id IN (SELECT id FROM gone)) "
-            "SELECT count(*) FROM gone"
+            "SELECT status, count(*) FROM gone GROUP BY status"
         )
-        pruned = 0
+        pruned: dict[str, int] = {}
         while True:
-            n = self._conns.run(lambda c, _again: c.execute(
-                query, (finished_before, _BATCH)).fetchone()[0])
-            pruned += n
-            if n < _BATCH:
+            rows = self._conns.run(lambda c, _again: c.execute(
+                query, (*params, _BATCH)).fetchall())
+            for status, n in rows:
+                pruned[status] = pruned.get(status, 0) + n
+            if sum(n for _, n in rows) < _BATCH:
                 return pruned
 
     def job_count(self, where: ListFilter, now: float) -> int:
@@ -585,9 +601,10 @@ class PostgresStore:
             (info.id, info.host, info.pid, queues, info.concurrency, info.started_at,
              info.last_seen, info.busy, info.beat_interval, info.lease)))
 
-    def worker_beat(self, worker_id: str, now: float, busy: int) -> None:
-        self._conns.run(lambda c, _again: c.execute(
-            "UPDATE jobq_workers SET last_seen=%s, busy=%s WHERE id=%s", (now, busy, worker_id)))
+    def worker_beat(self, worker_id: str, now: float, busy: int) -> bool:
+        return self._conns.run(lambda c, _again: c.execute(
+            "UPDATE jobq_workers SET last_seen=%s, busy=%s WHERE id=%s",
+            (now, busy, worker_id)).rowcount > 0)
 
     def worker_deregister(self, worker_id: str) -> None:
         self._conns.run(lambda c, _again: c.execute(

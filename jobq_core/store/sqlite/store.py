@@ -14,7 +14,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from ...checks import INT64_MAX, MAX_LEASE, check_seconds
@@ -29,7 +29,8 @@ from ...types import (
 )
 from ...textsafe import clean
 from ..base import (
-    TAKEN_BACK, Completion, ConnectionIdentity, CopiedJob, ListFilter, NewJob, RetryDelay,
+    FINISHED_STATUSES, TAKEN_BACK, Completion, ConnectionIdentity, CopiedJob, ListFilter,
+    NewJob, RetryDelay, lease_expired,
 )
 from . import app_connection
 from . import statements as sql
@@ -204,16 +205,20 @@ class SqliteStore:
 
     @guarded
     def job_claim(
-        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float, limit: int
+        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float,
+        limit: int, attempt_limits: Mapping[str, int] | None = None,
     ) -> list[Job]:
-        return self._claim(self._conn, worker, queues, now, lease_until, limit)
+        return self._claim(self._conn, worker, queues, now, lease_until, limit, attempt_limits)
 
     @staticmethod
     def _claim(c: sqlite3.Connection, worker: str, queues: Sequence[str] | None, now: float,
-               lease_until: float, limit: int) -> list[Job]:
+               lease_until: float, limit: int,
+               attempt_limits: Mapping[str, int] | None = None) -> list[Job]:
         queues = list(dict.fromkeys(queues)) if queues else []
-        query = sql.claim_sql(len(queues), limit == 1)
-        params = [lease_until, worker, now, now, *sql.claim_params(queues, now, limit)]
+        limits = [v for kind_limit in (attempt_limits or {}).items() for v in kind_limit]
+        query = sql.claim_sql(len(queues), limit == 1, len(limits) // 2)
+        params = [lease_until, worker, *limits, now, now,
+                  *sql.claim_params(queues, now, limit)]
         jobs = [claimed_job(r, lease_until, worker, now) for r in c.execute(query, params).fetchall()]
         if len(jobs) > 1:
             try:
@@ -246,12 +251,14 @@ class SqliteStore:
     def job_complete_and_claim(
         self, completions: Sequence[Completion], now: float, worker: str,
         queues: Sequence[str] | None, lease_until: float, limit: int,
+        attempt_limits: Mapping[str, int] | None = None,
     ) -> tuple[list[bool], list[Job]]:
         """Complete, then claim up to ``limit`` jobs, in one transaction: one commit (one
         fsync under synchronous=FULL) where a worker would otherwise make two."""
         with self._write() as c:
             accepted = _complete(c, completions, now)
-            jobs = self._claim(c, worker, queues, now, lease_until, limit) if limit > 0 else []
+            jobs = self._claim(c, worker, queues, now, lease_until, limit,
+                               attempt_limits) if limit > 0 else []
         return accepted, jobs
 
     @guarded
@@ -322,8 +329,7 @@ class SqliteStore:
                         quarantine(c, job_id, token, bad, now)
                         continue
                     if type(lease) in (int, float) and lease < now:
-                        error = (f"lease expired at {lease:.3f} with no heartbeat from worker "
-                                 f"{worker!r}; the attempt counts as failed")
+                        error = lease_expired(lease, now)
                     else:
                         error = (f"running with a lease jobq never grants ({clean(repr(lease))}) "
                                  f"under worker {worker!r}: taken back by the reaper")
@@ -443,27 +449,35 @@ class SqliteStore:
         return ids
 
     @guarded
-    def job_prune(self, finished_before: float) -> int:
-        pruned = 0
+    def job_prune(self, finished_before: float, statuses: Sequence[str] = FINISHED_STATUSES,
+                  dry_run: bool = False) -> dict[str, int]:
+        statuses = [str(s) for s in statuses]
+        marks = ",".join("?" * len(statuses))
+        # The newest job is never pruned: new ids are max(id)+1, so keeping it means an id
+        # is never handed out twice (cheaper than AUTOINCREMENT's extra write).
+        where = (f"status IN ({marks}) AND finished_at<? "
+                 "AND id<(SELECT max(id) FROM jobq_jobs)")
+        params = [*statuses, finished_before]
+        if dry_run:
+            return dict(self._conn.execute(
+                f"SELECT status, count(*) FROM jobq_jobs WHERE {where} GROUP BY status",
+                params).fetchall())
+        pruned: dict[str, int] = {}
         while True:
             with self._write() as c:
-                # The newest job is never pruned: new ids are max(id)+1, so keeping it means
-                # an id is never handed out twice (cheaper than AUTOINCREMENT's extra write).
-                ids = [r[0] for r in c.execute(
-                    "SELECT id FROM jobq_jobs WHERE status IN ('succeeded','dead','cancelled') "
-                    "AND finished_at<? AND id<(SELECT max(id) FROM jobq_jobs) LIMIT ?",
-                    (finished_before, _BATCH),
-                )]
-                if ids:
-                    batch = json.dumps(ids)
+                rows = c.execute(f"SELECT id, status FROM jobq_jobs WHERE {where} LIMIT ?",
+                                 (*params, _BATCH)).fetchall()
+                if rows:
+                    batch = json.dumps([r[0] for r in rows])
                     c.execute("DELETE FROM jobq_attempts WHERE job_id IN "
                               "(SELECT value FROM json_each(?))", (batch,))
                     c.execute("DELETE FROM jobq_payloads WHERE job_id IN "
                               "(SELECT value FROM json_each(?))", (batch,))
                     c.execute("DELETE FROM jobq_jobs WHERE id IN (SELECT value FROM json_each(?))",
                               (batch,))
-            pruned += len(ids)
-            if len(ids) < _BATCH:
+            for _, status in rows:
+                pruned[status] = pruned.get(status, 0) + 1
+            if len(rows) < _BATCH:
                 return pruned
 
     @guarded
@@ -532,10 +546,10 @@ class SqliteStore:
         )
 
     @guarded
-    def worker_beat(self, worker_id: str, now: float, busy: int) -> None:
-        self._conn.execute(
+    def worker_beat(self, worker_id: str, now: float, busy: int) -> bool:
+        return self._conn.execute(
             "UPDATE jobq_workers SET last_seen=?, busy=? WHERE id=?", (now, busy, worker_id)
-        )
+        ).rowcount > 0
 
     @guarded
     def worker_deregister(self, worker_id: str) -> None:
