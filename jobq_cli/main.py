@@ -13,7 +13,7 @@ import typer
 
 from jobq_core import JobqError
 
-from . import admin, bench, demo, produce, run
+from . import admin, bench, demo, metrics, produce, run
 from .common import DEFAULT_DB, DbOption
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -29,6 +29,7 @@ app.command()(admin.retry)
 app.command()(admin.cancel)
 app.command()(admin.reap)
 app.command()(admin.prune)
+app.command()(metrics.metrics)
 app.command()(demo.demo)
 app.command()(bench.bench)
 
