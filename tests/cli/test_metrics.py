@@ -158,3 +158,20 @@ def test_a_taken_metrics_port_stops_jobq_run_before_it_registers(db, queue, proc
     log = procs.log(p).strip().splitlines()
     assert len(log) == 1 and log[0].startswith("jobq: --metrics-port: cannot listen on"), log
     assert queue.workers() == []
+
+
+def test_the_grafana_dashboard_plots_only_metrics_jobq_serves():
+    import re
+    from pathlib import Path
+
+    from jobq_core.metrics import OUTCOMES
+
+    dashboard = json.loads((Path(__file__).parents[2] / "contrib/grafana/jobq.json").read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    served = {"jobq_jobs", "jobq_queue_lag_seconds", "jobq_expired_leases", "jobq_workers",
+              "jobq_job_outcomes_total", "jobq_job_duration_seconds_bucket"}
+    used = {name for e in exprs for name in re.findall(r"\bjobq_[a-z_]+", e)}
+    assert used == served
+    outcomes = {o for e in exprs for m in re.findall(r'outcome=~"([^"]+)"', e)
+                for o in m.split("|")}
+    assert outcomes <= set(OUTCOMES)
