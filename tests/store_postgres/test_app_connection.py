@@ -55,6 +55,14 @@ def test_the_identity_follows_the_connections_search_path(pg_url, queue):
     assert queue.list() == []
 
 
+def test_a_session_with_its_own_time_zone_and_date_style_is_the_same_database(pg_url, queue):
+    with psycopg.connect(pg_url) as app:
+        app.execute("SET TimeZone TO 'Asia/Kathmandu'; SET DateStyle TO 'German, DMY'")
+        queue.enqueue("k", conn=app)
+        app.commit()
+    assert len(queue.list()) == 1
+
+
 def test_a_failed_transaction_is_refused_and_left_for_the_caller_to_roll_back(queue, pg_url):
     with psycopg.connect(pg_url) as app:
         with pytest.raises(psycopg.errors.UndefinedTable):
