@@ -14,6 +14,8 @@ a fresh table:
              TOAST) sampled every --sample seconds
   latency    --latency jobs enqueued one at a time, --gap seconds apart, to an idle Worker
              (another connection of the same process): enqueue-to-start p50 and p95, in ms
+  scale      --scale: claims (with completions) per second through the API with 10,000
+             and with 1,000,000 jobs pending (filled by generate_series), 3,000 claims each
   steady     --steady seconds of a producer keeping --backlog jobs pending while a Worker
              drains and finished jobs older than 10 s are pruned every 10 s: the sizes
              should level off instead of growing with the jobs that went through
@@ -225,6 +227,21 @@ def latency(url: str, n: int, gap: float, poll_only: bool) -> dict:
     return {"jobs": n, "gap_s": gap, "poll_only": poll_only, "p50_ms": ms[len(ms) // 2], "p95_ms": ms[int(len(ms) * 0.95)]}
 
 
+def claims_with_pending(url: str, pending: int, claims: int = 3000) -> float:
+    with psycopg.connect(url, autocommit=True) as c:
+        c.execute(
+            "INSERT INTO jobq_jobs(kind, queue, payload, max_attempts, run_at, created_at) "
+            "SELECT 'noop', 'q' || (i %% 4), '{}', 20, extract(epoch FROM now()) - 60, 0 "
+            "FROM generate_series(1, %s) i", (pending,))
+        c.execute("VACUUM ANALYZE jobq_jobs")
+    with Queue(url) as q:
+        started = time.perf_counter()
+        for _ in range(claims):
+            job = q.claim("scale")
+            q.complete(job.id, job.token)
+        return claims / (time.perf_counter() - started)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--url", default="postgresql://postgres@127.0.0.1:5432/postgres")
@@ -233,6 +250,7 @@ def main() -> None:
     p.add_argument("--sample", type=float, default=5.0)
     p.add_argument("--steady", type=float, default=0.0)
     p.add_argument("--latency", type=int, default=0)
+    p.add_argument("--scale", action="store_true")
     p.add_argument("--gap", type=float, default=0.15)
     p.add_argument("--poll-only", action="store_true", help="the latency worker polls only")
     p.add_argument("--backlog", type=int, default=5000)
@@ -261,6 +279,13 @@ def main() -> None:
                             "worker/raw-1": r["worker"] / r["raw-1"],
                             "batch/raw-batch": r["batch"] / r["raw-batch"]}
         print(" ".join(f"{k}={v:.2f}" for k, v in report["ratios"].items()))
+    if args.scale:
+        report["scale"] = {}
+        for pending in (10_000, 1_000_000, 10_000):
+            with Database(args.url) as db:
+                rate = claims_with_pending(db.url, pending)
+            report["scale"].setdefault(str(pending), []).append(rate)
+            print(f"claims with {pending:,} pending: {rate:.0f}/s", flush=True)
     if args.latency:
         with Database(args.url) as db:
             report["latency"] = latency(db.url, args.latency, args.gap, args.poll_only)

@@ -13,7 +13,7 @@ import typer
 
 from jobq_core import JobqError
 
-from . import admin, bench, demo, metrics, produce, run
+from . import admin, bench, copy, demo, metrics, produce, run
 from .common import DEFAULT_DB, DbOption
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -30,6 +30,7 @@ app.command()(admin.cancel)
 app.command()(admin.reap)
 app.command()(admin.prune)
 app.command()(metrics.metrics)
+app.command()(copy.copy)
 app.command()(demo.demo)
 app.command()(bench.bench)
 

@@ -12,8 +12,8 @@ from .common import DEFAULT_DB, DbOption, fail, friendly, open_queue
 
 BeatOption = Annotated[float, typer.Option(
     "--beat", metavar="S", min=0.001,
-    help="The workers' heartbeat interval: a worker is late after one missed beat, lost "
-         "after two (the monitor's default).")]
+    help="The heartbeat interval assumed for a worker that registered none (an older jobq): "
+         "late after one missed beat, lost after two. Others are judged by their own.")]
 
 
 def _metrics_module() -> Any:

@@ -6,7 +6,9 @@ Names and labels are a stable contract (the README lists them):
   ``jobq_jobs{queue,status}`` (status ``pending`` — scheduled and retrying included, as in
   ``jobq stats`` — ``running``, ``dead``), ``jobq_queue_lag_seconds{queue}`` (the age of
   the oldest ready job, 0 when none waits), ``jobq_expired_leases`` and
-  ``jobq_workers{state}`` (``ok``, ``late``, ``lost``);
+  ``jobq_workers{state}`` (``ok``, ``late``, ``lost``, each worker judged by the heartbeat
+  interval it registered, as ``jobq workers`` and the monitor judge it; workers silent
+  past their forget time are not counted, as they are not listed);
 * a worker's own, since it started: ``jobq_job_outcomes_total{queue,kind,outcome}`` with
   ``succeeded``, ``failed`` (to be retried), ``dead``, ``lease_lost``, ``timed_out`` (the
   run hit its task's timeout; the job is retried or dead as for any failure), plus
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import JobqError
-from .types import WorkerState
+from .types import DEFAULT_BEAT, WorkerState
 
 if TYPE_CHECKING:
     from .queue import Queue
@@ -48,7 +50,6 @@ OUTCOMES = ("succeeded", "failed", "dead", "lease_lost", "timed_out", "cancelled
 # Handler durations in seconds: from a no-op to an hour-long job.
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
            300.0, 900.0, 3600.0)
-DEFAULT_BEAT = 10.0  # workers' heartbeat interval assumed for ok/late/lost (the monitor's)
 
 
 # -- a worker's runs ------------------------------------------------------------------------

@@ -14,13 +14,15 @@ from typing import Any
 from .backoff import Backoff
 from .checks import MAX_LEASE, check_int, check_name, check_seconds
 from .clock import SYSTEM_CLOCK, Clock
-from .errors import LeaseLost, UnusableConnection
+from .errors import InvalidState, LeaseLost, UnusableConnection
 from .new_jobs import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD, JobMaker, encode_json
 from .store import open_store
-from .store.base import Completion, ConnectionIdentity, ListFilter, NewJob, Store, Watch
+from .store.base import (
+    Completion, ConnectionIdentity, CopiedJob, ListFilter, NewJob, Store, Watch,
+)
 from .types import (
-    LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Stats, Throughput,
-    WorkerInfo,
+    DEFAULT_BEAT, LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, RawJSON,
+    Stats, Throughput, WorkerInfo,
 )
 
 DEFAULT_LEASE = 30.0
@@ -337,13 +339,41 @@ class Queue:
         check_seconds("older_than", older_than)
         return self.store.job_prune(self.clock.now() - older_than)
 
+    def copy_in(self, jobs: Iterable[Job]) -> list[int]:
+        """Add pending and dead jobs read from another queue (``other.list(status=...)``
+        with payloads), as they were: status, attempts, last error, times, unique key. One
+        transaction; the new ids in order. Their attempt history stays behind. A pending
+        job whose unique key a live job here holds yields that job's id instead."""
+        copied = []
+        for job in jobs:
+            if job.status not in (JobStatus.PENDING, JobStatus.DEAD):
+                raise InvalidState(f"job {job.id} is {job.status}; only pending and dead jobs "
+                                   "can be copied")
+            payload = str(job.payload) if isinstance(job.payload, RawJSON) else encode_json(
+                job.payload)
+            new = NewJob(job.kind, payload, job.queue, job.priority, job.run_at,
+                         job.max_attempts, job.unique_key)
+            copied.append(CopiedJob(new, str(job.status), job.attempts, job.error,
+                                    job.created_at, job.finished_at))
+        return self.store.job_copy_in(copied) if copied else []
+
     # -- workers --------------------------------------------------------------------------
 
     def register_worker(self, worker_id: str, *, host: str, pid: int,
-                        queues: Sequence[str] | None, concurrency: int) -> None:
+                        queues: Sequence[str] | None, concurrency: int,
+                        beat_interval: float | None = None,
+                        lease: float | None = None) -> None:
+        """Add the worker to the registry. ``beat_interval`` (seconds between its
+        ``beat_worker`` calls) is what it is judged late or lost by; ``lease`` its lease
+        term, for people to read."""
+        for name, value in (("beat_interval", beat_interval), ("lease", lease)):
+            if value is not None:
+                check_seconds(name, value, positive=True, maximum=MAX_LEASE)
         now = self.clock.now()
         info = WorkerInfo(worker_id, host, pid, None if queues is None else tuple(queues),
-                          concurrency, now, now, 0)
+                          concurrency, now, now, 0,
+                          None if beat_interval is None else float(beat_interval),
+                          None if lease is None else float(lease))
         self.store.worker_register(info)
 
     def beat_worker(self, worker_id: str, *, busy: int = 0) -> None:
@@ -352,8 +382,26 @@ class Queue:
     def deregister_worker(self, worker_id: str) -> None:
         self.store.worker_deregister(worker_id)
 
-    def workers(self) -> list[WorkerInfo]:
-        return self.store.worker_list()
+    def workers(self, *, forgotten: bool = False) -> list[WorkerInfo]:
+        """The registered workers, except (unless ``forgotten``) those silent past their
+        forget time (``WorkerInfo.forgotten``), which the reaper deletes."""
+        workers = self.store.worker_list()
+        if forgotten:
+            return workers
+        now = self.clock.now()
+        return [w for w in workers if not _forgotten(w, now)]
+
+    def forget_workers(self, workers: Iterable[WorkerInfo]) -> int:
+        """Delete these registry entries, each only if it has not beaten since it was read
+        (a worker that came back stays); returns how many were deleted."""
+        seen = [(w.id, w.last_seen) for w in workers]
+        return self.store.worker_forget(seen) if seen else 0
+
+    def forget_silent_workers(self) -> int:
+        """Delete the entries of workers silent past their forget time (the reaper does
+        this); returns how many."""
+        return self.forget_workers(w for w in self.workers(forgotten=True)
+                                   if _forgotten(w, self.clock.now()))
 
     # -- misc -----------------------------------------------------------------------------
 
@@ -415,6 +463,13 @@ def _claim_args(worker_id: Any, limit: Any, queues: Sequence[str] | str | None, 
     for q in queues or ():
         check_name("queue", q)
     return queues
+
+
+def _forgotten(w: WorkerInfo, now: float) -> bool:
+    try:
+        return w.forgotten(now, DEFAULT_BEAT)
+    except TypeError:  # a time another program wrote as text: list it, never drop it
+        return False
 
 
 def _check_status(status: Any) -> None:

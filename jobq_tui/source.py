@@ -21,6 +21,7 @@ what it returns. Hazards and invariants:
 """
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Iterator, Sequence
@@ -40,6 +41,7 @@ from .views import ROW_LIMIT, VIEWS
 
 SPARK_BUCKET = 10.0  # seconds per sparkline bucket
 SPARK_SPAN = 300.0  # seconds of history in the sparklines
+RATE_SPAN = 6.0  # seconds of one-second buckets read for the headline rates (``rates``)
 READ_BUSY_TIMEOUT = 1.0  # a poll never waits long on a lock: it reports and tries again
 WRITE_BUSY_TIMEOUT = 5.0
 
@@ -69,6 +71,7 @@ class Snapshot:
     read_seconds: float  # wall time of the read (monotonic)
     stats: Stats
     throughput: Throughput
+    recent: Throughput  # one-second buckets over the last RATE_SPAN seconds (``rates``)
     workers: tuple[WorkerInfo, ...]
     running: tuple[Job, ...]
     rows: tuple[Any, ...] = field(default=())  # the view's own rows (``View.read``)
@@ -179,6 +182,7 @@ class Source:
         started = time.monotonic()
         stats = q.stats(window=3600.0)
         throughput = q.throughput(span=SPARK_SPAN, bucket=SPARK_BUCKET)
+        recent = q.throughput(span=RATE_SPAN, bucket=1.0)
         workers = tuple(q.workers())
         # Unfiltered: the header's expired-lease warning must see every running job.
         running = tuple(q.list("running", limit=ROW_LIMIT, payloads=False))
@@ -191,7 +195,7 @@ class Source:
         else:
             rows, rows_at = v.read(q, filt, grouped), now
         return Snapshot(view, filt, grouped, version, now, now, time.monotonic() - started,
-                        stats, throughput, _shown(workers), _shown(running), _shown(rows),
+                        stats, throughput, recent, _shown(workers), _shown(running), _shown(rows),
                         rows_at, frozen=q.frozen, blockers=tuple(q.write_blockers()))
 
     def version(self) -> int:
@@ -251,6 +255,24 @@ class Source:
             return q.retry_dead(queue=filt.queue, kind=filt.kind, error_contains=filt.error)
 
 
+def rates(recent: Throughput, at: float, window: float = 2.0) -> tuple[float, float]:
+    """Jobs succeeded and attempts failed per second over the last ``window`` whole
+    seconds before ``at`` plus the part of the second ``at`` is in, counted for what it is
+    (its jobs over the time it has run), so a rate follows a drain within about two
+    seconds. ``at`` is the time the data is complete up to (``Snapshot.checked_at``):
+    nothing was committed between the read and then, so a rate falls to zero when work
+    stops, even while the snapshot is reused."""
+    start = math.floor(at) - window
+    elapsed = at - start
+    done = fail = 0
+    for i, (ok, failed) in enumerate(zip(recent.succeeded, recent.failed)):
+        t = recent.start + i * recent.bucket
+        if start <= t < at:
+            done += ok
+            fail += failed
+    return done / elapsed, fail / elapsed
+
+
 def _shown(records: Sequence[Any]) -> tuple[Any, ...]:
     """Records with values jobq cannot compute with (another program wrote them) made
     neutral, so one bad row never blanks a view; ``checked`` says what was replaced."""
@@ -262,4 +284,4 @@ def _plain_error(e: BaseException) -> str:
     return str(e) or type(e).__name__
 
 
-__all__ = ["ReadOnly", "Snapshot", "Source", "SourceError", "Unavailable"]
+__all__ = ["ReadOnly", "Snapshot", "Source", "SourceError", "Unavailable", "rates"]

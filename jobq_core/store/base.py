@@ -64,6 +64,18 @@ class NewJob(NamedTuple):
     unique_key: str | None
 
 
+class CopiedJob(NamedTuple):
+    """A pending or dead job read from another store, to be added here as it was (its new
+    id is this store's): ``job`` as an enqueue would give it, and the state it carries."""
+
+    job: NewJob
+    status: str  # "pending" or "dead"
+    attempts: int
+    error: str | None
+    created_at: float
+    finished_at: float | None
+
+
 class ConnectionIdentity(NamedTuple):
     """Which database an application's connection reaches, read from that connection by
     ``store.connection_ops(conn).identity(conn)`` wherever the connection lives (a process
@@ -246,6 +258,12 @@ class Store(Protocol):
         already finished."""
         ...
 
+    def job_copy_in(self, jobs: Sequence[CopiedJob]) -> list[int]:
+        """Add jobs carried over from another store, in one transaction, each with its
+        status (pending or dead), attempts, last error and times; the new ids in order. A
+        pending job whose unique key a live job here holds yields that job's id instead."""
+        ...
+
     def job_prune(self, finished_before: float) -> int:
         """Delete finished jobs (succeeded, dead, cancelled) that finished before
         ``finished_before``, with their history; never a pending or running job, and never
@@ -271,12 +289,19 @@ class Store(Protocol):
         ...
 
     def worker_register(self, info: WorkerInfo) -> None:
-        """Add the worker to the registry, or replace the entry with its id."""
+        """Add the worker to the registry (every field of ``info``, its heartbeat interval
+        and lease term included), or replace the entry with its id."""
         ...
 
     def worker_beat(self, worker_id: str, now: float, busy: int) -> None: ...
 
     def worker_deregister(self, worker_id: str) -> None: ...
+
+    def worker_forget(self, seen: Sequence[tuple[str, float]]) -> int:
+        """Delete each ``(worker id, last_seen)`` entry whose ``last_seen`` is still the
+        value given (a worker that beat since it was read stays). One transaction; returns
+        how many were deleted."""
+        ...
 
     def worker_list(self) -> list[WorkerInfo]: ...
 

@@ -105,8 +105,9 @@ class Worker:
                                   self._make_pool(pool, registry, app, max_jobs_per_child))
         self._reaper = Reaper(queue, interval=min(self.lease, 60.0))
         shortest = min([self.lease, *(t.lease for t in _tasks(registry) if t.lease)])
+        self.beat_interval = shortest / 3  # recorded in the registry: judged late by it
         self._heartbeat = Heartbeat(queue, state, self._executor, self._reaper,
-                                    worker_id=self.id, every=shortest / 3,
+                                    worker_id=self.id, every=self.beat_interval,
                                     on_gone=self._database_gone)
         self._claimer = Claimer(queue, registry, state, outbox, self._executor,
                                 self._heartbeat.extend, worker_id=self.id, queues=self.queues,
@@ -166,8 +167,7 @@ class Worker:
     def children(self) -> list[tuple[int, str, int | None]]:
         """The process pool's children: (pid, state, job id or None), state one of
         starting, idle, busy, stopping. Empty for the thread pool."""
-        children = getattr(self._executor.pool, "children", None)
-        return children() if children else []
+        return self._executor.pool.children()
 
     # -- starting and stopping --------------------------------------------------------------
 
@@ -199,7 +199,8 @@ class Worker:
         self._executor.start(self._pool_failed)
         try:
             self.queue.register_worker(self.id, host=socket.gethostname(), pid=os.getpid(),
-                                       queues=self.queues, concurrency=self.concurrency)
+                                       queues=self.queues, concurrency=self.concurrency,
+                                       beat_interval=self.beat_interval, lease=self.lease)
         except BaseException:
             self._executor.close()
             raise

@@ -21,8 +21,7 @@ jobq-tui — live monitor of a jobq database
   d              dead jobs: grouped by error, or one row each
   p              pause / resume live refresh       r  refresh now
   space          mark the job (R and K then act on every marked job)
-  R              retry the selected dead job (a group: every job in it);
-                 in Running: take the selected stuck job back (confirmed)
+  R              retry the selected dead job or group; Running: take back
   A              retry all dead jobs matching the filter
   K              cancel the selected pending or running job
   ?              this help      q  quit

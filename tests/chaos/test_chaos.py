@@ -37,6 +37,10 @@ def _stop(chaos, *workers):
         assert w.wait(timeout=30) == 0
 
 
+def _has_claimed(chaos, worker) -> bool:
+    return any(e["ev"] == "claimed" and e["pid"] == worker.pid for e in chaos.events())
+
+
 @pytest.mark.parametrize("pool", ["thread", "process"])
 def test_workers_sigkilled_at_random_lose_nothing_and_complete_each_job_once(chaos, soak, pool):
     rng = random.Random(1)
@@ -49,14 +53,17 @@ def test_workers_sigkilled_at_random_lose_nothing_and_complete_each_job_once(cha
     opts = ("--concurrency", "4", "--lease", "1", "--pool", pool)
     workers = [chaos.worker(*opts) for _ in range(4)]
     end = time.monotonic() + max(3.0, soak)
-    while time.monotonic() < end:
+    while time.monotonic() < end or chaos.faults < 3:
         time.sleep(rng.uniform(0.15, 0.4))
         i = rng.randrange(len(workers))
+        # Kill a worker that holds jobs (on a loaded machine one may still be starting).
+        chaos.wait_for(lambda: _has_claimed(chaos, workers[i]) or not chaos.unfinished(),
+                       20, "the worker's first claim")
         chaos.kill(workers[i])
         workers[i].wait()
         workers[i] = chaos.worker(*opts)
-        if soak and chaos.unfinished() < 300:
-            feed(500)
+        if (soak or chaos.faults < 3) and chaos.unfinished() < 300:
+            feed(500)  # work for the kills to hit
         if not soak and chaos.unfinished() == 0:
             break
     _finish(chaos)

@@ -48,6 +48,10 @@ def _done(chaos) -> int:
     return sum(1 for e in chaos.events() if e["ev"] == "accepted")
 
 
+def _has_claimed(chaos, worker) -> bool:
+    return any(e["ev"] == "claimed" and e["pid"] == worker.pid for e in chaos.events())
+
+
 def test_workers_sigkilled_at_random_lose_nothing_on_postgresql(pg_chaos):
     chaos, rng = pg_chaos, random.Random(2)
     chaos.enqueue([{"kind": "work", "payload": {"ms": rng.randint(5, 60)}} for _ in range(600)])
@@ -56,6 +60,9 @@ def test_workers_sigkilled_at_random_lose_nothing_on_postgresql(pg_chaos):
     for _ in range(6):
         time.sleep(rng.uniform(0.3, 0.6))
         i = rng.randrange(len(workers))
+        # Kill a worker that holds jobs (on a loaded machine one may still be starting).
+        chaos.wait_for(lambda: _has_claimed(chaos, workers[i]) or not chaos.unfinished(),
+                       20, "the worker's first claim")
         chaos.kill(workers[i])
         workers[i].wait()
         workers[i] = chaos.worker(*opts)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
@@ -16,24 +15,8 @@ from proctree import alive, descendants
 from jobq_core import Backoff, JobqError, Queue, Registry, Worker
 from jobq_core.testing import FakeClock, wait_for
 
+from .conftest import start
 from .pool_tasks import registry
-
-
-@pytest.fixture
-def db(tmp_path):
-    return str(tmp_path / "jobs.db")
-
-
-@pytest.fixture
-def producer(db):
-    with Queue(db) as q:
-        yield q
-
-
-def start(worker: Worker, **kwargs) -> threading.Thread:
-    t = threading.Thread(target=lambda: worker.run(handle_signals=False, **kwargs), daemon=True)
-    t.start()
-    return t
 
 
 def burst(db, **kwargs) -> Worker:

@@ -11,24 +11,9 @@ import pytest
 from jobq_core import Backoff, LeaseLost, Queue, Registry, Worker
 from jobq_core.testing import FakeClock, wait_for
 
+from .conftest import start
+
 QUICK = Backoff(base=0.01, cap=0.01)
-
-
-@pytest.fixture
-def db(tmp_path):
-    return str(tmp_path / "jobs.db")
-
-
-@pytest.fixture
-def producer(db):
-    with Queue(db) as q:
-        yield q
-
-
-def start(worker: Worker, **kwargs) -> threading.Thread:
-    t = threading.Thread(target=lambda: worker.run(handle_signals=False, **kwargs), daemon=True)
-    t.start()
-    return t
 
 
 def burst(db, registry, **kwargs) -> Worker:
@@ -354,15 +339,19 @@ def test_a_job_with_a_longer_task_lease_gets_that_lease_right_after_the_claim(db
     assert job.status == "running"
 
 
-def test_a_running_worker_is_registered_with_its_queues_and_concurrency(db, producer):
+def test_a_running_worker_is_registered_with_its_queues_concurrency_beat_and_lease(
+        db, producer):
     r = Registry()
     r.task("noop")(lambda p: None)
-    w = Worker(Queue(db), r, concurrency=3, queues=["mail", "media"], worker_id="w-reg")
+    r.task("short", lease=3)(lambda p: None)  # the shortest lease sets the beat
+    w = Worker(Queue(db), r, concurrency=3, queues=["mail", "media"], worker_id="w-reg",
+               lease=6)
     t = start(w)
     info = wait_for(lambda: producer.workers())
     w.stop()
     t.join(5)
     assert (info[0].id, info[0].queues, info[0].concurrency) == ("w-reg", ("mail", "media"), 3)
+    assert (info[0].beat_interval, info[0].lease) == (1.0, 6.0)
     assert producer.workers() == []
 
 

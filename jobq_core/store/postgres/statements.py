@@ -45,6 +45,13 @@ INSERT_UNIQUE = (
     "ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND status IN ('pending','running') "
     "DO NOTHING RETURNING id"
 )
+COPY_IN = (
+    "INSERT INTO jobq_jobs(kind, payload, queue, priority, run_at, max_attempts, unique_key, "
+    "created_at, status, attempts, error, finished_at) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+    "ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND status IN ('pending','running') "
+    "DO NOTHING RETURNING id"
+)
 LIVE_WITH_KEY = "SELECT id FROM jobq_jobs WHERE unique_key=%s AND status IN ('pending','running')"
 NOTIFY = "SELECT pg_notify('" + NOTIFY_CHANNEL + "', q) FROM unnest(%s::text[]) AS q"
 

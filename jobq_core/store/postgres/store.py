@@ -33,7 +33,9 @@ from ...types import (
     Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Stats, Throughput,
     WorkerInfo,
 )
-from ..base import TAKEN_BACK, Completion, ConnectionIdentity, ListFilter, NewJob, RetryDelay
+from ..base import (
+    TAKEN_BACK, Completion, ConnectionIdentity, CopiedJob, ListFilter, NewJob, RetryDelay,
+)
 from ..rows import claimed_job, job_from_row
 from . import app_connection
 from . import statements as sql
@@ -482,6 +484,22 @@ class PostgresStore:
 
         return self._conns.run(op)
 
+    def job_copy_in(self, jobs: Sequence[CopiedJob]) -> list[int]:
+        def op(c: psycopg.Connection, again: bool) -> list[int]:
+            _refuse_if_maybe_committed(again, self.display)
+            ids = []
+            with c.transaction():
+                for x in jobs:
+                    row = c.execute(sql.COPY_IN, (*x.job, x.created_at, str(x.status), x.attempts,
+                                                  x.error, x.finished_at)).fetchone()
+                    if row is None:  # a live job here holds its unique key
+                        row = c.execute(sql.LIVE_WITH_KEY, (x.job.unique_key,)).fetchone()
+                    ids.append(row[0])
+                self._send(c, {x.job.queue for x in jobs if x.status == JobStatus.PENDING})
+            return ids
+
+        return self._conns.run(op)
+
     def job_prune(self, finished_before: float) -> int:
         # The newest job is never pruned (the Ids rule of store.base; a sequence never
         # hands an id out twice anyway, but every store keeps the same rule).
@@ -562,12 +580,14 @@ class PostgresStore:
         queues = None if info.queues is None else list(info.queues)
         self._conns.run(lambda c, _again: c.execute(
             "INSERT INTO jobq_workers(id, host, pid, queues, concurrency, started_at, last_seen, "
-            "busy) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
+            "busy, beat_interval, lease) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT (id) DO UPDATE SET "
             "host=excluded.host, pid=excluded.pid, queues=excluded.queues, "
             "concurrency=excluded.concurrency, started_at=excluded.started_at, "
-            "last_seen=excluded.last_seen, busy=excluded.busy",
+            "last_seen=excluded.last_seen, busy=excluded.busy, "
+            "beat_interval=excluded.beat_interval, lease=excluded.lease",
             (info.id, info.host, info.pid, queues, info.concurrency, info.started_at,
-             info.last_seen, info.busy)))
+             info.last_seen, info.busy, info.beat_interval, info.lease)))
 
     def worker_beat(self, worker_id: str, now: float, busy: int) -> None:
         self._conns.run(lambda c, _again: c.execute(
@@ -577,12 +597,19 @@ class PostgresStore:
         self._conns.run(lambda c, _again: c.execute(
             "DELETE FROM jobq_workers WHERE id=%s", (worker_id,)))
 
+    def worker_forget(self, seen: Sequence[tuple[str, float]]) -> int:
+        def op(c: psycopg.Connection, _again: bool) -> int:
+            with c.transaction():
+                return sum(c.execute("DELETE FROM jobq_workers WHERE id=%s AND last_seen=%s",
+                                     item).rowcount for item in seen)
+        return self._conns.run(op) if seen else 0
+
     def worker_list(self) -> list[WorkerInfo]:
         rows = self._conns.run(lambda c, _again: c.execute(
-            "SELECT id, host, pid, queues, concurrency, started_at, last_seen, busy "
-            "FROM jobq_workers ORDER BY id").fetchall())
+            "SELECT id, host, pid, queues, concurrency, started_at, last_seen, busy, "
+            "beat_interval, lease FROM jobq_workers ORDER BY id").fetchall())
         return [WorkerInfo(r[0], r[1], r[2], None if r[3] is None else tuple(r[3]), r[4], r[5],
-                           r[6], r[7]) for r in rows]
+                           r[6], r[7], r[8], r[9]) for r in rows]
 
     # -- misc ---------------------------------------------------------------------------
 

@@ -28,7 +28,9 @@ from ...types import (
     WorkerInfo,
 )
 from ...textsafe import clean
-from ..base import TAKEN_BACK, Completion, ConnectionIdentity, ListFilter, NewJob, RetryDelay
+from ..base import (
+    TAKEN_BACK, Completion, ConnectionIdentity, CopiedJob, ListFilter, NewJob, RetryDelay,
+)
 from . import app_connection
 from . import statements as sql
 from .connection import (
@@ -421,6 +423,26 @@ class SqliteStore:
             raise InvalidState(f"job {job_id} is already {row[0]}")
 
     @guarded
+    def job_copy_in(self, jobs: Sequence[CopiedJob]) -> list[int]:
+        ids = []
+        with self._write() as c:
+            for copied in jobs:
+                job = copied.job
+                if copied.status == JobStatus.PENDING and job.unique_key is not None:
+                    row = c.execute("SELECT id FROM jobq_jobs WHERE unique_key=? AND status IN "
+                                    "('pending','running')", (job.unique_key,)).fetchone()
+                    if row:  # a live job here holds its key (we hold the write lock)
+                        ids.append(row[0])
+                        continue
+                job_id = self._insert_one(c, job._replace(unique_key=None), copied.created_at)
+                c.execute("UPDATE jobq_jobs SET status=?, attempts=?, error=?, finished_at=?, "
+                          "unique_key=? WHERE id=?",
+                          (str(copied.status), copied.attempts, copied.error,
+                           copied.finished_at, job.unique_key, job_id))
+                ids.append(job_id)
+        return ids
+
+    @guarded
     def job_prune(self, finished_before: float) -> int:
         pruned = 0
         while True:
@@ -504,9 +526,9 @@ class SqliteStore:
         queues = None if info.queues is None else json.dumps(list(info.queues))
         self._conn.execute(
             "INSERT OR REPLACE INTO jobq_workers(id, host, pid, queues, concurrency, started_at, "
-            "last_seen, busy) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "last_seen, busy, beat_interval, lease) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (info.id, info.host, info.pid, queues, info.concurrency, info.started_at,
-             info.last_seen, info.busy),
+             info.last_seen, info.busy, info.beat_interval, info.lease),
         )
 
     @guarded
@@ -520,13 +542,19 @@ class SqliteStore:
         self._conn.execute("DELETE FROM jobq_workers WHERE id=?", (worker_id,))
 
     @guarded
+    def worker_forget(self, seen: Sequence[tuple[str, float]]) -> int:
+        with self._write() as c:
+            return sum(c.execute("DELETE FROM jobq_workers WHERE id=? AND last_seen=?",
+                                 item).rowcount for item in seen)
+
+    @guarded
     def worker_list(self) -> list[WorkerInfo]:
         rows = self._conn.execute(
-            "SELECT id, host, pid, queues, concurrency, started_at, last_seen, busy "
-            "FROM jobq_workers ORDER BY id"
+            "SELECT id, host, pid, queues, concurrency, started_at, last_seen, busy, "
+            "beat_interval, lease FROM jobq_workers ORDER BY id"
         ).fetchall()
         return [
-            WorkerInfo(r[0], r[1], r[2], _worker_queues(r[3]), r[4], r[5], r[6], r[7])
+            WorkerInfo(r[0], r[1], r[2], _worker_queues(r[3]), r[4], r[5], r[6], r[7], r[8], r[9])
             for r in rows
         ]
 
