@@ -30,6 +30,7 @@ from __future__ import annotations
 import bisect
 import http.server
 import logging
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -209,7 +210,10 @@ class MetricsServer:
             def log_message(self, *args) -> None:  # scrapes every few seconds: not logged
                 pass
 
-        self._httpd = http.server.ThreadingHTTPServer((host, port), Handler)
+        class Server(http.server.ThreadingHTTPServer):
+            address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+
+        self._httpd = Server((host, port), Handler)
         self._httpd.daemon_threads = True
         self.host, self.port = self._httpd.server_address[:2]
         self._thread = threading.Thread(target=self._httpd.serve_forever,
