@@ -96,14 +96,15 @@ class QueueGauges:
 
 def read_gauges(queue: Queue, *, beat: float = DEFAULT_BEAT) -> QueueGauges:
     """The gauges' values: two reads, no write."""
-    stats = queue.stats(window=0.0)  # finished jobs: not read at all
+    stats = queue.stats(window=0.0)  # finished jobs: an empty index range, none read
     workers = queue.workers()
     now = queue.clock.now()
     jobs, lag = {}, {}
     for name, q in stats.queues.items():
         for status in JOB_STATUSES:
             jobs[(name, status)] = getattr(q, status)
-        lag[name] = 0.0 if q.oldest_pending_at is None else max(0.0, stats.now - q.oldest_pending_at)
+        oldest = q.oldest_pending_at
+        lag[name] = 0.0 if oldest is None else max(0.0, stats.now - oldest)
     states = dict.fromkeys(WORKER_STATES, 0)
     for w in workers:
         states[w.state(now, beat).value] += 1
