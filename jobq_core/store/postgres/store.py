@@ -213,9 +213,13 @@ class PostgresStore:
     def _check_app_connection(self, conn: object) -> None:
         identity = app_connection.identity(conn)
         if not self.same_database(identity):
+            how = ""
+            if identity.key[1] == self._identity[1] and identity.key[2] is not None:
+                how = (" (a database of that name, but another server, or another jobq_jobs "
+                       "table through the connection's search_path)")
             raise UnusableConnection(f"the connection given with conn= is to {identity.where}, "
-                                     f"not to this queue's database {self.display}; nothing "
-                                     "was written")
+                                     f"not to this queue's database {self.display}{how}; "
+                                     "nothing was written")
 
     # -- consuming ----------------------------------------------------------------------
 
