@@ -220,6 +220,7 @@ class Completer:
             return
         summary = clean(first_line(error.rstrip().rsplit("\n", 1)[-1]), limit=200)
         if job.status == JobStatus.PENDING:
+            self._claimer.expect_retry()
             self._state.count("failed")
             log.warning("%s failed in %.3fs, retry in %.1fs: %s", run.describe(), run.took(),
                         max(0.0, job.run_at - self._queue.clock.now()), summary)

@@ -31,12 +31,14 @@ from ...types import (
     Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Stats, Throughput,
     WorkerInfo,
 )
+from .. import statements as shared
 from ..base import TAKEN_BACK, Completion, CopiedJob, ListFilter, NewJob, RetryDelay
 from ..rows import claimed_job, job_from_row
 from . import statements as sql
 from .connection import Connections, ServerClock, parse_url
+from .notify import Notifier
 from .schema import SCHEMA_VERSION, installed_version, migrate
-from .watch import SNAPSHOT, Notifier, PgWatch
+from .watch import SNAPSHOT, PgWatch
 
 _BATCH = 1000  # rows per transaction for maintenance work (reap, prune)
 SYNCHRONOUS = {"NORMAL": "off", "FULL": "on"}
@@ -129,14 +131,23 @@ class PostgresStore:
         self._notifier = Notifier(self._conns)
 
     def _notify(self, queues: Iterable[str]) -> list[str]:
-        """The queues this transaction should notify (none in poll-only mode)."""
+        """The queues this transaction should notify now (none in poll-only mode); the
+        others get a trailing notification once ``_run_notifying`` saw the transaction end.
+        Delayed jobs notify too: an idle worker then sets its timer for their ``run_at``."""
         return [] if self.poll_only else self._notifier.due(queues)
+
+    def _run_notifying(self, op):
+        """``Connections.run`` for an operation that may notify (see ``notify.py``)."""
+        try:
+            return self._conns.run(op)
+        finally:
+            self._notifier.flush()
 
     # -- producing ----------------------------------------------------------------------
 
     def job_insert_many(self, jobs: Sequence[NewJob], now: float) -> list[int]:
         if not any(j.unique_key is not None for j in jobs):
-            return self._conns.run(lambda c, again: self._insert_plain(c, jobs, now, again, True))
+            return self._run_notifying(lambda c, again: self._insert_plain(c, jobs, now, again, True))
 
         def op(c: psycopg.Connection, again: bool) -> list[int]:
             _refuse_if_maybe_committed(again, self.display)
@@ -151,19 +162,19 @@ class PostgresStore:
                     plain = []
                     ids.append(self._insert_unique(c, job, now))
                 ids += self._insert_plain(c, plain, now, again, False)
-                queues = self._notify(j.queue for j in jobs if j.run_at <= now)
+                queues = self._notify(j.queue for j in jobs)
                 if queues:
                     c.execute(sql.NOTIFY, (queues,))
             return ids
 
-        return self._conns.run(op)
+        return self._run_notifying(op)
 
     def _insert_plain(self, c: psycopg.Connection, jobs: Sequence[NewJob], now: float,
                       again: bool, notify: bool) -> list[int]:
         if not jobs:
             return []
         _refuse_if_maybe_committed(again, self.display)
-        queues = self._notify(j.queue for j in jobs if j.run_at <= now) if notify else []
+        queues = self._notify(j.queue for j in jobs) if notify else []
         rows = c.execute(sql.INSERT_MANY, {
             "now": now, "kind": [j.kind for j in jobs], "payload": [j.payload for j in jobs],
             "queue": [j.queue for j in jobs], "priority": [j.priority for j in jobs],
@@ -190,6 +201,12 @@ class PostgresStore:
     ) -> list[Job]:
         return self._conns.run(
             lambda c, _again: self._claim(c, worker, queues, now, lease_until, limit))
+
+    def job_next_run_at(self, queues: Sequence[str] | None, after: float) -> float | None:
+        queues = list(dict.fromkeys(queues)) if queues else []
+        query = shared.next_run_at_sql(len(queues), "%s")
+        params = shared.next_run_at_params(queues, after)
+        return self._conns.run(lambda c, _again: c.execute(query, params).fetchone()[0])
 
     @staticmethod
     def _claim(c: psycopg.Connection, worker: str, queues: Sequence[str] | None, now: float,
@@ -262,11 +279,11 @@ class PostgresStore:
                                      retry_delay, error)
                 c.execute(sql.RECORD_ATTEMPT, (job_id, attempts, worker, token, started_at, now,
                                                outcome, error))
-                if job.status == JobStatus.PENDING and job.run_at <= now:
+                if job.status == JobStatus.PENDING:
                     self._send(c, [queue])
                 return job
 
-        return self._conns.run(op)
+        return self._run_notifying(op)
 
     def job_release(self, job_id: int, token: int, now: float) -> bool:
         def op(c: psycopg.Connection, again: bool) -> bool:
@@ -287,7 +304,7 @@ class PostgresStore:
                     self._send(c, [queue])
                 return True
 
-        return self._conns.run(op)
+        return self._run_notifying(op)
 
     def job_progress(
         self, job_id: int, token: int, fraction: float | None, message: str | None
@@ -311,7 +328,7 @@ class PostgresStore:
                              f"{worker!r}; the attempt counts as failed")
                     status, run_at, finished = _next_state(attempts, max_attempts, cancel, now,
                                                            retry_delay)
-                    if status == JobStatus.PENDING and run_at <= now:
+                    if status == JobStatus.PENDING:
                         queues.add(queue)
                     for col, value in zip(cols, (job_id, token, str(status), run_at, error,
                                                  finished)):
@@ -327,7 +344,7 @@ class PostgresStore:
 
         reaped = 0
         while True:
-            read, moved = self._conns.run(batch)
+            read, moved = self._run_notifying(batch)
             reaped += moved
             if read < _BATCH:
                 return reaped
@@ -400,7 +417,7 @@ class PostgresStore:
                     ) from None
                 self._send(c, [row[1]])
 
-        self._conns.run(op)
+        self._run_notifying(op)
 
     def job_retry_dead(self, where: ListFilter, now: float) -> int:
         conds, params, _ = sql.list_conditions(
@@ -427,7 +444,7 @@ class PostgresStore:
                 self._send(c, set(queues))
                 return len(queues)
 
-        return self._conns.run(op)
+        return self._run_notifying(op)
 
     def job_cancel(self, job_id: int, now: float) -> str:
         def op(c: psycopg.Connection, _again: bool) -> str:
@@ -461,7 +478,7 @@ class PostgresStore:
                 self._send(c, {x.job.queue for x in jobs if x.status == JobStatus.PENDING})
             return ids
 
-        return self._conns.run(op)
+        return self._run_notifying(op)
 
     def job_prune(self, finished_before: float) -> int:
         # The newest job is never pruned (the Ids rule of store.base; a sequence never

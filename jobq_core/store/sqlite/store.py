@@ -27,6 +27,7 @@ from ...types import (
     WorkerInfo,
 )
 from ...textsafe import clean
+from .. import statements as shared
 from ..base import TAKEN_BACK, Completion, CopiedJob, ListFilter, NewJob, RetryDelay
 from . import statements as sql
 from .connection import (
@@ -184,6 +185,14 @@ class SqliteStore:
         self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float, limit: int
     ) -> list[Job]:
         return self._claim(self._conn, worker, queues, now, lease_until, limit)
+
+    @guarded
+    def job_next_run_at(self, queues: Sequence[str] | None, after: float) -> float | None:
+        queues = list(dict.fromkeys(queues)) if queues else []
+        found = self._conn.execute(shared.next_run_at_sql(len(queues), "?"),
+                                   shared.next_run_at_params(queues, after)).fetchone()[0]
+        # a run_at another program wrote as text sorts after every number: not a time
+        return float(found) if isinstance(found, (int, float)) else None
 
     @staticmethod
     def _claim(c: sqlite3.Connection, worker: str, queues: Sequence[str] | None, now: float,
