@@ -28,12 +28,15 @@ from ...clock import Clock
 from ...error_groups import group_dead
 from ...errors import DatabaseError, DatabaseUnavailable, InvalidState, JobNotFound
 from ...types import (
-    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Stats, Throughput,
+    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, Stats, Throughput,
     WorkerInfo,
 )
 from .. import statements as shared
 from ..base import TAKEN_BACK, Completion, CopiedJob, ListFilter, NewJob, RetryDelay
-from ..rows import claimed_job, job_from_row
+from ..rows import (
+    THROUGHPUT_FAILED, attempts_from_rows, claimed_job, job_from_row, stats_from_rows,
+    throughput_from_rows,
+)
 from . import statements as sql
 from .connection import Connections, ServerClock, parse_url
 from .notify import Notifier
@@ -204,7 +207,7 @@ class PostgresStore:
 
     def job_next_run_at(self, queues: Sequence[str] | None, after: float) -> float | None:
         queues = list(dict.fromkeys(queues)) if queues else []
-        query = shared.next_run_at_sql(len(queues), "%s")
+        query = shared.next_run_at_sql(sql.D, len(queues))
         params = shared.next_run_at_params(queues, after)
         return self._conns.run(lambda c, _again: c.execute(query, params).fetchone()[0])
 
@@ -292,12 +295,8 @@ class PostgresStore:
                 if row is None:
                     return again and _attempt_recorded(c, job_id, token)
                 attempts, _max, worker, started_at, cancel, queue = row
-                if cancel:
-                    status, finished, outcome = JobStatus.CANCELLED, now, Outcome.CANCELLED
-                else:
-                    status, finished, outcome = JobStatus.PENDING, None, Outcome.RELEASED
-                c.execute(sql.LEAVE_RUNNING, (status, now, attempts - 1, None, finished,
-                                              job_id, token))
+                moved, outcome = shared.after_release(attempts, cancel, now)
+                c.execute(sql.LEAVE_RUNNING, (*moved, job_id, token))
                 c.execute(sql.RECORD_ATTEMPT, (job_id, attempts, worker, token, started_at, now,
                                                outcome, None))
                 if not cancel:
@@ -326,8 +325,8 @@ class PostgresStore:
                         in rows:
                     error = (f"lease expired at {lease:.3f} with no heartbeat from worker "
                              f"{worker!r}; the attempt counts as failed")
-                    status, run_at, finished = _next_state(attempts, max_attempts, cancel, now,
-                                                           retry_delay)
+                    status, run_at, finished = shared.after_attempt(
+                        attempts, max_attempts, cancel, now, retry_delay)
                     if status == JobStatus.PENDING:
                         queues.add(queue)
                     for col, value in zip(cols, (job_id, token, str(status), run_at, error,
@@ -365,33 +364,20 @@ class PostgresStore:
         return self._conns.run(lambda c, _again: self._get(c, job_id))
 
     def job_list(self, where: ListFilter, now: float) -> list[Job]:
-        conds, params, order = sql.list_conditions(where, now)
-        query = f"SELECT {sql.JOB_COLS if where.payloads else sql.JOB_COLS_LEAN} FROM jobq_jobs"
-        if conds:
-            query += " WHERE " + " AND ".join(conds)
-        query += f" ORDER BY {order} LIMIT %s OFFSET %s"
-        rows = self._conns.run(lambda c, _again: c.execute(
-            query, [*params, where.limit, where.offset]).fetchall())
+        query, params = shared.list_query(sql.D, where, now,
+                                          sql.JOB_COLS if where.payloads else sql.JOB_COLS_LEAN)
+        rows = self._conns.run(lambda c, _again: c.execute(query, params).fetchall())
         return [job_from_row(r) for r in rows]
 
     def job_attempts(self, job_id: int) -> list[Attempt]:
+        ended, current = shared.attempts_of(sql.D)
+
         def op(c: psycopg.Connection, _again: bool):
             with _snapshot(c):
-                rows = c.execute(
-                    "SELECT job_id, attempt, worker, token, started_at, ended_at, outcome, error "
-                    "FROM jobq_attempts WHERE job_id=%s ORDER BY seq", (job_id,)).fetchall()
-                current = c.execute(
-                    "SELECT attempts, worker, token, started_at, finished_at, status FROM jobq_jobs "
-                    "WHERE id=%s AND status IN ('running','succeeded')", (job_id,)).fetchone()
-            return rows, current
+                return (c.execute(ended, (job_id,)).fetchall(),
+                        c.execute(current, (job_id,)).fetchone())
 
-        rows, current = self._conns.run(op)
-        out = [Attempt(r[0], r[1], r[2], r[3], r[4], r[5], Outcome(r[6]), r[7]) for r in rows]
-        if current:
-            attempt, worker, token, started, finished, status = current
-            outcome = Outcome.RUNNING if status == JobStatus.RUNNING else Outcome.SUCCEEDED
-            out.append(Attempt(job_id, attempt, worker, token, started, finished, outcome, None))
-        return out
+        return attempts_from_rows(job_id, *self._conns.run(op))
 
     # -- administering ------------------------------------------------------------------
 
@@ -420,9 +406,7 @@ class PostgresStore:
         self._run_notifying(op)
 
     def job_retry_dead(self, where: ListFilter, now: float) -> int:
-        conds, params, _ = sql.list_conditions(
-            ListFilter(JobStatus.DEAD, where.queue, where.kind, where.worker, where.error_contains),
-            now)
+        conds, params, _ = sql.list_conditions(shared.dead_filter(where), now)
         match = " AND ".join(conds)
 
         def op(c: psycopg.Connection, _again: bool) -> int:
@@ -499,13 +483,11 @@ class PostgresStore:
                 return pruned
 
     def job_count(self, where: ListFilter, now: float) -> int:
-        conds, params, _ = sql.list_conditions(where, now)
-        query = "SELECT count(*) FROM jobq_jobs" + (" WHERE " + " AND ".join(conds) if conds else "")
+        query, params = shared.count_query(sql.D, where, now)
         return self._conns.run(lambda c, _again: c.execute(query, params).fetchone()[0])
 
     def job_throughput(self, start: float, bucket: float, buckets: int) -> Throughput:
         end = start + bucket * buckets
-        counts = {s: [0] * buckets for s in ("succeeded", "dead", "failed")}
 
         def op(c: psycopg.Connection, _again: bool) -> list:
             with _snapshot(c):
@@ -517,20 +499,13 @@ class PostgresStore:
                     "SELECT 'failed', floor((ended_at - %s) / %s)::bigint, count(*) "
                     "FROM jobq_attempts WHERE ended_at>=%s AND ended_at<%s "
                     "AND outcome = ANY(%s) GROUP BY 2",
-                    (start, bucket, start, end, [str(Outcome.FAILED), str(Outcome.LEASE_EXPIRED),
-                                                 str(Outcome.LEASE_LOST)])).fetchall()
+                    (start, bucket, start, end, [str(x) for x in THROUGHPUT_FAILED])).fetchall()
             return rows
 
-        for status, b, n in self._conns.run(op):
-            if 0 <= b < buckets:
-                counts[status][b] += n
-        return Throughput(start, bucket, tuple(counts["succeeded"]), tuple(counts["failed"]),
-                          tuple(counts["dead"]))
+        return throughput_from_rows(start, bucket, buckets, self._conns.run(op))
 
     def job_dead_groups(self, where: ListFilter) -> list[ErrorGroup]:
-        conds, params, _ = sql.list_conditions(
-            ListFilter(JobStatus.DEAD, where.queue, where.kind, where.worker, where.error_contains),
-            0.0)
+        conds, params, _ = sql.list_conditions(shared.dead_filter(where), 0.0)
         # SQL groups by first line and the error's tail (where a traceback's exception
         # line is); Python then merges groups whose error line differs only in numbers.
         query = (
@@ -551,8 +526,7 @@ class PostgresStore:
                         c.execute(sql.DEAD_BY_QUEUE).fetchall(),
                         dict(c.execute(sql.RECENT_FINISHED, (now - window,)).fetchall()))
 
-        pending_rows, running_rows, dead_rows, recent = self._conns.run(op)
-        return _stats(now, window, pending_rows, running_rows, dead_rows, recent)
+        return stats_from_rows(now, window, *self._conns.run(op))
 
     # -- workers ------------------------------------------------------------------------
 
@@ -711,51 +685,12 @@ def _attempt_recorded(c: psycopg.Connection, job_id: int, token: int) -> bool:
     return c.execute(sql.ATTEMPT_RECORDED, (job_id, token)).fetchone() is not None
 
 
-def _next_state(attempts: int, max_attempts: int, cancel: bool, now: float,
-                retry_delay: RetryDelay) -> tuple[JobStatus, float, float | None]:
-    """(status, run_at, finished_at) after a failed or expired attempt: cancelled, dead,
-    or pending after backoff."""
-    if cancel:
-        return JobStatus.CANCELLED, now, now
-    if attempts >= max_attempts:
-        return JobStatus.DEAD, now, now
-    return JobStatus.PENDING, now + max(0.0, retry_delay(attempts)), None
-
-
 def _leave_running(c: psycopg.Connection, job_id: int, token: int, attempts: int,
                    max_attempts: int, cancel: bool, now: float, retry_delay: RetryDelay,
                    error: str) -> Job:
-    status, run_at, finished = _next_state(attempts, max_attempts, cancel, now, retry_delay)
-    row = c.execute(sql.LEAVE_RUNNING, (str(status), run_at, attempts, error, finished, job_id,
-                                        token)).fetchone()
+    row = c.execute(sql.LEAVE_RUNNING, shared.leave_running_params(
+        job_id, token, attempts, max_attempts, cancel, now, retry_delay, error)).fetchone()
     return job_from_row(row)  # the row is locked (RUNNING_ROW ... FOR UPDATE): it matched
-
-
-def _stats(now: float, window: float, pending_rows, running_rows, dead_rows, recent) -> Stats:
-    queues: dict[str, dict] = {}
-    pending = scheduled = retrying = 0
-    oldest = None
-    for q, n, sched, retry, first in pending_rows:
-        queues.setdefault(q, {})["pending"] = n
-        queues[q]["oldest_pending_at"] = first
-        pending, scheduled, retrying = pending + n, scheduled + sched, retrying + retry
-        if first is not None and (oldest is None or first < oldest):
-            oldest = first
-    running = expired = 0
-    for q, n, exp in running_rows:
-        queues.setdefault(q, {})["running"] = n
-        running, expired = running + n, expired + exp
-    dead = 0
-    for q, n in dead_rows:
-        queues.setdefault(q, {})["dead"] = n
-        dead += n
-    return Stats(
-        now=now, window=window, pending=pending, scheduled=scheduled, retrying=retrying,
-        running=running, dead=dead, succeeded_recent=recent.get("succeeded", 0),
-        dead_recent=recent.get("dead", 0), cancelled_recent=recent.get("cancelled", 0),
-        expired_leases=expired, oldest_pending_at=oldest,
-        queues={q: QueueStats(**v) for q, v in sorted(queues.items())},
-    )
 
 
 __all__ = ["PostgresStore"]
