@@ -21,7 +21,7 @@ from rich.text import Text
 from jobq_core import Registry, Worker
 
 from . import metrics, render
-from .common import DEFAULT_DB, DbOption, fail, friendly, open_queue
+from .common import DEFAULT_DB, DbOption, Duration, fail, friendly, open_queue, usage
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -33,7 +33,7 @@ def load_registry(ref: str) -> Registry:
     attr = attr or "registry"
     if not module_name or not all(p.isidentifier() for p in module_name.split(".")) \
             or not attr.isidentifier():
-        fail(f"--app must look like MODULE or MODULE:ATTR (e.g. myapp.tasks:registry), got {ref!r}")
+        usage(f"--app must look like MODULE or MODULE:ATTR (e.g. myapp.tasks:registry), got {ref!r}")
     cwd = os.getcwd()
     if cwd not in sys.path:
         sys.path.insert(0, cwd)
@@ -77,9 +77,9 @@ def run(
         metavar="K", help="--pool process: replace a child process after K jobs.")] = None,
     queue: Annotated[Optional[list[str]], typer.Option(
         "--queue", help="Only claim from this queue (repeatable; default: all).")] = None,
-    lease: Annotated[float, typer.Option(help="Lease term in seconds.")] = 30.0,
-    grace: Annotated[float, typer.Option(
-        help="Seconds running jobs get to finish on shutdown before they are released.")] = 30.0,
+    lease: Annotated[float, Duration("Lease term (90, 90s, 2m).")] = 30.0,
+    grace: Annotated[float, Duration(
+        "How long running jobs get to finish on shutdown before they are released.")] = 30.0,
     burst: Annotated[bool, typer.Option(
         "--burst", help="Exit (status 0) once no job is ready and none is running.")] = False,
     log_level: Annotated[str, typer.Option(help="DEBUG, INFO, WARNING or ERROR.")] = "INFO",
@@ -102,20 +102,20 @@ def run(
     SIGTERM or Ctrl-C stops it gracefully; a second Ctrl-C exits at once."""
     level = log_level.upper()
     if level not in LOG_LEVELS:
-        fail(f"--log-level must be one of {', '.join(LOG_LEVELS)}, got {log_level!r}")
+        usage(f"--log-level must be one of {', '.join(LOG_LEVELS)}, got {log_level!r}")
     if not lease > 0:
-        fail(f"--lease must be > 0 seconds, got {lease}")
+        usage(f"--lease must be > 0 seconds, got {lease}")
     if not grace >= 0:
-        fail(f"--grace must be >= 0 seconds, got {grace}")
+        usage(f"--grace must be >= 0 seconds, got {grace}")
     if synchronous is not None and synchronous.upper() not in ("NORMAL", "FULL"):
-        fail(f"--synchronous must be NORMAL or FULL, got {synchronous!r}")
+        usage(f"--synchronous must be NORMAL or FULL, got {synchronous!r}")
     if pool not in ("thread", "process"):
-        fail(f"--pool must be thread or process, got {pool!r}")
+        usage(f"--pool must be thread or process, got {pool!r}")
     if max_jobs_per_child is not None:
         if pool != "process":
-            fail("--max-jobs-per-child applies to --pool process only")
+            usage("--max-jobs-per-child applies to --pool process only")
         if max_jobs_per_child < 1:
-            fail(f"--max-jobs-per-child must be >= 1, got {max_jobs_per_child}")
+            usage(f"--max-jobs-per-child must be >= 1, got {max_jobs_per_child}")
     registry = load_registry(app)
     durability = {} if synchronous is None else {"synchronous": synchronous.upper()}
     with open_queue(db, create=True, **durability) as q:

@@ -18,7 +18,8 @@ from .errors import InvalidState, LeaseLost, UnusableConnection
 from .new_jobs import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD, JobMaker, encode_json
 from .store import open_store
 from .store.base import (
-    Completion, ConnectionIdentity, CopiedJob, ListFilter, NewJob, Store, Watch,
+    FINISHED_STATUSES, Completion, ConnectionIdentity, CopiedJob, ListFilter, NewJob, Store,
+    Watch,
 )
 from .types import (
     DEFAULT_BEAT, LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, RawJSON,
@@ -144,11 +145,22 @@ class Queue:
         return jobs[0] if jobs else None
 
     def claim_many(self, worker_id: str, limit: int, *, queues: Sequence[str] | None = None,
-                   lease: float = DEFAULT_LEASE) -> list[Job]:
-        """Take up to ``limit`` ready jobs in one statement, each with its own token."""
+                   lease: float = DEFAULT_LEASE,
+                   attempt_limits: Mapping[str, int] | None = None) -> list[Job]:
+        """Take up to ``limit`` ready jobs in one statement, each with its own token.
+        ``attempt_limits`` (kind -> most attempts; a worker passes its tasks'
+        ``max_attempts``): a claimed job of such a kind has its ``max_attempts`` lowered
+        to that limit, in the database, so the reaper and the monitor apply it too."""
         queues = _claim_args(worker_id, limit, queues, lease, least=1)
         now = self.clock.now()
-        return self.store.job_claim(worker_id, queues, now, now + lease, limit)
+        return self.store.job_claim(worker_id, queues, now, now + lease, limit,
+                                    _limits(attempt_limits))
+
+    def next_run_at(self, *, queues: Sequence[str] | None = None) -> float | None:
+        """When the next pending job that is not ready yet (delayed, or a retry waiting out
+        its backoff) becomes ready, in this queue's clock; None when there is none. A cheap
+        read: an idle worker sets its timer by it."""
+        return self.store.job_next_run_at(_check_queues(queues), self.clock.now())
 
     def extend(self, job_id: int, token: int, *, lease: float = DEFAULT_LEASE) -> None:
         """Push the lease ``lease`` seconds past now. Raises ``LeaseLost`` (and writes
@@ -200,14 +212,16 @@ class Queue:
 
     def complete_and_claim(self, items: Iterable[tuple[int, int, Any]], worker_id: str,
                            limit: int, *, queues: Sequence[str] | None = None,
-                           lease: float = DEFAULT_LEASE) -> tuple[list[bool], list[Job]]:
+                           lease: float = DEFAULT_LEASE,
+                           attempt_limits: Mapping[str, int] | None = None,
+                           ) -> tuple[list[bool], list[Job]]:
         """``complete_many(items)`` and ``claim_many(worker_id, limit, ...)`` in one
         transaction: a busy worker commits once per batch instead of twice."""
         queues = _claim_args(worker_id, limit, queues, lease, least=0)
         completions = _completions(items)
         now = self.clock.now()
         return self.store.job_complete_and_claim(completions, now, worker_id, queues,
-                                                 now + lease, limit)
+                                                 now + lease, limit, _limits(attempt_limits))
 
     def fail(self, job_id: int, token: int, error: str, *, retry_in: float | None = None) -> Job:
         """Record a failed attempt. The job runs again after a backoff delay (``retry_in``
@@ -333,11 +347,21 @@ class Queue:
         check_int("job id", job_id)
         return JobStatus(self.store.job_cancel(job_id, self.clock.now()))
 
-    def prune(self, older_than: float) -> int:
+    def prune(self, older_than: float, *, dead: bool = True) -> int:
         """Delete jobs that finished more than ``older_than`` seconds ago, and their
-        history. Pending and running jobs are never touched."""
+        history; dead ones only with ``dead``. Pending and running jobs are never touched.
+        Returns how many were deleted."""
+        return sum(self.prune_by_status(older_than, dead=dead).values())
+
+    def prune_by_status(self, older_than: float, *, dead: bool = True,
+                        dry_run: bool = False) -> dict[str, int]:
+        """``prune``, saying how many jobs of each status (succeeded, dead, cancelled) it
+        deleted, or with ``dry_run`` would delete, deleting nothing. Every status it may
+        delete is a key, with 0 when none."""
         check_seconds("older_than", older_than)
-        return self.store.job_prune(self.clock.now() - older_than)
+        statuses = [s for s in FINISHED_STATUSES if dead or s != JobStatus.DEAD]
+        counts = self.store.job_prune(self.clock.now() - older_than, statuses, dry_run)
+        return {s: counts.get(s, 0) for s in statuses}
 
     def copy_in(self, jobs: Iterable[Job]) -> list[int]:
         """Add pending and dead jobs read from another queue (``other.list(status=...)``
@@ -376,8 +400,10 @@ class Queue:
                           None if lease is None else float(lease))
         self.store.worker_register(info)
 
-    def beat_worker(self, worker_id: str, *, busy: int = 0) -> None:
-        self.store.worker_beat(worker_id, self.clock.now(), busy)
+    def beat_worker(self, worker_id: str, *, busy: int = 0) -> bool:
+        """Record that the worker is alive; False when it has no registry entry (it was
+        forgotten, or never registered): then it should register again."""
+        return self.store.worker_beat(worker_id, self.clock.now(), busy)
 
     def deregister_worker(self, worker_id: str) -> None:
         self.store.worker_deregister(worker_id)
@@ -458,11 +484,26 @@ def _claim_args(worker_id: Any, limit: Any, queues: Sequence[str] | str | None, 
     check_name("worker_id", worker_id)
     check_int("limit", limit, minimum=least)
     _check_lease(lease)
+    return _check_queues(queues)
+
+
+def _check_queues(queues: Sequence[str] | str | None) -> Sequence[str] | None:
+    """Queue names to claim from (None: all); a single name may be given as a string."""
     if isinstance(queues, str):
         queues = [queues]
     for q in queues or ():
         check_name("queue", q)
     return queues
+
+
+def _limits(attempt_limits: Mapping[str, int] | None) -> dict[str, int] | None:
+    """Attempt limits by kind, checked; None when there are none (the plain claim)."""
+    if not attempt_limits:
+        return None
+    for kind, most in attempt_limits.items():
+        check_name("kind", kind)
+        check_int("attempt limit", most, minimum=1)
+    return dict(attempt_limits)
 
 
 def _forgotten(w: WorkerInfo, now: float) -> bool:

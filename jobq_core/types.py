@@ -198,13 +198,16 @@ class Throughput:
 
 @dataclass(frozen=True, slots=True)
 class ErrorGroup:
-    """Dead jobs of one kind that failed the same way: the same error line once numbers
-    are ignored (``HTTP 502 for invoice INV-59476`` and ``... INV-59480`` are one group).
+    """Dead jobs of one kind that failed the same way: the same error line once the parts
+    that vary from job to job are folded (``error_groups.group_key``: ``HTTP 502 for
+    invoice INV-59476`` and ``... INV-59480`` are one group, ``HTTP 404 ...`` another).
 
     The error line is the first line of the error, or for a Python traceback its last
-    line (the exception). ``match`` is a substring every job of the group has in its
-    error (the line up to its first number): ``error_contains=match`` with ``kind``
-    selects the group, and may also take in other groups whose line starts alike.
+    line (the exception). ``key`` is that folded line: a job is in the group when its kind
+    is ``kind`` and ``group_key(job.error) == key``. ``match`` is a substring every job of
+    the group has in its error (the line up to its first folded part): ``error_contains=
+    match`` with ``kind`` narrows a query to the group and maybe others that start alike,
+    which ``key`` then tells apart.
     """
 
     kind: str
@@ -214,3 +217,4 @@ class ErrorGroup:
     last_id: int  # the most recent dead job of the group
     queues: tuple[str, ...]
     match: str
+    key: str = ""

@@ -40,7 +40,7 @@ from .widgets.tables import JobTable
 
 _MAIN_VIEW_ACTIONS = frozenset({"filter", "clear_filter", "pause", "refresh", "sort",
                                 "sort_reverse", "group", "retry", "retry_all", "cancel_job",
-                                "mark", "view"})
+                                "mark", "view", "forget_lost"})
 WIDE = 120  # columns from which the rich layout (more columns, longer sparklines) is used
 MIN_SIZE = (50, 12)  # below this: "terminal too small"
 RICH = (160, 40)  # from this size: queues and workers in a side column too
@@ -63,6 +63,7 @@ class MonitorApp(WriteActions, App):
         Binding("R", "retry", "retry"),
         Binding("A", "retry_all", "retry all"),
         Binding("K", "cancel_job", "cancel"),
+        Binding("X", "forget_lost", "forget lost", show=False),
         Binding("q", "quit", "quit"),
         *[Binding(str(i + 1), f"view('{name}')", v.title, show=False)
           for i, (name, v) in enumerate(VIEWS.items())],
@@ -416,7 +417,8 @@ class MonitorApp(WriteActions, App):
     # -- actions --------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("retry", "retry_all", "cancel_job", "mark") and self.source.read_only:
+        if action in ("retry", "retry_all", "cancel_job", "mark", "forget_lost") \
+                and self.source.read_only:
             return False  # hidden, not greyed out: a read-only monitor has no such keys
         if action == "pause" and isinstance(self.screen, DetailScreen):
             return True  # the detail screen is live too

@@ -35,6 +35,7 @@ from jobq_core import (
 )
 
 from jobq_core.display import checked
+from jobq_core.error_groups import group_key
 
 from .filters import Filter
 from .views import ROW_LIMIT, VIEWS
@@ -245,12 +246,25 @@ class Source:
                     skipped += 1
         return done, skipped
 
+    def forget_workers(self, workers: Sequence[WorkerInfo]) -> int:
+        """Delete these registry entries (each only if it has not beaten since it was
+        read); returns how many."""
+        with self._writer() as q:
+            return q.forget_workers(workers)
+
     def count_dead(self, filt: Filter) -> int:
-        """How many dead jobs ``retry_dead`` would retry (queue, kind and error only)."""
+        """How many dead jobs ``retry_dead`` would retry (queue, kind and error only; with a
+        dead group's filter, exactly that group's jobs)."""
         with self._reading() as q:
+            if filt.group is not None:
+                return len(_group_ids(q, filt))
             return q.count("dead", filt.queue, filt.kind, error_contains=filt.error)
 
     def retry_dead(self, filt: Filter) -> int:
+        if filt.group is not None:  # only the group's jobs, not others that start alike
+            with self._reading() as q:
+                ids = _group_ids(q, filt)
+            return self.retry_many(ids)[0]
         with self._writer() as q:
             return q.retry_dead(queue=filt.queue, kind=filt.kind, error_contains=filt.error)
 
@@ -271,6 +285,20 @@ def rates(recent: Throughput, at: float, window: float = 2.0) -> tuple[float, fl
             done += ok
             fail += failed
     return done / elapsed, fail / elapsed
+
+
+def _group_ids(q: Queue, filt: Filter, page: int = 1000) -> list[int]:
+    """The dead jobs of the group ``filt`` selects: those the database finds by its kind
+    and ``match``, kept when their error folds to the group's key."""
+    ids: list[int] = []
+    offset = 0
+    while True:
+        jobs = q.list("dead", filt.queue, filt.kind, error_contains=filt.error, limit=page,
+                      offset=offset, payloads=False)
+        ids += [j.id for j in jobs if group_key(j.error) == filt.group]
+        if len(jobs) < page:
+            return ids
+        offset += page
 
 
 def _shown(records: Sequence[Any]) -> tuple[Any, ...]:

@@ -36,12 +36,16 @@ every backend keeps, beyond what each method says:
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 from ..clock import Clock
+from ..display import duration, timestamp
 from ..types import Attempt, ErrorGroup, ExtendResult, Job, Stats, Throughput, WorkerInfo
+
+FINISHED_STATUSES = ("succeeded", "dead", "cancelled")
+"""Every status ``job_prune`` may delete."""
 
 RetryDelay = Callable[[int], float]
 """Seconds to wait before the next attempt, given the number of the attempt that failed."""
@@ -49,6 +53,15 @@ RetryDelay = Callable[[int], float]
 
 # The error recorded for an attempt an operator took back (``job_retry(force=True)``).
 TAKEN_BACK = "taken back by an operator (retry --force): this worker's lease was revoked"
+
+
+def lease_expired(lease_until: float, now: float) -> str:
+    """The error recorded for an attempt whose lease the reaper found run out, with the
+    moment in UTC and how long before the reap it was, for people to read. The worker is
+    in the attempt's record, not in the text: jobs lost with different workers are one
+    failure to the Dead view's groups."""
+    return (f"lease expired at {timestamp(lease_until)} ({duration(now - lease_until)} before "
+            "it was reaped) with no heartbeat from its worker; the attempt counts as failed")
 
 
 class NewJob(NamedTuple):
@@ -163,12 +176,22 @@ class Store(Protocol):
         ...
 
     def job_claim(
-        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float, limit: int
+        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float,
+        limit: int, attempt_limits: Mapping[str, int] | None = None,
     ) -> list[Job]:
         """In one statement, move up to ``limit`` ready jobs (pending, ``run_at <= now``,
         in ``queues`` or any) to running under fresh tokens, ``attempts + 1`` and a lease
         until ``lease_until``; highest priority first, then earliest run_at, then lowest
-        id. Two concurrent claims never return the same job. Returned in that order."""
+        id. Two concurrent claims never return the same job. Returned in that order.
+        ``attempt_limits`` (kind -> limit): a claimed job of such a kind keeps the lower
+        of its ``max_attempts`` and that limit, stored, so everyone (the reaper, the
+        monitor) sees the limit that applies."""
+        ...
+
+    def job_next_run_at(self, queues: Sequence[str] | None, after: float) -> float | None:
+        """The earliest ``run_at`` later than ``after`` among pending jobs (in ``queues``, or
+        any): when the next delayed job or retry becomes ready; None when none waits. Cheap
+        however many jobs are pending (an idle worker asks after a claim came up short)."""
         ...
 
     def job_extend_many(
@@ -182,6 +205,7 @@ class Store(Protocol):
     def job_complete_and_claim(
         self, completions: Sequence[Completion], now: float, worker: str,
         queues: Sequence[str] | None, lease_until: float, limit: int,
+        attempt_limits: Mapping[str, int] | None = None,
     ) -> tuple[list[bool], list[Job]]:
         """``job_complete_many`` then ``job_claim``, in one transaction."""
         ...
@@ -264,10 +288,13 @@ class Store(Protocol):
         pending job whose unique key a live job here holds yields that job's id instead."""
         ...
 
-    def job_prune(self, finished_before: float) -> int:
-        """Delete finished jobs (succeeded, dead, cancelled) that finished before
-        ``finished_before``, with their history; never a pending or running job, and never
-        the newest job (see the module's Ids rule). Returns how many."""
+    def job_prune(self, finished_before: float, statuses: Sequence[str] = FINISHED_STATUSES,
+                  dry_run: bool = False) -> dict[str, int]:
+        """Delete finished jobs in ``statuses`` (some of succeeded, dead, cancelled) that
+        finished before ``finished_before``, with their history; never a pending or running
+        job, and never the newest job (see the module's Ids rule). Returns how many of each
+        status were deleted (with ``dry_run``: would be, deleting nothing); a status with
+        none may be left out."""
         ...
 
     def job_count(self, where: ListFilter, now: float) -> int:
@@ -293,7 +320,9 @@ class Store(Protocol):
         and lease term included), or replace the entry with its id."""
         ...
 
-    def worker_beat(self, worker_id: str, now: float, busy: int) -> None: ...
+    def worker_beat(self, worker_id: str, now: float, busy: int) -> bool:
+        """Record a beat; False when the worker has no entry (it was forgotten)."""
+        ...
 
     def worker_deregister(self, worker_id: str) -> None: ...
 

@@ -255,7 +255,8 @@ class Completer:
             free = self._state.free_slots()
             started = time.monotonic()
             accepted, jobs = self._queue.complete_and_claim(
-                items, self._worker_id, max(0, free), queues=self._queues, lease=self._lease)
+                items, self._worker_id, max(0, free), queues=self._queues, lease=self._lease,
+                attempt_limits=claimer.attempt_limits)
             # The transaction alone: starting the claimed jobs (for a process pool, a send
             # to a child each) is not a commit's cost, and counted as one it made the
             # completer wait for every running handler after each write, in lockstep.
@@ -286,6 +287,7 @@ class Completer:
         if failed.timed_out:
             self._state.count(run, "timed_out")
         if job.status == JobStatus.PENDING:
+            self._claimer.expect_retry()
             if not failed.timed_out:
                 self._state.count(run, "failed")
             log.warning("%s failed in %.3fs, retry in %.1fs: %s", run.describe(), run.took(),

@@ -32,7 +32,8 @@ CHECK_EVERY = 2.0
 
 class Heartbeat:
     def __init__(self, queue: Queue, state: State, executor: Executor, reaper: Reaper, *,
-                 worker_id: str, every: float, on_gone: Callable[[JobqError], None]):
+                 worker_id: str, every: float, on_gone: Callable[[JobqError], None],
+                 on_forgotten: Callable[[], None] = lambda: None):
         self._queue = queue
         self._state = state
         self._executor = executor
@@ -40,6 +41,7 @@ class Heartbeat:
         self._worker_id = worker_id
         self._every = every
         self._on_gone = on_gone
+        self._on_forgotten = on_forgotten
         self._last_error = ""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="jobq-heartbeat", daemon=True)
@@ -89,7 +91,8 @@ class Heartbeat:
         with state.lock:
             runs = [r for r in state.runs.values() if r.state is not RunState.GONE]
         self.extend(runs)
-        self._queue.beat_worker(self._worker_id, busy=state.running)
+        if not self._queue.beat_worker(self._worker_id, busy=state.running):
+            self._on_forgotten()  # silent too long, or forgotten by an operator: back again
 
     def _guarded(self, what: str, step: Callable[[], object]) -> None:
         try:

@@ -39,7 +39,9 @@ class Worker:
     another process writes the database (inotify, on Linux) and then starts new jobs within
     a millisecond or two; where that is unavailable it checks every ``poll_interval``
     seconds (a cheap read), and while some slots are busy it looks for work as often.
-    Delayed jobs and retries are looked for every ``idle_claim_interval`` seconds.
+    Delayed jobs and retries start when they become ready: after a claim finds nothing
+    more, the worker asks the store when the next one is due and sleeps until then at
+    most; it also looks for work every ``idle_claim_interval`` seconds whatever it heard.
 
     ``pool="thread"`` (the default) runs handlers on threads of this process;
     ``pool="process"`` in ``concurrency`` child processes, one handler at a time each, which
@@ -108,7 +110,7 @@ class Worker:
         self.beat_interval = shortest / 3  # recorded in the registry: judged late by it
         self._heartbeat = Heartbeat(queue, state, self._executor, self._reaper,
                                     worker_id=self.id, every=self.beat_interval,
-                                    on_gone=self._database_gone)
+                                    on_gone=self._database_gone, on_forgotten=self._register)
         self._claimer = Claimer(queue, registry, state, outbox, self._executor,
                                 self._heartbeat.extend, worker_id=self.id, queues=self.queues,
                                 lease=self.lease, poll_interval=self.poll_interval,
@@ -198,9 +200,7 @@ class Worker:
         # Before the worker is registered: a pool may fail to start.
         self._executor.start(self._pool_failed)
         try:
-            self.queue.register_worker(self.id, host=socket.gethostname(), pid=os.getpid(),
-                                       queues=self.queues, concurrency=self.concurrency,
-                                       beat_interval=self.beat_interval, lease=self.lease)
+            self._register()
         except BaseException:
             self._executor.close()
             raise
@@ -210,6 +210,12 @@ class Worker:
         log.info("worker %s started: %s pool, concurrency=%d queues=%s lease=%gs kinds=%s",
                  self.id, self.pool, self.concurrency, ",".join(self.queues) if self.queues else "*", self.lease,
                  ",".join(self.registry.kinds()) or "-")
+
+    def _register(self) -> None:
+        """Put this worker in the registry (at start, and again if it was forgotten)."""
+        self.queue.register_worker(self.id, host=socket.gethostname(), pid=os.getpid(),
+                                   queues=self.queues, concurrency=self.concurrency,
+                                   beat_interval=self.beat_interval, lease=self.lease)
 
     def _shutdown(self) -> None:
         self._completer.close()  # writes everything queued before it ends

@@ -16,6 +16,7 @@ _SEVERITY = {state: i for i, state in enumerate(WorkerState)}  # sorts ok, late,
 class Workers(View):
     name, title = "workers", "Workers"
     own_rows = False
+    forgets = True
 
     def all_columns(self, grouped):
         return COLUMNS

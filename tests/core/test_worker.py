@@ -419,3 +419,34 @@ def test_an_async_handler_past_its_timeout_is_cancelled_and_failed(db, producer)
     burst(db, r)
     assert "timed out after 0.1s" in producer.get(job_id).error
     assert cancelled.wait(2)
+
+
+def test_a_forgotten_worker_that_is_alive_registers_again_at_its_next_beat(db, producer):
+    r = Registry()
+    r.task("noop")(lambda p: None)
+    w = Worker(Queue(db), r, worker_id="w-back", lease=1.5)  # beats every 0.5 s
+    t = start(w)
+    first = wait_for(lambda: producer.workers())
+    assert producer.forget_workers(first) == 1  # an operator forgot it (or it froze)
+    again = wait_for(lambda: producer.workers(), timeout=5)
+    w.stop()
+    t.join(5)
+    assert [(i.id, i.beat_interval) for i in again] == [("w-back", 0.5)]
+
+
+def test_a_tasks_attempt_limit_is_stored_on_its_jobs_so_everyone_shows_and_applies_it(
+        db, producer):
+    r = Registry()
+
+    @r.task("flaky", max_attempts=3, backoff=QUICK)
+    def flaky(p):
+        raise RuntimeError("no")
+
+    job_id = producer.enqueue("flaky")  # the queue's default: 20 attempts
+    burst(db, r)
+    assert producer.get(job_id).max_attempts == 3  # from its first claim: TRY 1/3
+    for _ in range(10):
+        time.sleep(0.02)  # the backoff
+        burst(db, r)
+    job = producer.get(job_id)
+    assert (job.status, job.attempts, job.max_attempts) == ("dead", 3, 3)  # TRY 3/3, not 3/20

@@ -129,3 +129,50 @@ def test_the_store_takes_the_time_from_its_caller_and_reads_no_clock(store):
     assert store.job_claim("w", None, 499.0, 530.0, 1) == []  # not due at 499
     claimed = store.job_claim("w", None, 500.0, 530.0, 1)[0]
     assert (claimed.id, claimed.started_at, claimed.lease_until) == (job_id, 500.0, 530.0)
+
+
+def test_a_claim_stores_the_lower_of_a_jobs_attempt_limit_and_its_kinds(queue, clock):
+    queue.enqueue("email.send", max_attempts=20)
+    queue.enqueue("email.send", max_attempts=2)
+    queue.enqueue("report", max_attempts=20)
+    limits = {"email.send": 3, "never.seen": 1}
+    jobs = queue.claim_many("w", 2, attempt_limits=limits)
+    jobs += queue.complete_and_claim([], "w", 5, attempt_limits=limits)[1]
+    assert [(j.kind, j.max_attempts) for j in jobs] == [
+        ("email.send", 3), ("email.send", 2), ("report", 20)]
+    assert [queue.get(j.id).max_attempts for j in jobs] == [3, 2, 20]
+    clock.advance(31)
+    queue.reap()  # the reaper applies the stored limit: 1 of 3 used, back to pending
+    assert queue.get(jobs[0].id).status == "pending"
+    with pytest.raises(ValueError):
+        queue.claim_many("w", 1, attempt_limits={"email.send": 0})
+
+
+def test_next_run_at_is_when_the_earliest_waiting_job_of_the_named_queues_becomes_ready(
+        queue, clock):
+    now = clock.now()
+    assert queue.next_run_at() is None
+    queue.enqueue("k", queue="a")  # ready now: not waiting
+    queue.enqueue("k", queue="a", priority=5, delay=30)
+    queue.enqueue("k", queue="b", priority=-1, delay=10)
+    queue.enqueue("k", queue="a", delay=20)
+    assert queue.next_run_at() == now + 10
+    assert queue.next_run_at(queues=["a"]) == now + 20
+    assert queue.next_run_at(queues="b") == now + 10
+    assert queue.next_run_at(queues=["a", "c"]) == now + 20
+    assert queue.next_run_at(queues=["c"]) is None
+    clock.advance(10)  # b's job is ready now: the next one to wait for is a's
+    assert queue.next_run_at() == now + 20
+
+
+def test_next_run_at_counts_only_pending_jobs(queue, clock):
+    job_id = queue.enqueue("k", delay=5)
+    queue.enqueue("k", delay=50)
+    clock.advance(5)
+    job = queue.claim("w")
+    assert job.id == job_id
+    queue.fail(job.id, job.token, "boom", retry_in=7)  # a retry waits too
+    assert queue.next_run_at() == clock.now() + 7
+    job = queue.get(job_id)
+    queue.cancel(job_id)
+    assert queue.next_run_at() == clock.now() + 45

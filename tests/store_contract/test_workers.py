@@ -46,7 +46,8 @@ def test_a_deregistered_worker_is_gone_and_the_others_stay(queue):
     queue.deregister_worker("w-1")
     assert list(by_id(queue)) == ["w-2"]
     queue.deregister_worker("w-1")  # already gone: nothing to do, no error
-    queue.beat_worker("w-1", busy=1)  # a beat does not bring it back
+    assert queue.beat_worker("w-1", busy=1) is False  # a beat does not bring it back
+    assert queue.beat_worker("w-2", busy=1) is True
     assert list(by_id(queue)) == ["w-2"]
 
 

@@ -148,3 +148,69 @@ async def test_the_headline_rate_tracks_the_last_seconds_and_falls_to_zero_when_
         await settle(pilot)
         assert app.snapshot.reused
         assert "0.0/s ok" in header(app)
+
+
+async def test_X_in_the_workers_view_forgets_the_lost_workers_after_confirmation(db, clock):
+    from jobq_tui.screens import ConfirmScreen
+
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("X")  # not in the Running view
+        assert "open the Workers view" in str(app.query_one("#status").render())
+        await pilot.press("3", "X")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "Forget 1 lost worker?" in str(app.screen.message) and "w3" in str(
+            app.screen.message)
+        await pilot.press("y")
+        await settle(pilot)
+        assert "forgot 1 lost worker" in str(app.query_one("#status").render())
+        assert [r[0] for r in rows(app)] == ["w1", "w2"]
+        assert "lost worker" not in header(app)
+    with Queue(db, clock=clock) as q:
+        assert [w.id for w in q.workers(forgotten=True)] == ["w1", "w2"]
+    app = make_app(db, clock, read_only=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("3", "X")
+        await settle(pilot)
+        assert not isinstance(app.screen, ConfirmScreen)
+
+
+async def test_dead_groups_keep_status_codes_apart_and_R_retries_only_its_group(tmp_path):
+    from jobq_tui.screens import ConfirmScreen
+
+    clock = FakeClock(T0)
+    path = tmp_path / "jobs.db"
+    errors = {}  # job id -> error
+    with Queue(path, clock=clock, max_attempts=1) as q:
+        # The same start up to the invoice number: a substring cannot tell these apart.
+        for n, code in ((59476, 502), (59477, 404), (59478, 502), (59479, 404), (59480, 404)):
+            q.enqueue("invoice.sync", {"n": n})
+            job = q.claim("w")
+            errors[job.id] = f"RuntimeError: invoice INV-{n} failed: HTTP {code}"
+            q.fail(job.id, job.token, errors[job.id])
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("5")
+        await settle(pilot)
+        assert [(r[0], r[-1].rsplit(" ", 1)[-1]) for r in rows(app)] == [("3", "404"),
+                                                                         ("2", "502")]
+        await pilot.press("j", "enter")  # the 502 group's jobs
+        await settle(pilot)
+        assert sorted(int(r[0]) for r in rows(app)) == [1, 3]
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("d")  # grouped again
+        await settle(pilot)
+        await pilot.press("j", "R")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert str(app.screen.message).startswith("Retry 2 dead jobs?")
+        await pilot.press("y")
+        await settle(pilot)
+    with Queue(path, clock=clock) as q:
+        assert {j.id for j in q.list("pending")} == {1, 3}
+        assert {j.id for j in q.list("dead")} == {2, 4, 5}

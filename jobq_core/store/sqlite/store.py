@@ -14,7 +14,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from ...checks import INT64_MAX, MAX_LEASE, check_seconds
@@ -24,13 +24,16 @@ from ...errors import (
     UnusableConnection,
 )
 from ...types import (
-    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Stats, Throughput,
+    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, Stats, Throughput,
     WorkerInfo,
 )
 from ...textsafe import clean
+from .. import statements as shared
 from ..base import (
-    TAKEN_BACK, Completion, ConnectionIdentity, CopiedJob, ListFilter, NewJob, RetryDelay,
+    FINISHED_STATUSES, TAKEN_BACK, Completion, ConnectionIdentity, CopiedJob, ListFilter,
+    NewJob, RetryDelay, lease_expired,
 )
+from ..rows import THROUGHPUT_FAILED, attempts_from_rows, stats_from_rows, throughput_from_rows
 from . import app_connection
 from . import statements as sql
 from .connection import (
@@ -204,16 +207,28 @@ class SqliteStore:
 
     @guarded
     def job_claim(
-        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float, limit: int
+        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float,
+        limit: int, attempt_limits: Mapping[str, int] | None = None,
     ) -> list[Job]:
-        return self._claim(self._conn, worker, queues, now, lease_until, limit)
+        return self._claim(self._conn, worker, queues, now, lease_until, limit, attempt_limits)
+
+    @guarded
+    def job_next_run_at(self, queues: Sequence[str] | None, after: float) -> float | None:
+        queues = list(dict.fromkeys(queues)) if queues else []
+        found = self._conn.execute(shared.next_run_at_sql(shared.SQLITE, len(queues)),
+                                   shared.next_run_at_params(queues, after)).fetchone()[0]
+        # a run_at another program wrote as text sorts after every number: not a time
+        return float(found) if isinstance(found, (int, float)) else None
 
     @staticmethod
     def _claim(c: sqlite3.Connection, worker: str, queues: Sequence[str] | None, now: float,
-               lease_until: float, limit: int) -> list[Job]:
+               lease_until: float, limit: int,
+               attempt_limits: Mapping[str, int] | None = None) -> list[Job]:
         queues = list(dict.fromkeys(queues)) if queues else []
-        query = sql.claim_sql(len(queues), limit == 1)
-        params = [lease_until, worker, now, now, *sql.claim_params(queues, now, limit)]
+        limits = [v for kind_limit in (attempt_limits or {}).items() for v in kind_limit]
+        query = sql.claim_sql(len(queues), limit == 1, len(limits) // 2)
+        params = [lease_until, worker, *limits, now, now,
+                  *sql.claim_params(queues, now, limit)]
         jobs = [claimed_job(r, lease_until, worker, now) for r in c.execute(query, params).fetchall()]
         if len(jobs) > 1:
             try:
@@ -246,12 +261,14 @@ class SqliteStore:
     def job_complete_and_claim(
         self, completions: Sequence[Completion], now: float, worker: str,
         queues: Sequence[str] | None, lease_until: float, limit: int,
+        attempt_limits: Mapping[str, int] | None = None,
     ) -> tuple[list[bool], list[Job]]:
         """Complete, then claim up to ``limit`` jobs, in one transaction: one commit (one
         fsync under synchronous=FULL) where a worker would otherwise make two."""
         with self._write() as c:
             accepted = _complete(c, completions, now)
-            jobs = self._claim(c, worker, queues, now, lease_until, limit) if limit > 0 else []
+            jobs = self._claim(c, worker, queues, now, lease_until, limit,
+                               attempt_limits) if limit > 0 else []
         return accepted, jobs
 
     @guarded
@@ -295,11 +312,8 @@ class SqliteStore:
             if row is None:
                 return False
             attempts, _max_attempts, worker, started_at, cancel = row
-            if cancel:
-                status, finished, outcome = JobStatus.CANCELLED, now, Outcome.CANCELLED
-            else:
-                status, finished, outcome = JobStatus.PENDING, None, Outcome.RELEASED
-            c.execute(sql.LEAVE_RUNNING, (status, now, attempts - 1, None, finished, job_id, token))
+            moved, outcome = shared.after_release(attempts, bool(cancel), now)
+            c.execute(sql.LEAVE_RUNNING, (*moved, job_id, token))
             c.execute(sql.RECORD_ATTEMPT, (job_id, attempts, worker, token, started_at, now,
                                         outcome, None))
             return True
@@ -322,8 +336,7 @@ class SqliteStore:
                         quarantine(c, job_id, token, bad, now)
                         continue
                     if type(lease) in (int, float) and lease < now:
-                        error = (f"lease expired at {lease:.3f} with no heartbeat from worker "
-                                 f"{worker!r}; the attempt counts as failed")
+                        error = lease_expired(lease, now)
                     else:
                         error = (f"running with a lease jobq never grants ({clean(repr(lease))}) "
                                  f"under worker {worker!r}: taken back by the reaper")
@@ -344,33 +357,17 @@ class SqliteStore:
 
     @guarded
     def job_list(self, where: ListFilter, now: float) -> list[Job]:
-        conds, params, order = sql.list_conditions(where, now)
-        query = f"SELECT {JOB_COLS if where.payloads else JOB_COLS_LEAN} FROM jobq_jobs"
-        if conds:
-            query += " WHERE " + " AND ".join(conds)
-        query += f" ORDER BY {order} LIMIT ? OFFSET ?"
-        rows = self._conn.execute(query, [*params, where.limit, where.offset]).fetchall()
-        return [job_from_row(r) for r in rows]
+        query, params = shared.list_query(shared.SQLITE, where, now,
+                                          JOB_COLS if where.payloads else JOB_COLS_LEAN)
+        return [job_from_row(r) for r in self._conn.execute(query, params).fetchall()]
 
     @guarded
     def job_attempts(self, job_id: int) -> list[Attempt]:
+        ended, current = shared.attempts_of(shared.SQLITE)
         with self._read() as c:
-            rows = c.execute(
-                "SELECT job_id, attempt, worker, token, started_at, ended_at, outcome, error "
-                "FROM jobq_attempts WHERE job_id=? ORDER BY seq",
-                (job_id,),
-            ).fetchall()
-            current = c.execute(
-                "SELECT attempts, worker, token, started_at, finished_at, status FROM jobq_jobs "
-                "WHERE id=? AND status IN ('running','succeeded')",
-                (job_id,),
-            ).fetchone()
-        out = [Attempt(r[0], r[1], r[2], r[3], r[4], r[5], Outcome(r[6]), r[7]) for r in rows]
-        if current:
-            attempt, worker, token, started, finished, status = current
-            outcome = Outcome.RUNNING if status == JobStatus.RUNNING else Outcome.SUCCEEDED
-            out.append(Attempt(job_id, attempt, worker, token, started, finished, outcome, None))
-        return out
+            rows = c.execute(ended, (job_id,)).fetchall()
+            row = c.execute(current, (job_id,)).fetchone()
+        return attempts_from_rows(job_id, rows, row)
 
     # -- administering ------------------------------------------------------------------
 
@@ -397,10 +394,7 @@ class SqliteStore:
 
     @guarded
     def job_retry_dead(self, where: ListFilter, now: float) -> int:
-        conds, params, _ = sql.list_conditions(
-            ListFilter(JobStatus.DEAD, where.queue, where.kind, where.worker, where.error_contains),
-            now,
-        )
+        conds, params, _ = sql.list_conditions(shared.dead_filter(where), now)
         with self._write() as c:
             # OR IGNORE: a job whose unique key is live again elsewhere stays dead.
             query = sql.REVIVE.replace("UPDATE", "UPDATE OR IGNORE", 1) + " WHERE " + " AND ".join(conds)
@@ -443,39 +437,45 @@ class SqliteStore:
         return ids
 
     @guarded
-    def job_prune(self, finished_before: float) -> int:
-        pruned = 0
+    def job_prune(self, finished_before: float, statuses: Sequence[str] = FINISHED_STATUSES,
+                  dry_run: bool = False) -> dict[str, int]:
+        statuses = [str(s) for s in statuses]
+        marks = ",".join("?" * len(statuses))
+        # The newest job is never pruned: new ids are max(id)+1, so keeping it means an id
+        # is never handed out twice (cheaper than AUTOINCREMENT's extra write).
+        where = (f"status IN ({marks}) AND finished_at<? "
+                 "AND id<(SELECT max(id) FROM jobq_jobs)")
+        params = [*statuses, finished_before]
+        if dry_run:
+            return dict(self._conn.execute(
+                f"SELECT status, count(*) FROM jobq_jobs WHERE {where} GROUP BY status",
+                params).fetchall())
+        pruned: dict[str, int] = {}
         while True:
             with self._write() as c:
-                # The newest job is never pruned: new ids are max(id)+1, so keeping it means
-                # an id is never handed out twice (cheaper than AUTOINCREMENT's extra write).
-                ids = [r[0] for r in c.execute(
-                    "SELECT id FROM jobq_jobs WHERE status IN ('succeeded','dead','cancelled') "
-                    "AND finished_at<? AND id<(SELECT max(id) FROM jobq_jobs) LIMIT ?",
-                    (finished_before, _BATCH),
-                )]
-                if ids:
-                    batch = json.dumps(ids)
+                rows = c.execute(f"SELECT id, status FROM jobq_jobs WHERE {where} LIMIT ?",
+                                 (*params, _BATCH)).fetchall()
+                if rows:
+                    batch = json.dumps([r[0] for r in rows])
                     c.execute("DELETE FROM jobq_attempts WHERE job_id IN "
                               "(SELECT value FROM json_each(?))", (batch,))
                     c.execute("DELETE FROM jobq_payloads WHERE job_id IN "
                               "(SELECT value FROM json_each(?))", (batch,))
                     c.execute("DELETE FROM jobq_jobs WHERE id IN (SELECT value FROM json_each(?))",
                               (batch,))
-            pruned += len(ids)
-            if len(ids) < _BATCH:
+            for _, status in rows:
+                pruned[status] = pruned.get(status, 0) + 1
+            if len(rows) < _BATCH:
                 return pruned
 
     @guarded
     def job_count(self, where: ListFilter, now: float) -> int:
-        conds, params, _ = sql.list_conditions(where, now)
-        query = "SELECT count(*) FROM jobq_jobs" + (" WHERE " + " AND ".join(conds) if conds else "")
+        query, params = shared.count_query(shared.SQLITE, where, now)
         return self._conn.execute(query, params).fetchone()[0]
 
     @guarded
     def job_throughput(self, start: float, bucket: float, buckets: int) -> Throughput:
         end = start + bucket * buckets
-        counts = {s: [0] * buckets for s in ("succeeded", "dead", "failed")}
         with self._read() as c:
             rows = c.execute(
                 "SELECT status, CAST((finished_at - ?) / ? AS INTEGER), count(*) FROM jobq_jobs "
@@ -486,21 +486,13 @@ class SqliteStore:
             rows += c.execute(
                 "SELECT 'failed', CAST((ended_at - ?) / ? AS INTEGER), count(*) FROM jobq_attempts "
                 "WHERE ended_at>=? AND ended_at<? AND outcome IN (?, ?, ?) GROUP BY 2",
-                (start, bucket, start, end, Outcome.FAILED, Outcome.LEASE_EXPIRED,
-                 Outcome.LEASE_LOST),
+                (start, bucket, start, end, *THROUGHPUT_FAILED),
             ).fetchall()
-        for status, b, n in rows:
-            if 0 <= b < buckets:
-                counts[status][b] += n
-        return Throughput(start, bucket, tuple(counts["succeeded"]), tuple(counts["failed"]),
-                          tuple(counts["dead"]))
+        return throughput_from_rows(start, bucket, buckets, rows)
 
     @guarded
     def job_dead_groups(self, where: ListFilter) -> list[ErrorGroup]:
-        conds, params, _ = sql.list_conditions(
-            ListFilter(JobStatus.DEAD, where.queue, where.kind, where.worker, where.error_contains),
-            0.0,
-        )
+        conds, params, _ = sql.list_conditions(shared.dead_filter(where), 0.0)
         # SQL groups by first line and the error's tail (where a traceback's exception
         # line is); Python then merges groups whose error line differs only in numbers.
         rows = self._conn.execute(
@@ -532,10 +524,10 @@ class SqliteStore:
         )
 
     @guarded
-    def worker_beat(self, worker_id: str, now: float, busy: int) -> None:
-        self._conn.execute(
+    def worker_beat(self, worker_id: str, now: float, busy: int) -> bool:
+        return self._conn.execute(
             "UPDATE jobq_workers SET last_seen=?, busy=? WHERE id=?", (now, busy, worker_id)
-        )
+        ).rowcount > 0
 
     @guarded
     def worker_deregister(self, worker_id: str) -> None:
@@ -659,43 +651,18 @@ def _leave_running(
     cancel: bool, now: float, retry_delay: RetryDelay, error: str,
 ) -> None:
     """Move a failed or expired attempt's job on: cancelled, dead, or pending after backoff."""
-    if cancel:
-        status, run_at, finished = JobStatus.CANCELLED, now, now
-    elif attempts >= max_attempts:
-        status, run_at, finished = JobStatus.DEAD, now, now
-    else:
-        status, run_at, finished = JobStatus.PENDING, now + max(0.0, retry_delay(attempts)), None
-    c.execute(sql.LEAVE_RUNNING, (status, run_at, attempts, error, finished, job_id, token))
+    c.execute(sql.LEAVE_RUNNING, shared.leave_running_params(
+        job_id, token, attempts, max_attempts, cancel, now, retry_delay, error))
 
 
 
 def _stats(store: SqliteStore, now: float, window: float) -> Stats:
-    queues: dict[str, dict] = {}
     with store._read() as c:
-        pending = scheduled = retrying = 0
-        oldest = None
-        for q, n, sched, retry, first in c.execute(sql.PENDING_BY_QUEUE, (now, now)):
-            queues.setdefault(q, {})["pending"] = n
-            queues[q]["oldest_pending_at"] = first
-            pending, scheduled, retrying = pending + n, scheduled + sched, retrying + retry
-            if first is not None and (oldest is None or first < oldest):
-                oldest = first
-        running = expired = 0
-        for q, n, exp in c.execute(sql.RUNNING_BY_QUEUE, (now,)):
-            queues.setdefault(q, {})["running"] = n
-            running, expired = running + n, expired + exp
-        dead = 0
-        for q, n in c.execute(sql.DEAD_BY_QUEUE):
-            queues.setdefault(q, {})["dead"] = n
-            dead += n
-        recent = dict(c.execute(sql.RECENT_FINISHED, (now - window,)).fetchall())
-    return Stats(
-        now=now, window=window, pending=pending, scheduled=scheduled, retrying=retrying,
-        running=running, dead=dead, succeeded_recent=recent.get("succeeded", 0),
-        dead_recent=recent.get("dead", 0), cancelled_recent=recent.get("cancelled", 0),
-        expired_leases=expired, oldest_pending_at=oldest,
-        queues={q: QueueStats(**v) for q, v in sorted(queues.items())},
-    )
+        rows = (c.execute(sql.PENDING_BY_QUEUE, (now, now)).fetchall(),
+                c.execute(sql.RUNNING_BY_QUEUE, (now,)).fetchall(),
+                c.execute(sql.DEAD_BY_QUEUE).fetchall(),
+                dict(c.execute(sql.RECENT_FINISHED, (now - window,)).fetchall()))
+    return stats_from_rows(now, window, *rows)
 
 
 # -- opening ----------------------------------------------------------------------------
