@@ -6,20 +6,23 @@ from typing import Annotated, Optional
 
 import typer
 
-from jobq_core import JobNotFound, JobStatus
+from jobq_core import JobNotFound, JobStatus, WorkerState
+from jobq_core.textsafe import clean
 
 from . import render
-from .common import DEFAULT_DB, DbOption, JsonOption, fail, friendly, open_queue, parse_duration, print_json
+from .common import (
+    DEFAULT_DB, DbOption, Duration, JsonOption, friendly, open_queue, print_json, usage,
+)
 
 _STATUSES = ", ".join([*JobStatus, "scheduled", "retrying"])
 
 
 @friendly
 def stats(db: DbOption = DEFAULT_DB, as_json: JsonOption = False,
-          window: Annotated[str, typer.Option(help="Count finished jobs over this long.")] = "1h",
+          window: Annotated[float, Duration("Count finished jobs over this long.")] = 3600.0,
           ) -> None:
     """Counts by status and queue, queue lag, and recent outcomes."""
-    seconds = parse_duration(window)
+    seconds = window
     with open_queue(db) as q:
         s = q.stats(window=seconds)
     if as_json:
@@ -31,10 +34,10 @@ def stats(db: DbOption = DEFAULT_DB, as_json: JsonOption = False,
 @friendly
 def list_jobs(
     db: DbOption = DEFAULT_DB,
-    status: Annotated[Optional[str], typer.Option(help=f"One of: {_STATUSES}.")] = None,
-    queue: Annotated[Optional[str], typer.Option(help="Only this queue.")] = None,
-    kind: Annotated[Optional[str], typer.Option(help="Only this kind.")] = None,
-    limit: Annotated[int, typer.Option(min=0, help="At most this many jobs.")] = 50,
+    status: Annotated[Optional[str], typer.Option(metavar="STATUS", help=f"One of: {_STATUSES}.")] = None,
+    queue: Annotated[Optional[str], typer.Option(metavar="QUEUE", help="Only this queue.")] = None,
+    kind: Annotated[Optional[str], typer.Option(metavar="KIND", help="Only this kind.")] = None,
+    limit: Annotated[int, typer.Option(min=0, metavar="N", help="At most this many jobs.")] = 50,
     as_json: JsonOption = False,
 ) -> None:
     """Jobs, newest first (pending: in claim order; running: nearest lease end first)."""
@@ -46,7 +49,7 @@ def list_jobs(
     elif not jobs:
         typer.echo("no jobs match", err=True)
     else:
-        render.console().print(render.jobs_table(jobs, now))
+        render.print_jobs(jobs, now)
 
 
 @friendly
@@ -63,28 +66,50 @@ def show(job_id: Annotated[int, typer.Argument(metavar="ID")], db: DbOption = DE
         print_json({**render.job_json(job), "history": [render.attempt_json(a) for a in attempts]})
     else:
         render.console().print(render.job_view(job, attempts, now))
+        if attempts:
+            render.print_attempts(attempts, now)
 
 
 @friendly
-def workers(db: DbOption = DEFAULT_DB, as_json: JsonOption = False) -> None:
-    """Registered workers, with how busy they are and when they last beat."""
+def workers(db: DbOption = DEFAULT_DB, as_json: JsonOption = False,
+            forget_lost: Annotated[bool, typer.Option(
+                "--forget-lost", help="Delete the registry entries of lost workers (their "
+                "jobs come back when their leases run out; one that beats again registers "
+                "again).")] = False,
+            ) -> None:
+    """Registered workers: state (ok, late, lost), how busy, when they last beat.
+
+    Each is judged by the heartbeat interval it recorded: late after one missed beat, lost
+    after two. A worker silent for 5 minutes (or ten of its beats) is forgotten."""
     with open_queue(db) as q:
         ws = q.workers()
         now = q.clock.now()
+        forgotten: list = []
+        if forget_lost:
+            lost = [w for w in ws if render.worker_state(w, now) == WorkerState.LOST]
+            q.forget_workers(lost)
+            forgotten = [w.id for w in lost]
+            ws = q.workers()
     if as_json:
-        print_json([render.worker_json(w, now) for w in ws])
-    elif not ws:
+        listed = [render.worker_json(w, now) for w in ws]
+        print_json({"forgotten": forgotten, "workers": listed} if forget_lost else listed)
+        return
+    if forget_lost:
+        typer.echo(f"forgot {len(forgotten)} lost worker(s)"
+                   + (": " + ", ".join(clean(i, limit=60) for i in forgotten) if forgotten
+                      else ""), err=True)
+    if not ws:
         typer.echo("no workers registered", err=True)
     else:
-        render.console().print(render.workers_table(ws, now))
+        render.print_workers(ws, now)
 
 
 @friendly
 def retry(
-    job_id: Annotated[Optional[int], typer.Argument(metavar="[ID]")] = None,
+    job_id: Annotated[Optional[int], typer.Argument(metavar="ID", show_default=False)] = None,
     all_dead: Annotated[bool, typer.Option("--all-dead", help="Retry every dead job.")] = False,
-    queue: Annotated[Optional[str], typer.Option(help="With --all-dead: only this queue.")] = None,
-    kind: Annotated[Optional[str], typer.Option(help="With --all-dead: only this kind.")] = None,
+    queue: Annotated[Optional[str], typer.Option(metavar="QUEUE", help="With --all-dead: only this queue.")] = None,
+    kind: Annotated[Optional[str], typer.Option(metavar="KIND", help="With --all-dead: only this kind.")] = None,
     force: Annotated[bool, typer.Option("--force", help=(
         "Also take back a running job (stuck under a worker that will never finish it): "
         "its worker's lease is revoked, so that worker can no longer complete it."))] = False,
@@ -95,11 +120,11 @@ def retry(
 
     The job runs again now, with a fresh allowance of attempts."""
     if (job_id is None) == (not all_dead):
-        fail("give a job ID or --all-dead (not both)")
+        usage("give a job ID or --all-dead (not both)")
     if job_id is not None and (queue or kind):
-        fail("--queue and --kind only go with --all-dead")
+        usage("--queue and --kind only go with --all-dead")
     if force and job_id is None:
-        fail("--force takes back one job: give its ID")
+        usage("--force takes back one job: give its ID")
     with open_queue(db) as q:
         if job_id is not None:
             q.retry(job_id, force=force)
@@ -139,18 +164,34 @@ def reap(db: DbOption = DEFAULT_DB, as_json: JsonOption = False) -> None:
 
 @friendly
 def prune(
-    older_than: Annotated[str, typer.Option("--older-than", metavar="DURATION",
-                                            help="e.g. 12h, 7d, 2w.")],
+    older_than: Annotated[float, Duration("Jobs finished longer ago than this: 12h, 7d, 2w.",
+                                          "--older-than")],
+    dead: Annotated[bool, typer.Option(
+        "--dead", help="Delete dead jobs too (kept by default: they are what an operator "
+                       "investigates).")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Say how many jobs of each status would be deleted; delete "
+                          "nothing.")] = False,
     db: DbOption = DEFAULT_DB,
     as_json: JsonOption = False,
 ) -> None:
     """Delete finished jobs older than DURATION, with their history.
 
-    Only succeeded, dead and cancelled jobs are deleted; pending and running never."""
-    seconds = parse_duration(older_than)
+    Succeeded and cancelled jobs, and dead ones with --dead; pending and running never."""
     with open_queue(db) as q:
-        n = q.prune(seconds)
+        counts = q.prune_by_status(older_than, dead=dead, dry_run=dry_run)
+        kept = 0 if dead else q.prune_by_status(older_than, dry_run=True).get("dead", 0)
+    total = sum(counts.values())
     if as_json:
-        print_json({"pruned": n})
+        print_json({"pruned": 0 if dry_run else total, "dry_run": dry_run,
+                    "by_status": counts, "dead_kept": kept})
+        return
+    what = ", ".join(f"{n} {status}" for status, n in counts.items())
+    age = render.span(older_than)
+    if dry_run:
+        typer.echo(f"would delete {total} job(s) finished over {age} ago ({what}); "
+                   "nothing deleted (--dry-run)")
     else:
-        typer.echo(f"pruned {n} job(s)")
+        typer.echo(f"deleted {total} job(s) finished over {age} ago ({what})")
+    if kept:
+        typer.echo(f"kept {kept} dead job(s) as old (--dead deletes them too)")

@@ -305,7 +305,8 @@ def _drain_with_pool(q: Queue, pool: str, concurrency: int | None) -> dict:
 
 def _worker_errors(worker: Worker) -> int:
     """Runs that did not simply succeed: none are expected of a no-op handler."""
-    return sum(worker.counts[k] for k in ("failed", "dead", "lost", "released", "cancelled"))
+    return sum(worker.counts[k] for k in ("failed", "dead", "lost", "timed_out", "released",
+                                          "cancelled"))
 
 
 # -- latency ---------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import functools
 import json
 import re
 import sys
+from collections.abc import Callable
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -28,15 +29,25 @@ DEFAULT_DB = "jobs.db"
 
 
 class UserError(Exception):
-    """Bad input from the command line: reported as one line, exit status 1."""
+    """Bad input (a bad stdin line, an unknown job): reported as one line, exit status 1."""
+
+
+class UsageError(UserError):
+    """The command line itself is wrong (arguments that do not go together, a bad
+    duration): reported as one line, exit status 2."""
 
 
 def fail(message: str) -> NoReturn:
     raise UserError(message)
 
 
+def usage(message: str) -> NoReturn:
+    raise UsageError(message)
+
+
 def friendly(command):
-    """Turn the errors a user can cause into ``jobq: <message>`` on stderr and exit 1."""
+    """Turn the errors a user can cause into ``jobq: <message>`` on stderr and exit 1
+    (2 for a usage error)."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
@@ -45,7 +56,7 @@ def friendly(command):
         except (UserError, JobqError, ValueError, TypeError, OSError) as e:
             message = str(e) or type(e).__name__
             print(f"jobq: {clean(message, limit=2000)}", file=sys.stderr)
-            raise typer.Exit(1) from None
+            raise typer.Exit(2 if isinstance(e, UsageError) else 1) from None
 
     return wrapper
 
@@ -61,21 +72,39 @@ _DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhdw]?)")
 
 
 def parse_duration(text: str) -> float:
-    """'90', '90s', '15m', '12h', '7d', '2w' or a sum like '1h30m' -> seconds."""
-    s = text.strip().lower()
+    """'90', '90s', '1.5', '15m', '12h', '7d', '2w' or a sum like '1h30m' -> seconds.
+    Every duration option of every command reads its value with this (``Duration``)."""
+    s = str(text).strip().lower()
     parts = _DURATION.findall(s) if s else []
     if not parts or "".join(n + u for n, u in parts) != s:
-        fail(f"bad duration {text!r}: use a number with a unit, like 90s, 15m, 12h, 7d or 2w")
+        usage(f"bad duration {text!r}: use seconds or a number with a unit, like 90, 90s, "
+              "15m, 12h, 7d, 2w or 1h30m")
     return sum(float(n) * _UNITS[u or "s"] for n, u in parts)
 
 
-def parse_json(text: str, what: str) -> Any:
+def duration_option(value: object) -> float:
+    """Typer's parser for a duration option: a bad one is a usage error (exit 2)."""
+    if isinstance(value, (int, float)):
+        return float(value)
+    try:
+        return parse_duration(str(value))
+    except UsageError as e:
+        raise typer.BadParameter(str(e)) from None
+
+
+def Duration(help: str, *names: str) -> Any:  # noqa: N802 - reads as a type
+    """A duration option (``--delay 1h``, ``--window 90s``): the same forms everywhere."""
+    return typer.Option(*names, parser=duration_option, metavar="DURATION", help=help)
+
+
+def parse_json(text: str, what: str, report: Callable[[str], NoReturn] = fail) -> Any:
+    """JSON from the command line (``report=usage``) or from stdin (``fail``)."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        fail(f"{what} is not valid JSON: {e}")
+        report(f"{what} is not valid JSON: {e}")
     except RecursionError:
-        fail(f"{what} is nested too deeply to read")
+        report(f"{what} is nested too deeply to read")
 
 
 def print_json(value: Any) -> None:

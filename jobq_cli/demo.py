@@ -25,7 +25,7 @@ from rich.text import Text
 from jobq_core import Backoff, Queue, Worker
 
 from . import render
-from .common import fail, friendly
+from .common import Duration, friendly, usage
 from .demo_tasks import job_mix, registry
 
 DEMO_DB = "jobq-demo.db"
@@ -39,11 +39,11 @@ def demo(
     db: Annotated[str, typer.Option(  # not a Path: that would fold the // of a URL
         "--db", metavar="DATABASE",
         help="Database file or postgresql:// URL (default: ./jobq-demo.db).")] = DEMO_DB,
-    duration: Annotated[Optional[float], typer.Option(
-        help="Stop after this many seconds (default: at Ctrl-C or when the monitor is "
-             f"quit on a terminal, else {QUIET_DURATION:g}).")] = None,
-    workers: Annotated[int, typer.Option(min=1, max=16, help="Worker count.")] = 2,
-    concurrency: Annotated[int, typer.Option(min=1, max=64, help="Slots per worker.")] = 8,
+    duration: Annotated[Optional[float], Duration(
+        "Stop after this long (default: at Ctrl-C or when the monitor is quit on a "
+        f"terminal, else {QUIET_DURATION:g}s).")] = None,
+    workers: Annotated[int, typer.Option(min=1, max=16, metavar="N", help="Worker processes.")] = 2,
+    concurrency: Annotated[int, typer.Option(min=1, max=64, metavar="N", help="Slots per worker.")] = 8,
     monitor: Annotated[Optional[bool], typer.Option(
         "--monitor/--no-monitor", help="Open jobq-tui on the demo (default: ask, on a terminal).",
     )] = None,
@@ -53,7 +53,7 @@ def demo(
     Fast, slow, flaky, always-failing, delayed and high-priority jobs across a few
     queues. Watch it with: jobq-tui PATH"""
     if duration is not None and not duration > 0:
-        fail(f"--duration must be > 0 seconds, got {duration}")
+        usage(f"--duration must be more than 0 seconds, got {duration:g}")
     tty = sys.stdin.isatty() and sys.stdout.isatty()
     if duration is None and not tty:
         duration = QUIET_DURATION

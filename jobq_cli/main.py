@@ -10,14 +10,55 @@ import sys
 import warnings
 
 import typer
+from typer.core import TyperGroup
 
 from jobq_core import JobqError
+from jobq_core.textsafe import clean
 
-from . import admin, bench, copy, demo, produce, run
+from . import admin, bench, copy, demo, metrics, produce, run
 from .common import DEFAULT_DB, DbOption
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
-                  help="jobq: a background job queue on SQLite.")
+# Click's exceptions, found through the one Typer exports (Typer vendors Click).
+_CLICK_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
+class OneLineErrors(TyperGroup):
+    """Every error is one line on stderr, ``jobq: ...``: exit status 1, or 2 for a usage
+    error. Click would print its usage errors as three lines (or a box)."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True,
+             **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except _CLICK_ERROR as e:
+            sys.exit(_report(e))
+        except typer.Abort:
+            print("jobq: aborted", file=sys.stderr)
+            sys.exit(1)
+        except JobqError as e:
+            print(f"jobq: {clean(str(e), limit=2000)}", file=sys.stderr)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def _report(e) -> int:
+    if type(e).__name__ == "NoArgsIsHelpError":  # `jobq` alone: its help
+        print(e.format_message())
+        return 0
+    ctx = getattr(e, "ctx", None)
+    where = ctx.command_path.partition(" ")[2] if ctx is not None else ""
+    hint = f" (see jobq {where} --help)" if where else " (see jobq --help)"
+    message = clean(e.format_message(), limit=500)
+    print(f"jobq: {where + ': ' if where else ''}{message}{hint}", file=sys.stderr)
+    return e.exit_code
+
+
+# rich_markup_mode=None: plain help, without a "<bool>" after every flag.
+app = typer.Typer(cls=OneLineErrors, no_args_is_help=True, add_completion=False,
+                  pretty_exceptions_enable=False, rich_markup_mode=None,
+                  help="jobq: a background job queue on SQLite or PostgreSQL.")
 
 app.command()(produce.enqueue)
 app.command()(run.run)
@@ -29,6 +70,7 @@ app.command()(admin.retry)
 app.command()(admin.cancel)
 app.command()(admin.reap)
 app.command()(admin.prune)
+app.command()(metrics.metrics)
 app.command()(copy.copy)
 app.command()(demo.demo)
 app.command()(bench.bench)
@@ -46,7 +88,7 @@ def tui(ctx: typer.Context, db: DbOption = DEFAULT_DB) -> None:
 
 @app.callback()
 def _root() -> None:
-    """jobq: a background job queue on SQLite."""
+    """jobq: a background job queue on SQLite or PostgreSQL."""
 
 
 def _one_line_warning(message, category, filename, lineno, line=None) -> str:
@@ -54,13 +96,12 @@ def _one_line_warning(message, category, filename, lineno, line=None) -> str:
     return f"jobq: warning: {message}\n"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     warnings.formatwarning = _one_line_warning
     try:
-        app()
-    except JobqError as e:
-        print(f"jobq: {e}", file=sys.stderr)
-        return 1
+        app(args=argv, prog_name="jobq")
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     return 0
 
 

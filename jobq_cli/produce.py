@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Annotated, Any, Optional
 
 import typer
 
 from jobq_core import JobqError, Queue, prepare
+from jobq_core.textsafe import clean
 
-from .common import DEFAULT_DB, DbOption, JsonOption, fail, friendly, open_queue, parse_json, print_json
+from .common import (
+    DEFAULT_DB, DbOption, Duration, JsonOption, fail, friendly, open_queue, parse_json,
+    print_json, usage,
+)
 
 BATCH = 500
 _PLAIN_KEYS = frozenset({"kind", "payload"})
@@ -26,15 +30,15 @@ _PLAIN_KEYS = frozenset({"kind", "payload"})
 
 @friendly
 def enqueue(
-    kind: Annotated[Optional[str], typer.Argument(metavar="[KIND]",
+    kind: Annotated[Optional[str], typer.Argument(metavar="KIND",
                                                   help="The job's kind (its handler).")] = None,
-    payload: Annotated[Optional[str], typer.Argument(metavar="[PAYLOAD_JSON]",
+    payload: Annotated[Optional[str], typer.Argument(metavar="PAYLOAD_JSON",
                                                      help="JSON payload (default: null).")] = None,
-    queue: Annotated[str, typer.Option(help="Queue name.")] = "default",
-    priority: Annotated[int, typer.Option(help="Higher runs first.")] = 0,
-    delay: Annotated[float, typer.Option(help="Seconds to wait before it may run.")] = 0.0,
-    max_attempts: Annotated[Optional[int], typer.Option(help="Attempts before it goes dead.")] = None,
-    unique_key: Annotated[Optional[str], typer.Option(
+    queue: Annotated[str, typer.Option(metavar="QUEUE", help="Queue name.")] = "default",
+    priority: Annotated[int, typer.Option(metavar="N", help="Higher runs first.")] = 0,
+    delay: Annotated[float, Duration("How long to wait before it may run (90, 90s, 1h).")] = 0.0,
+    max_attempts: Annotated[Optional[int], typer.Option(metavar="N", help="Attempts before it goes dead.")] = None,
+    unique_key: Annotated[Optional[str], typer.Option(metavar="KEY",
         help="While a job with this key is pending or running, return its id instead.")] = None,
     stdin: Annotated[bool, typer.Option("--stdin", help=(
         "Read one JSON job per line: {\"kind\": ..., \"payload\": ..., \"queue\": ..., "
@@ -51,23 +55,47 @@ def enqueue(
     defaults = {k: v for k, v in defaults.items() if v is not None}
     if stdin:
         if payload is not None:
-            fail("with --stdin, payloads come from stdin, not the command line")
+            usage("with --stdin, payloads come from stdin, not the command line")
         plain = defaults.keys() <= {"kind", "queue", "priority", "delay"} and \
             (queue, priority, delay) == ("default", 0, 0.0)  # no option changes a default
         items = [(n, _line_item(line, n, defaults, plain))
                  for n, line in enumerate(sys.stdin, 1) if line.strip()]
     else:
         if kind is None:
-            fail("give a KIND (or --stdin)")
-        data = None if payload is None else parse_json(payload, "PAYLOAD_JSON")
+            usage("give a KIND (or --stdin)")
+        data = None if payload is None else parse_json(payload, "PAYLOAD_JSON", usage)
         items = [(0, {**defaults, "payload": data})]
     jobs = [_prepared(item, n) for n, item in items]
     with open_queue(db, create=True) as q:
         if not stdin:
+            before = q.clock.now()
             job_id = q.enqueue_many(jobs)[0]
-            print_json({"id": job_id}) if as_json else print(job_id)
+            existing = bool(_existing(q, jobs, [job_id], before))
+            if existing:
+                print(f"jobq: a live job ({job_id}) already holds unique key "
+                      f"{clean(jobs[0].unique_key, limit=200)!r}: its id is printed, and this "
+                      "job's payload and options were not stored", file=sys.stderr)
+            print_json({"id": job_id, "existing": existing}) if as_json else print(job_id)
             return
         _load(q, jobs, as_json)
+
+
+def _existing(q: Queue, jobs: Sequence[Any], ids: Sequence[int], before: float) -> list[int]:
+    """Which of ``ids`` name jobs that were already there: a job with a unique key that a
+    pending or running job held gets that job's id, and nothing new is stored. Such a job
+    was created before the enqueue began (``before``, read from the queue's clock), or by
+    an earlier job of the same batch."""
+    out, seen = [], set()
+    for job, job_id in zip(jobs, ids):
+        if job.unique_key is not None:
+            if job_id in seen:  # an earlier line of this batch took the key
+                out.append(job_id)
+                continue
+            seen.add(job_id)
+            found = q.get(job_id)
+            if found is not None and found.created_at < before:
+                out.append(job_id)
+    return out
 
 
 def _line_item(line: str, n: int, defaults: dict[str, Any], plain: bool) -> dict | tuple:
@@ -96,25 +124,33 @@ def _prepared(item: dict | tuple, n: int) -> Any:
 
 def _load(q: Queue, jobs: list, as_json: bool) -> None:
     """Write in batches, printing each batch's ids as its commit returns."""
-    stored = 0
+    stored = found = 0
     with _deferred_interrupts() as interrupted:
         for start in range(0, len(jobs), BATCH):
+            batch = jobs[start:start + BATCH]
+            before = q.clock.now()
             try:
-                ids = q.enqueue_many(jobs[start:start + BATCH])
+                ids = q.enqueue_many(batch)
             except Exception as e:
                 if not stored:
                     raise
                 fail(f"{e} ({_stored(stored, len(jobs))} before it)")
+            existing = _existing(q, batch, ids, before)
             if as_json:
-                print_json({"ids": ids, "count": len(ids)})
+                print_json({"ids": ids, "count": len(ids), "existing": existing})
             else:
                 sys.stdout.write("".join(f"{i}\n" for i in ids))
             sys.stdout.flush()
             stored += len(ids)
+            found += len(existing)
             if interrupted and stored < len(jobs):
                 print(f"jobq: interrupted: {_stored(stored, len(jobs))}; the rest were not "
                       "written", file=sys.stderr)
                 raise typer.Exit(130)
+    if found:
+        print(f"jobq: {found} of {len(jobs)} lines had the unique key of a live job: that "
+              "job's id is printed for each, and their payloads were not stored",
+              file=sys.stderr)
 
 
 def _stored(stored: int, total: int) -> str:

@@ -14,10 +14,12 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from jobq_core import Attempt, Job, JobStatus, Stats, WorkerInfo
-from jobq_core.display import checked, duration, job_badge, timestamp
-from jobq_core.error_groups import first_line
+from jobq_core import DEFAULT_BEAT, Attempt, Job, JobStatus, Stats, WorkerInfo, WorkerState
+from jobq_core.display import WORKER_BADGES, checked, duration, job_badge, timestamp
+from jobq_core.error_groups import error_line
 from jobq_core.textsafe import clean
+
+from .tables import NEVER_DROPPED, Col, print_table
 
 span = duration  # the name demo.py and run.py know it by
 
@@ -71,16 +73,19 @@ def worker_json(w: WorkerInfo, now: float) -> dict[str, Any]:
             "queues": None if w.queues is None else list(w.queues),
             "concurrency": w.concurrency, "busy": w.busy, "started_at": w.started_at,
             "last_seen": w.last_seen,
-            "last_seen_ago": max(0.0, now - checked(w)[0].last_seen)}
+            "last_seen_ago": max(0.0, now - checked(w)[0].last_seen),
+            "state": str(worker_state(w, now)), "beat_interval": w.beat_interval,
+            "lease": w.lease}
 
 
 # -- people ---------------------------------------------------------------------------------
 
 def ago(t: float | None, now: float) -> str:
+    """``42s ago``, ``in 3m05s``: whole seconds (a moment, not a measurement)."""
     if t is None:
         return "-"
     d = now - t
-    return f"in {duration(-d)}" if d < 0 else f"{duration(d)} ago"
+    return f"in {duration(int(-d))}" if d < 0 else f"{duration(int(d))} ago"
 
 
 def status_text(job: Job, now: float) -> Text:
@@ -113,18 +118,28 @@ def stats_view(s: Stats, db: str) -> Group:
     return Group(*parts)
 
 
-def jobs_table(jobs: list[Job], now: float) -> Table:
+JOB_COLS = (
+    Col("ID", NEVER_DROPPED, fixed=True, justify="right"),
+    Col("STATUS", NEVER_DROPPED, fixed=True),
+    Col("KIND", 80, least=16, want=32, shrink=4),
+    Col("WHEN", 70, fixed=True),
+    Col("ERROR", 60, least=24, want=40, shrink=3, middle=True),
+    Col("TRIES", 50, fixed=True, justify="right"),
+    Col("QUEUE", 40, least=6, want=14, shrink=2),
+    Col("WORKER", 30, least=8, want=16, shrink=1),
+    Col("PRI", 20, fixed=True, justify="right"),
+)
+
+
+def print_jobs(jobs: list[Job], now: float) -> None:
+    """Jobs as a table fitted to the terminal: ids and statuses whole, the least useful
+    columns dropped or cut first (``tables``)."""
     jobs = [checked(j)[0] for j in jobs]
-    t = Table(box=box.SIMPLE_HEAD)
-    for col in ("ID", "STATUS", "QUEUE", "KIND", "PRI", "TRIES", "WHEN", "WORKER", "ERROR"):
-        t.add_column(col, justify="right" if col in ("ID", "PRI", "TRIES") else "left",
-                     overflow="ellipsis", no_wrap=True)
-    for j in jobs:
-        t.add_row(str(j.id), status_text(j, now), cell(j.queue, limit=20),
-                  cell(j.kind, limit=30), str(j.priority), f"{j.attempts}/{j.max_attempts}",
-                  _when(j, now), cell(j.worker or "", limit=24),
-                  cell(first_line(j.error), "red", limit=50))
-    return t
+    rows = [[str(j.id), status_text(j, now), cell(j.kind, limit=60), _when(j, now),
+             cell(error_line(j.error), "red", limit=200), f"{j.attempts}/{j.max_attempts}",
+             cell(j.queue, limit=40), cell(j.worker or "", limit=60), str(j.priority)]
+            for j in jobs]
+    print_table(console(), JOB_COLS, rows)
 
 
 def _when(j: Job, now: float) -> str:
@@ -175,15 +190,29 @@ def job_view(job: Job, attempts: list[Attempt], now: float) -> Group:
         parts += [Text("last error", style="bold"), cell(job.error, "red", limit=20000,
                                                           multiline=True)]
     if attempts:
-        t = Table(box=box.SIMPLE_HEAD, title="attempts", title_justify="left")
-        for col in ("#", "WORKER", "STARTED", "TOOK", "OUTCOME", "ERROR"):
-            t.add_column(col, overflow="ellipsis", no_wrap=True)
-        for a in attempts:
-            took = "-" if a.started_at is None else duration((a.ended_at or now) - a.started_at)
-            t.add_row(str(a.attempt), cell(a.worker or "", limit=24), ago(a.started_at, now),
-                      took, str(a.outcome), cell(first_line(a.error), "red", limit=60))
-        parts.append(t)
+        parts.append(Text("attempts", style="bold"))
     return Group(*parts)
+
+
+ATTEMPT_COLS = (
+    Col("#", NEVER_DROPPED, fixed=True, justify="right"),
+    Col("OUTCOME", NEVER_DROPPED, fixed=True),
+    Col("STARTED", 80, fixed=True),
+    Col("TOOK", 70, fixed=True),
+    Col("ERROR", 60, least=16, want=40, shrink=1, middle=True),
+    Col("WORKER", 50, least=8, want=16, shrink=2),
+)
+
+
+def print_attempts(attempts: list[Attempt], now: float) -> None:
+    attempts = [checked(a)[0] for a in attempts]
+    rows = []
+    for a in attempts:
+        took = "-" if a.started_at is None else duration((a.ended_at or now) - a.started_at)
+        rows.append([str(a.attempt), str(a.outcome), ago(a.started_at, now), took,
+                     cell(error_line(a.error), "red", limit=200),
+                     cell(a.worker or "", limit=60)])
+    print_table(console(), ATTEMPT_COLS, rows)
 
 
 def _stamp(t: float | None, now: float) -> str:
@@ -195,13 +224,32 @@ def _json_block(value: Any) -> Text:
     return cell(text, limit=20000, multiline=True)
 
 
-def workers_table(workers: list[WorkerInfo], now: float) -> Table:
+WORKER_COLS = (
+    Col("WORKER", NEVER_DROPPED, fixed=True),
+    Col("STATE", NEVER_DROPPED, fixed=True),
+    Col("LAST SEEN", 90, fixed=True),
+    Col("BUSY", 85, fixed=True, justify="right"),
+    Col("HOST", 50, least=8, want=20, shrink=2),
+    Col("PID", 45, fixed=True, justify="right"),
+    Col("QUEUES", 40, least=8, want=20, shrink=1),
+    Col("STARTED", 30, fixed=True),
+)
+
+
+def worker_state(w: WorkerInfo, now: float) -> WorkerState:
+    """Judged by the heartbeat interval the worker recorded (``DEFAULT_BEAT`` for one
+    that recorded none)."""
+    return checked(w)[0].state(now, DEFAULT_BEAT)
+
+
+def print_workers(workers: list[WorkerInfo], now: float) -> None:
     workers = [checked(w)[0] for w in workers]
-    t = Table(box=box.SIMPLE_HEAD)
-    for col in ("WORKER", "HOST", "PID", "QUEUES", "BUSY", "STARTED", "LAST SEEN"):
-        t.add_column(col, overflow="ellipsis", no_wrap=True)
+    rows = []
     for w in workers:
         queues = "*" if w.queues is None else ",".join(w.queues)
-        t.add_row(cell(w.id, limit=40), cell(w.host, limit=24), str(w.pid), cell(queues, limit=30),
-                  f"{w.busy}/{w.concurrency}", ago(w.started_at, now), ago(w.last_seen, now))
-    return t
+        b = WORKER_BADGES[w.state(now, DEFAULT_BEAT)]
+        rows.append([cell(w.id, limit=None), Text(b.label, style=b.style),
+                     ago(w.last_seen, now), f"{w.busy}/{w.concurrency}",
+                     cell(w.host, limit=60), str(w.pid), cell(queues, limit=60),
+                     ago(w.started_at, now)])
+    print_table(console(), WORKER_COLS, rows)

@@ -20,8 +20,8 @@ from rich.text import Text
 
 from jobq_core import Registry, Worker
 
-from . import render
-from .common import DEFAULT_DB, DbOption, fail, friendly, open_queue
+from . import metrics, render
+from .common import DEFAULT_DB, DbOption, Duration, fail, friendly, open_queue, usage
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -33,7 +33,7 @@ def load_registry(ref: str) -> Registry:
     attr = attr or "registry"
     if not module_name or not all(p.isidentifier() for p in module_name.split(".")) \
             or not attr.isidentifier():
-        fail(f"--app must look like MODULE or MODULE:ATTR (e.g. myapp.tasks:registry), got {ref!r}")
+        usage(f"--app must look like MODULE or MODULE:ATTR (e.g. myapp.tasks:registry), got {ref!r}")
     cwd = os.getcwd()
     if cwd not in sys.path:
         sys.path.insert(0, cwd)
@@ -77,9 +77,9 @@ def run(
         metavar="K", help="--pool process: replace a child process after K jobs.")] = None,
     queue: Annotated[Optional[list[str]], typer.Option(
         "--queue", help="Only claim from this queue (repeatable; default: all).")] = None,
-    lease: Annotated[float, typer.Option(help="Lease term in seconds.")] = 30.0,
-    grace: Annotated[float, typer.Option(
-        help="Seconds running jobs get to finish on shutdown before they are released.")] = 30.0,
+    lease: Annotated[float, Duration("Lease term (90, 90s, 2m).")] = 30.0,
+    grace: Annotated[float, Duration(
+        "How long running jobs get to finish on shutdown before they are released.")] = 30.0,
     burst: Annotated[bool, typer.Option(
         "--burst", help="Exit (status 0) once no job is ready and none is running.")] = False,
     log_level: Annotated[str, typer.Option(help="DEBUG, INFO, WARNING or ERROR.")] = "INFO",
@@ -88,6 +88,13 @@ def run(
         help="FULL: every commit reaches the disk before it returns (survives power loss). "
              "Default: NORMAL on SQLite; the server's synchronous_commit on PostgreSQL.",
     )] = None,
+    metrics_port: Annotated[Optional[int], typer.Option(
+        metavar="PORT", min=0, max=65535,
+        help="Serve Prometheus metrics on http://HOST:PORT/metrics while the worker runs "
+             "(the queue's gauges and this worker's outcomes and durations).")] = None,
+    metrics_host: Annotated[str, typer.Option(
+        metavar="HOST", help="Address for --metrics-port (loopback by default: exposing "
+                             "it further is the operator's choice).")] = "127.0.0.1",
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Run a worker: claim jobs, run their handlers, record the outcomes.
@@ -95,31 +102,39 @@ def run(
     SIGTERM or Ctrl-C stops it gracefully; a second Ctrl-C exits at once."""
     level = log_level.upper()
     if level not in LOG_LEVELS:
-        fail(f"--log-level must be one of {', '.join(LOG_LEVELS)}, got {log_level!r}")
+        usage(f"--log-level must be one of {', '.join(LOG_LEVELS)}, got {log_level!r}")
     if not lease > 0:
-        fail(f"--lease must be > 0 seconds, got {lease}")
+        usage(f"--lease must be > 0 seconds, got {lease}")
     if not grace >= 0:
-        fail(f"--grace must be >= 0 seconds, got {grace}")
+        usage(f"--grace must be >= 0 seconds, got {grace}")
     if synchronous is not None and synchronous.upper() not in ("NORMAL", "FULL"):
-        fail(f"--synchronous must be NORMAL or FULL, got {synchronous!r}")
+        usage(f"--synchronous must be NORMAL or FULL, got {synchronous!r}")
     if pool not in ("thread", "process"):
-        fail(f"--pool must be thread or process, got {pool!r}")
+        usage(f"--pool must be thread or process, got {pool!r}")
     if max_jobs_per_child is not None:
         if pool != "process":
-            fail("--max-jobs-per-child applies to --pool process only")
+            usage("--max-jobs-per-child applies to --pool process only")
         if max_jobs_per_child < 1:
-            fail(f"--max-jobs-per-child must be >= 1, got {max_jobs_per_child}")
+            usage(f"--max-jobs-per-child must be >= 1, got {max_jobs_per_child}")
     registry = load_registry(app)
     durability = {} if synchronous is None else {"synchronous": synchronous.upper()}
     with open_queue(db, create=True, **durability) as q:
         worker = Worker(q, registry, concurrency=concurrency, queues=queue or None, lease=lease,
                         grace=grace, pool=pool, max_jobs_per_child=max_jobs_per_child,
                         app=app_name(app) if pool == "process" else None)
-        if sys.stderr.isatty() and sys.stdout.isatty():
-            _run_live(worker, level, str(db), burst)
-        else:
-            _setup_plain_logging(level)
-            worker.run(burst=burst)
+        server = None
+        if metrics_port is not None:  # before the worker registers: a taken port stops here
+            server = metrics.serve(worker, metrics_host, metrics_port)
+        try:
+            if sys.stderr.isatty() and sys.stdout.isatty():
+                _run_live(worker, level, str(db), burst, server)
+            else:
+                _setup_plain_logging(level)
+                _say_where(server)
+                worker.run(burst=burst)
+        finally:
+            if server is not None:
+                server.close()
 
 
 def _setup_plain_logging(level: str) -> None:
@@ -131,7 +146,14 @@ def _setup_plain_logging(level: str) -> None:
     root.propagate = False
 
 
-def _run_live(worker: Worker, level: str, db: str, burst: bool) -> None:
+def _say_where(server) -> None:
+    if server is not None:
+        host = f"[{server.host}]" if ":" in server.host else server.host
+        logging.getLogger("jobq.metrics").info("serving metrics on http://%s:%d/metrics",
+                                               host, server.port)
+
+
+def _run_live(worker: Worker, level: str, db: str, burst: bool, server) -> None:
     from rich.logging import RichHandler
 
     console = Console(stderr=True, highlight=False)
@@ -140,6 +162,7 @@ def _run_live(worker: Worker, level: str, db: str, burst: bool) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level)
     root.propagate = False
+    _say_where(server)
     with Live(LiveView(worker, db), console=console, refresh_per_second=4, transient=True):
         worker.run(burst=burst)
 

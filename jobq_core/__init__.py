@@ -15,11 +15,12 @@ from .errors import (
     PayloadTooLarge,
     SchemaTooNew,
     StorageFull,
+    UnusableConnection,
 )
 from .new_jobs import DEFAULT_MAX_ATTEMPTS, encode_json, prepare
 from .queue import DEFAULT_LEASE, Queue
 from .types import (
-    LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats,
+    DEFAULT_BEAT, FORGET_AFTER, LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats,
     RawJSON, Stats, Throughput, WorkerInfo, WorkerState,
 )
 from .registry import JobContext, Registry
@@ -31,5 +32,6 @@ __all__ = [
     "DatabaseUnavailable", "ForeignTable", "InvalidState", "Job", "JobContext", "JobNotFound",
     "JobStatus", "JobqError", "LeaseLost", "NetworkFilesystemWarning", "NotADatabase",
     "Outcome", "PayloadTooLarge", "Queue", "QueueStats", "RawJSON", "Registry", "SchemaTooNew",
-    "Stats", "StorageFull", "SystemClock", "Worker", "WorkerInfo", "WorkerState",
+    "Stats", "StorageFull", "SystemClock", "UnusableConnection", "Worker", "WorkerInfo",
+    "WorkerState", "DEFAULT_BEAT", "FORGET_AFTER",
 ]

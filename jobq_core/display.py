@@ -54,6 +54,7 @@ def timestamp(t: float | None) -> str:
 # name) and times (seconds since the epoch).
 _INTS = {"priority", "attempts", "max_attempts", "attempt", "token", "pid", "concurrency",
          "busy", "id", "job_id"}
+_INTERVALS = {"beat_interval", "lease"}  # seconds a worker recorded; None if unreadable
 _TIMES = {"run_at", "lease_until", "created_at", "started_at", "finished_at", "heartbeat_at",
           "ended_at", "last_seen"}
 
@@ -81,6 +82,10 @@ def checked(record: R) -> tuple[R, tuple[str, ...]]:
         elif f.name in _INTS and str(f.type).startswith("int") and type(value) is not int:
             bad[f.name] = 0
             problems.append(f"{f.name} = {value!r:.60} (not an integer)")
+        elif f.name in _INTERVALS and not (type(value) in (int, float) and math.isfinite(value)
+                                           and value > 0):
+            bad[f.name] = None
+            problems.append(f"{f.name} = {value!r:.60} (not a number of seconds)")
         elif f.name == "progress" and not (type(value) in (int, float) and 0 <= value <= 1):
             bad[f.name] = None
             problems.append(f"progress = {value!r:.60} (not a fraction)")

@@ -2,9 +2,15 @@
 
 * ``error_line``: the line of an error that says what went wrong — its first line, or for a
   Python traceback its last line (the exception).
-* ``group_dead``: dead jobs of one kind whose error lines are equal once numbers are
-  ignored form one ``ErrorGroup`` (``HTTP 502 for invoice INV-59476`` and ``... INV-59480``
-  are one group), so one bad deploy is one row with a count.
+* ``group_key``: an error line with the parts that differ from job to job of one failure
+  folded to ``#``: long numbers (4 digits or more: invoice, order and job numbers, ports,
+  pids), hex ids with a digit in them (``9f2e0a1c``, a UUID, ``ab12``), decimals, dates,
+  clock times and durations (``42s``, ``1m05s``). Short numbers stay: they carry meaning (an
+  HTTP status, an errno, an exit code), so ``HTTP 502 ... INV-59476`` and
+  ``HTTP 404 ... INV-59480`` are different failures.
+* ``group_dead``: dead jobs of one kind with the same ``group_key`` form one
+  ``ErrorGroup`` (``HTTP 502 for invoice INV-59476`` and ``... INV-59480`` are one group),
+  so one bad deploy is one row with a count.
 """
 from __future__ import annotations
 
@@ -13,7 +19,14 @@ from collections.abc import Iterable
 
 from .types import ErrorGroup
 
-_DIGITS = re.compile(r"\d+")
+_FOLD = re.compile(r"""
+    \d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?     # dates, timestamps
+  | \d+(?:\.\d+)+                                   # decimals, versions
+  | \b\d{1,2}:\d{2}(?::\d{2})?\b                    # clock times
+  | \b\d+(?:ms|[smhd])(?:\d+(?:ms|[smhd]))*\b        # durations: 42s, 1m05s, 350ms
+  | \b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{4,}\b # hex ids: ab12, 9f2e0a1c, UUID parts
+  | \d{4,}                                          # long numbers: ids, not meanings
+""", re.VERBOSE | re.IGNORECASE)
 
 
 def first_line(value: object) -> str:
@@ -35,6 +48,12 @@ def error_line(error: object) -> str:
     return line
 
 
+def group_key(error: object) -> str:
+    """What jobs that failed the same way share: their error line (``error_line``) with
+    the parts that vary from job to job folded (see the module's description)."""
+    return _FOLD.sub("#", error_line(error))
+
+
 def group_dead(
     rows: Iterable[tuple[str, str, int, float, int, Iterable[str]]], limit: int,
 ) -> list[ErrorGroup]:
@@ -47,9 +66,10 @@ def group_dead(
     groups: dict[tuple[str, str], dict] = {}
     for kind, error, n, finished, last_id, queues in rows:
         line = error_line(error)
-        g = groups.setdefault((kind, _DIGITS.sub("#", line)), {
+        key = _FOLD.sub("#", line)
+        g = groups.setdefault((kind, key), {
             "kind": kind, "line": line, "count": 0, "last_finished_at": finished,
-            "last_id": last_id, "queues": set(), "match": _DIGITS.split(line, 1)[0],
+            "last_id": last_id, "queues": set(), "match": _FOLD.split(line, 1)[0], "key": key,
         })
         g["count"] += n
         g["queues"].update(queues)

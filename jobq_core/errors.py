@@ -61,6 +61,14 @@ class DatabaseUnavailable(JobqError):
     """The database is locked for longer than the busy timeout, read-only, or gone."""
 
 
+class UnusableConnection(JobqError):
+    """The connection given with ``conn=`` cannot take jobq's write: it is closed, it
+    reaches another database than the queue's, it is not a connection jobq can use (a
+    ``sqlite3.Connection`` for SQLite, a ``psycopg.Connection`` for PostgreSQL), or jobq's
+    statement would not run inside a transaction of the caller's (autocommit with none
+    open, or a failed transaction). Raised before anything is written."""
+
+
 class NetworkFilesystemWarning(UserWarning):
     """The database is on a network filesystem, where SQLite's WAL mode is unsafe: its
     shared-memory index only works between processes on one machine."""

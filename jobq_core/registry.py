@@ -5,7 +5,10 @@ a ``JobContext``. Its return value (JSON) is stored as the job's result.
 
 Delivery is at-least-once: after a crash or an expired lease a handler may run again for
 the same job, possibly while a stalled earlier run is still going. Handlers must be
-idempotent; ``ctx.cancelled`` tells a run that its result will be thrown away.
+idempotent; ``ctx.cancelled`` tells a run that its result will be thrown away. Writes to
+the queue's own database can be exactly once: ``ctx.complete(conn=...)`` completes the job
+inside the application's transaction, fenced, so they commit with the completion or not
+at all.
 """
 from __future__ import annotations
 
@@ -18,6 +21,9 @@ from typing import TYPE_CHECKING, Any
 from .backoff import Backoff
 from .checks import MAX_LEASE, check_int, check_name, check_seconds
 from .errors import LeaseLost
+from .new_jobs import encode_json
+from .store import connection_ops
+from .store.base import Completion, ConnectionIdentity
 
 if TYPE_CHECKING:
     from .queue import Queue
@@ -109,7 +115,7 @@ class JobContext:
     """
 
     __slots__ = ("job_id", "attempt", "worker_id", "kind", "_queue", "_token", "_lease",
-                 "_cancelled")
+                 "_cancelled", "completed_on_conn")
     _create_lock = threading.Lock()
 
     def __init__(self, queue: Queue, job_id: int, token: int, attempt: int, worker_id: str,
@@ -122,6 +128,10 @@ class JobContext:
         self._token = token
         self._lease = lease
         self._cancelled: threading.Event | None = None
+        # Set before a completion on the application's connection is written: whether it
+        # committed is known only from the database, which the worker reads once the
+        # handler has returned (and it stops extending the lease meanwhile).
+        self.completed_on_conn = False
 
     @property
     def cancelled(self) -> threading.Event:
@@ -150,6 +160,35 @@ class JobContext:
         except LeaseLost:
             self.cancelled.set()
             raise
+
+    def complete(self, result: Any = None, *, conn: Any) -> None:
+        """Mark this job succeeded with ``result`` inside the application's transaction on
+        ``conn`` (its own ``sqlite3``/``psycopg`` connection to the queue's database): the
+        fenced completion is written there, so the job is succeeded in the same commit as
+        the application's writes, and never without them. Raises ``LeaseLost`` when
+        another run owns the job: roll back (a ``with`` block does, as the exception
+        leaves it). After the handler returns, the worker writes nothing of its own for
+        this run if the job was completed this way; if the transaction was rolled back
+        instead, it records the handler's outcome as usual. Commit or roll back before
+        returning. ``UnusableConnection``: see ``Queue.enqueue``."""
+        if conn is None:
+            raise TypeError("ctx.complete() needs conn=: the application's connection whose "
+                            "transaction the completion joins")
+        text = None if result is None else encode_json(result, "result")
+        ops = connection_ops(conn)
+        now = self.prepare_complete(ops.identity(conn))
+        if not ops.complete(conn, Completion(self.job_id, self._token, text), now):
+            self.cancelled.set()
+            raise LeaseLost(self.job_id, self._token)
+
+    def prepare_complete(self, identity: ConnectionIdentity) -> float:
+        """The worker's side of ``complete``: check that the application's connection
+        (``identity``, read where it lives) reaches the queue's database, mark the run as
+        completed on it, and return the time to write. A process pool's child asks its
+        worker for this; the write itself happens on the child's connection."""
+        self._queue.check_connection(identity)
+        self.completed_on_conn = True
+        return self._queue.clock.now()
 
     def __repr__(self) -> str:
         return f"JobContext(job_id={self.job_id}, attempt={self.attempt}, worker={self.worker_id!r})"

@@ -92,6 +92,15 @@ class WorkerState(enum.StrEnum):
     LOST = "lost"  # missed two: probably dead; its jobs come back when their leases run out
 
 
+DEFAULT_BEAT = 10.0
+"""Seconds between heartbeats assumed for a worker that recorded none (an older jobq's):
+a third of the default 30 s lease, as a worker beats."""
+
+FORGET_AFTER = 300.0
+"""Seconds without a beat after which a worker is forgotten (ten of its own beat
+intervals, when that is longer): ``WorkerInfo.forgotten``."""
+
+
 @dataclass(frozen=True, slots=True)
 class WorkerInfo:
     id: str
@@ -102,17 +111,29 @@ class WorkerInfo:
     started_at: float
     last_seen: float
     busy: int = 0
+    beat_interval: float | None = None  # seconds between its beats; None: not recorded
+    lease: float | None = None  # its default lease term; None: not recorded
+
+    def expected_beat(self, beat: float) -> float:
+        """The interval this worker is judged by: the one it recorded, else ``beat``."""
+        return self.beat_interval if self.beat_interval and self.beat_interval > 0 else beat
 
     def state(self, now: float, beat: float) -> WorkerState:
-        """Late after one missed beat (every ``beat`` seconds), lost after two, each with
-        half a beat of grace for scheduling jitter. ``beat`` is the workers' heartbeat
-        interval, which the registry does not store: the caller says what it expects."""
+        """Late after one missed beat, lost after two, each with half a beat of grace for
+        scheduling jitter. A worker is judged by the heartbeat interval it recorded when it
+        registered; ``beat`` is only assumed for one that recorded none (an older jobq)."""
+        every = self.expected_beat(beat)
         age = now - self.last_seen
-        if age > 2.5 * beat:
+        if age > 2.5 * every:
             return WorkerState.LOST
-        if age > 1.5 * beat:
+        if age > 1.5 * every:
             return WorkerState.LATE
         return WorkerState.OK
+
+    def forgotten(self, now: float, beat: float) -> bool:
+        """Whether it has been silent long enough to be dropped from the registry:
+        ``FORGET_AFTER`` seconds, or ten of its beat intervals when that is longer."""
+        return now - self.last_seen > max(FORGET_AFTER, 10 * self.expected_beat(beat))
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,13 +198,16 @@ class Throughput:
 
 @dataclass(frozen=True, slots=True)
 class ErrorGroup:
-    """Dead jobs of one kind that failed the same way: the same error line once numbers
-    are ignored (``HTTP 502 for invoice INV-59476`` and ``... INV-59480`` are one group).
+    """Dead jobs of one kind that failed the same way: the same error line once the parts
+    that vary from job to job are folded (``error_groups.group_key``: ``HTTP 502 for
+    invoice INV-59476`` and ``... INV-59480`` are one group, ``HTTP 404 ...`` another).
 
     The error line is the first line of the error, or for a Python traceback its last
-    line (the exception). ``match`` is a substring every job of the group has in its
-    error (the line up to its first number): ``error_contains=match`` with ``kind``
-    selects the group, and may also take in other groups whose line starts alike.
+    line (the exception). ``key`` is that folded line: a job is in the group when its kind
+    is ``kind`` and ``group_key(job.error) == key``. ``match`` is a substring every job of
+    the group has in its error (the line up to its first folded part): ``error_contains=
+    match`` with ``kind`` narrows a query to the group and maybe others that start alike,
+    which ``key`` then tells apart.
     """
 
     kind: str
@@ -193,3 +217,4 @@ class ErrorGroup:
     last_id: int  # the most recent dead job of the group
     queues: tuple[str, ...]
     match: str
+    key: str = ""

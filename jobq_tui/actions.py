@@ -1,5 +1,5 @@
 """The monitor's write actions: retry a dead job, retry every dead job matching the
-filter, cancel a job; retry or cancel the jobs marked with ``space``. A mixin of
+filter, cancel a job; retry or cancel the jobs marked with ``space``; forget lost workers. A mixin of
 ``MonitorApp``.
 
 Each asks first, with a confirmation that says how many jobs it touches, and then runs in
@@ -13,7 +13,7 @@ from collections.abc import Callable
 from rich.text import Text
 from textual import work
 
-from jobq_core import JobqError, JobStatus
+from jobq_core import JobqError, JobStatus, WorkerState
 
 from .filters import Filter, group_filter
 from .screens import ConfirmScreen
@@ -23,8 +23,9 @@ from .views.cells import literal
 
 
 class WriteActions:
-    """Needs from its host app: ``source``, ``filter``, ``view``, ``table()``, ``say()``,
-    ``request_poll()``, ``push_screen()`` and ``call_from_thread()``."""
+    """Needs from its host app: ``source``, ``filter``, ``view``, ``snapshot``, ``clock``,
+    ``beat``, ``table()``, ``say()``, ``request_poll()``, ``push_screen()`` and
+    ``call_from_thread()``."""
 
     def action_mark(self) -> None:
         table = self.table()
@@ -101,8 +102,9 @@ class WriteActions:
             return
         msg = Text(f"Retry {_jobs(n, 'dead')}?", "bold")
         msg.append(f"\n{what}")
-        for label, value in (("queue", filt.queue), ("kind", filt.kind),
-                             ("error contains", filt.error)):
+        error = ("error", f"{filt.group}  (# is any id or long number)") if filt.group \
+            else ("error contains", filt.error)
+        for label, value in (("queue", filt.queue), ("kind", filt.kind), error):
             if value:
                 msg.append(f"\n  {label}: ")
                 msg.append_text(literal(value, limit=120))
@@ -132,6 +134,32 @@ class WriteActions:
         msg = Text(f"Cancel job {job_id}? A pending job is cancelled at once; a running "
                    "one is asked to stop at its next heartbeat.")
         self._ask(msg, "cancel", cancel)
+
+    def action_forget_lost(self) -> None:
+        """Workers view: drop lost workers from the registry (``X``)."""
+        if not VIEWS[self.view].forgets:
+            self.say("X forgets lost workers: open the Workers view (3)")
+            return
+        snap, now = self.snapshot, self.clock.now()
+        lost = [w for w in (snap.workers if snap else ())
+                if w.state(now, self.beat) == WorkerState.LOST]
+        if not lost:
+            self.say("no lost workers to forget")
+            return
+        msg = Text(f"Forget {len(lost)} lost worker{'' if len(lost) == 1 else 's'}?", "bold")
+        for w in lost[:5]:
+            msg.append("\n  ")
+            msg.append_text(literal(w.id, limit=60))
+        if len(lost) > 5:
+            msg.append(f"\n  and {len(lost) - 5} more")
+        msg.append("\nTheir registry entries are deleted (their jobs come back when their "
+                   "leases run out); one that beats again registers again.")
+
+        def forget() -> str:
+            n = self.source.forget_workers(lost)
+            return f"forgot {n} lost worker{'' if n == 1 else 's'}"
+
+        self._ask(msg, "forget", forget)
 
     def _ask(self, question: Text, verb: str, act: Callable[[], str]) -> None:
         """Confirm, then ``act`` in a thread; it returns what to say when it has worked."""

@@ -35,12 +35,12 @@ from .screens import DetailScreen, HelpScreen, detail_text
 from .source import Snapshot, Source, Unavailable
 from .views import ROW_LIMIT, VIEWS, View, sort_rows
 from .views.cells import literal
-from .widgets.header import HeaderState, StatusHeader, TextLine
+from .widgets.header import HeaderState, StatusHeader, TextLine, stale_after
 from .widgets.tables import JobTable
 
 _MAIN_VIEW_ACTIONS = frozenset({"filter", "clear_filter", "pause", "refresh", "sort",
                                 "sort_reverse", "group", "retry", "retry_all", "cancel_job",
-                                "mark", "view"})
+                                "mark", "view", "forget_lost"})
 WIDE = 120  # columns from which the rich layout (more columns, longer sparklines) is used
 MIN_SIZE = (50, 12)  # below this: "terminal too small"
 RICH = (160, 40)  # from this size: queues and workers in a side column too
@@ -63,6 +63,7 @@ class MonitorApp(WriteActions, App):
         Binding("R", "retry", "retry"),
         Binding("A", "retry_all", "retry all"),
         Binding("K", "cancel_job", "cancel"),
+        Binding("X", "forget_lost", "forget lost", show=False),
         Binding("q", "quit", "quit"),
         *[Binding(str(i + 1), f"view('{name}')", v.title, show=False)
           for i, (name, v) in enumerate(VIEWS.items())],
@@ -244,9 +245,11 @@ class MonitorApp(WriteActions, App):
 
     def _render_all(self, tables: bool) -> None:
         now = self.clock.now()
+        frozen_at = self._frozen_at(now)
         st = HeaderState(self.source.path, self.live, self.interval, self.source.read_only,
                          self.beat)
-        self._main.query_one(StatusHeader).show_state(self.snapshot, now, st, self.wide)
+        self._main.query_one(StatusHeader).show_state(self.snapshot, now, st, self.wide,
+                                                      frozen_at)
         banner = self._main.query_one("#banner", Static)
         blockers = self.snapshot.blockers if self.snapshot is not None else ()
         if self.error:
@@ -263,14 +266,14 @@ class MonitorApp(WriteActions, App):
         if not tables:
             self._render_status()
             return
-        # Whole seconds: countdowns change once a second, whichever timer asks; and the
-        # tables are rebuilt at most once per second and state (a full redraw of a table
-        # costs far more than building its rows).
-        now = math.floor(now)
+        # The tables are rebuilt at most once per whole second and state (a full redraw
+        # of a table costs far more than building its rows); their rows are judged at the
+        # same moment as the header. Frozen data is shown at its own time.
+        now = now if frozen_at is None else frozen_at
         snap = self.snapshot
         key = (None if snap is None else
                (snap.read_at, snap.version, snap.view, snap.grouped, snap.filter),
-               now, self.view, self.grouped, tuple(self.sort_by.items()), self.filter,
+               math.floor(now), self.view, self.grouped, tuple(self.sort_by.items()), self.filter,
                self.wide, self._rich, self.error)
         if key == self._table_key:
             self._render_status()
@@ -281,6 +284,17 @@ class MonitorApp(WriteActions, App):
             self._render_side(now)
             self._want_preview()
         self._render_status()
+
+    def _frozen_at(self, now: float) -> float | None:
+        """The time to show the data at, when it is not ``now``: while paused, stale or
+        unreadable, the last time the data was known current. Countdowns and warnings
+        then stop there instead of running on into alarms the data does not support."""
+        snap = self.snapshot
+        if snap is None:
+            return None
+        if self.live and not self.error and now - snap.checked_at <= stale_after(self.interval):
+            return None
+        return min(now, snap.checked_at)
 
     def _render_table(self, now: float) -> None:
         v = self.shown
@@ -403,7 +417,8 @@ class MonitorApp(WriteActions, App):
     # -- actions --------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("retry", "retry_all", "cancel_job", "mark") and self.source.read_only:
+        if action in ("retry", "retry_all", "cancel_job", "mark", "forget_lost") \
+                and self.source.read_only:
             return False  # hidden, not greyed out: a read-only monitor has no such keys
         if action == "pause" and isinstance(self.screen, DetailScreen):
             return True  # the detail screen is live too

@@ -27,6 +27,7 @@ class Filter:
     status: str | None = None
     words: tuple[str, ...] = field(default=())
     text: str = ""
+    group: str | None = None  # a dead group's key (``group_key``): exactly its jobs
 
     @property
     def empty(self) -> bool:
@@ -64,10 +65,11 @@ def parse_filter(text: str) -> Filter:
 
 
 def group_filter(g: ErrorGroup) -> Filter:
-    """The filter that selects the dead jobs of a group (its kind, and ``error:`` its
-    ``match``), with the text that parses back to it, to show in the status line."""
-    return Filter(kind=g.kind, error=g.match or None, text=_filter_text(kind=g.kind,
-                                                                        error=g.match))
+    """The filter that selects the dead jobs of a group: its kind, ``error:`` its
+    ``match`` (which the database narrows by) and its ``key`` (which tells the group from
+    others whose errors start alike), with text to show in the status line."""
+    return Filter(kind=g.kind, error=g.match or None, group=g.key or None,
+                  text=_filter_text(kind=g.kind, error=g.match))
 
 
 def _filter_text(**terms: str | None) -> str:

@@ -21,6 +21,7 @@ what it returns. Hazards and invariants:
 """
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Iterator, Sequence
@@ -34,12 +35,14 @@ from jobq_core import (
 )
 
 from jobq_core.display import checked
+from jobq_core.error_groups import group_key
 
 from .filters import Filter
 from .views import ROW_LIMIT, VIEWS
 
 SPARK_BUCKET = 10.0  # seconds per sparkline bucket
 SPARK_SPAN = 300.0  # seconds of history in the sparklines
+RATE_SPAN = 6.0  # seconds of one-second buckets read for the headline rates (``rates``)
 READ_BUSY_TIMEOUT = 1.0  # a poll never waits long on a lock: it reports and tries again
 WRITE_BUSY_TIMEOUT = 5.0
 
@@ -69,6 +72,7 @@ class Snapshot:
     read_seconds: float  # wall time of the read (monotonic)
     stats: Stats
     throughput: Throughput
+    recent: Throughput  # one-second buckets over the last RATE_SPAN seconds (``rates``)
     workers: tuple[WorkerInfo, ...]
     running: tuple[Job, ...]
     rows: tuple[Any, ...] = field(default=())  # the view's own rows (``View.read``)
@@ -179,6 +183,7 @@ class Source:
         started = time.monotonic()
         stats = q.stats(window=3600.0)
         throughput = q.throughput(span=SPARK_SPAN, bucket=SPARK_BUCKET)
+        recent = q.throughput(span=RATE_SPAN, bucket=1.0)
         workers = tuple(q.workers())
         # Unfiltered: the header's expired-lease warning must see every running job.
         running = tuple(q.list("running", limit=ROW_LIMIT, payloads=False))
@@ -191,7 +196,7 @@ class Source:
         else:
             rows, rows_at = v.read(q, filt, grouped), now
         return Snapshot(view, filt, grouped, version, now, now, time.monotonic() - started,
-                        stats, throughput, _shown(workers), _shown(running), _shown(rows),
+                        stats, throughput, recent, _shown(workers), _shown(running), _shown(rows),
                         rows_at, frozen=q.frozen, blockers=tuple(q.write_blockers()))
 
     def version(self) -> int:
@@ -241,14 +246,59 @@ class Source:
                     skipped += 1
         return done, skipped
 
+    def forget_workers(self, workers: Sequence[WorkerInfo]) -> int:
+        """Delete these registry entries (each only if it has not beaten since it was
+        read); returns how many."""
+        with self._writer() as q:
+            return q.forget_workers(workers)
+
     def count_dead(self, filt: Filter) -> int:
-        """How many dead jobs ``retry_dead`` would retry (queue, kind and error only)."""
+        """How many dead jobs ``retry_dead`` would retry (queue, kind and error only; with a
+        dead group's filter, exactly that group's jobs)."""
         with self._reading() as q:
+            if filt.group is not None:
+                return len(_group_ids(q, filt))
             return q.count("dead", filt.queue, filt.kind, error_contains=filt.error)
 
     def retry_dead(self, filt: Filter) -> int:
+        if filt.group is not None:  # only the group's jobs, not others that start alike
+            with self._reading() as q:
+                ids = _group_ids(q, filt)
+            return self.retry_many(ids)[0]
         with self._writer() as q:
             return q.retry_dead(queue=filt.queue, kind=filt.kind, error_contains=filt.error)
+
+
+def rates(recent: Throughput, at: float, window: float = 2.0) -> tuple[float, float]:
+    """Jobs succeeded and attempts failed per second over the last ``window`` whole
+    seconds before ``at`` plus the part of the second ``at`` is in, counted for what it is
+    (its jobs over the time it has run), so a rate follows a drain within about two
+    seconds. ``at`` is the time the data is complete up to (``Snapshot.checked_at``):
+    nothing was committed between the read and then, so a rate falls to zero when work
+    stops, even while the snapshot is reused."""
+    start = math.floor(at) - window
+    elapsed = at - start
+    done = fail = 0
+    for i, (ok, failed) in enumerate(zip(recent.succeeded, recent.failed)):
+        t = recent.start + i * recent.bucket
+        if start <= t < at:
+            done += ok
+            fail += failed
+    return done / elapsed, fail / elapsed
+
+
+def _group_ids(q: Queue, filt: Filter, page: int = 1000) -> list[int]:
+    """The dead jobs of the group ``filt`` selects: those the database finds by its kind
+    and ``match``, kept when their error folds to the group's key."""
+    ids: list[int] = []
+    offset = 0
+    while True:
+        jobs = q.list("dead", filt.queue, filt.kind, error_contains=filt.error, limit=page,
+                      offset=offset, payloads=False)
+        ids += [j.id for j in jobs if group_key(j.error) == filt.group]
+        if len(jobs) < page:
+            return ids
+        offset += page
 
 
 def _shown(records: Sequence[Any]) -> tuple[Any, ...]:
@@ -262,4 +312,4 @@ def _plain_error(e: BaseException) -> str:
     return str(e) or type(e).__name__
 
 
-__all__ = ["ReadOnly", "Snapshot", "Source", "SourceError", "Unavailable"]
+__all__ = ["ReadOnly", "Snapshot", "Source", "SourceError", "Unavailable", "rates"]

@@ -1,5 +1,6 @@
 """The reaper: returns running jobs whose lease ran out to pending (after a backoff delay)
-or to dead, through the store's ``job_reap_expired`` (``Queue.reap()``).
+or to dead, through the store's ``job_reap_expired`` (``Queue.reap()``), and drops the
+registry entries of workers silent past their forget time (``Queue.forget_silent_workers``).
 
 Every worker runs a reaper, so no separate process is needed: once when it starts, then
 from its heartbeat thread whenever ``interval`` has passed (``run_if_due``). Several
@@ -33,6 +34,7 @@ class Reaper:
         lost in between."""
         try:
             n = self.queue.reap()
+            forgot = self.queue.forget_silent_workers()
         except JobqError as e:
             log.warning("reaper: %s", e)
             n = 0
@@ -42,6 +44,8 @@ class Reaper:
         else:
             if n:
                 log.info("reaper: %d job(s) with an expired lease returned to the queue", n)
+            if forgot:
+                log.info("reaper: forgot %d worker(s) silent past their forget time", forgot)
         self._due = time.monotonic() + self.interval
         return n
 

@@ -65,6 +65,19 @@ def open_store(database: str | os.PathLike[str], **options: Any) -> Store:
     return SqliteStore(path, **options)
 
 
+def connection_ops(conn: object):
+    """The backend module that writes on an application's connection of ``conn``'s type
+    (``sqlite/app_connection.py`` or ``postgres/app_connection.py``): ``identity(conn)``,
+    ``insert_many(conn, jobs, now)``, ``complete(conn, completion, now)``. Opens nothing:
+    a process pool's child uses it on its own application connection. A connection of
+    neither kind gets SQLite's, which refuses it with ``UnusableConnection``."""
+    if any(k.__module__.split(".")[0] == "psycopg" for k in type(conn).__mro__):
+        from .postgres import app_connection
+    else:
+        from .sqlite import app_connection
+    return app_connection
+
+
 def _open_postgres(url: str, options: dict[str, Any]) -> Store:
     try:
         import psycopg  # noqa: F401
@@ -80,4 +93,4 @@ def _open_postgres(url: str, options: dict[str, Any]) -> Store:
     return PostgresStore(url, **options)
 
 
-__all__ = ["POSTGRES_OPTIONS", "POSTGRES_SCHEMES", "SQLITE_OPTIONS", "Store", "open_store", "sqlite_path"]
+__all__ = ["connection_ops", "POSTGRES_OPTIONS", "POSTGRES_SCHEMES", "SQLITE_OPTIONS", "Store", "open_store", "sqlite_path"]

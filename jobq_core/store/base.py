@@ -16,7 +16,11 @@ every backend keeps, beyond what each method says:
 * **Tokens** are fresh for every claim and never reused for the same job: a stale claim
   can never match a later one.
 * **Transactions.** Each method is one transaction (or several short ones for bulk
-  maintenance: reap, prune), so a crash leaves every job in exactly one state.
+  maintenance: reap, prune), so a crash leaves every job in exactly one state. The
+  exceptions are the ``*_on`` operations, which run on the *caller's* connection, inside
+  the caller's transaction: the store first checks that the connection reaches its own
+  database (``same_database``) and can take the write, raising ``UnusableConnection``
+  before writing anything, and never commits or rolls that transaction back.
 * **Errors.** ``job_retry`` and ``job_cancel`` raise ``JobNotFound`` for a missing job and
   ``InvalidState`` for a job in the wrong state; nothing else raises for a missing job
   (reads return None or empty). Database failures become ``JobqError`` subclasses:
@@ -32,12 +36,16 @@ every backend keeps, beyond what each method says:
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 from ..clock import Clock
+from ..display import duration, timestamp
 from ..types import Attempt, ErrorGroup, ExtendResult, Job, Stats, Throughput, WorkerInfo
+
+FINISHED_STATUSES = ("succeeded", "dead", "cancelled")
+"""Every status ``job_prune`` may delete."""
 
 RetryDelay = Callable[[int], float]
 """Seconds to wait before the next attempt, given the number of the attempt that failed."""
@@ -45,6 +53,15 @@ RetryDelay = Callable[[int], float]
 
 # The error recorded for an attempt an operator took back (``job_retry(force=True)``).
 TAKEN_BACK = "taken back by an operator (retry --force): this worker's lease was revoked"
+
+
+def lease_expired(lease_until: float, now: float) -> str:
+    """The error recorded for an attempt whose lease the reaper found run out, with the
+    moment in UTC and how long before the reap it was, for people to read. The worker is
+    in the attempt's record, not in the text: jobs lost with different workers are one
+    failure to the Dead view's groups."""
+    return (f"lease expired at {timestamp(lease_until)} ({duration(now - lease_until)} before "
+            "it was reaped) with no heartbeat from its worker; the attempt counts as failed")
 
 
 class NewJob(NamedTuple):
@@ -70,6 +87,22 @@ class CopiedJob(NamedTuple):
     error: str | None
     created_at: float
     finished_at: float | None
+
+
+class ConnectionIdentity(NamedTuple):
+    """Which database an application's connection reaches, read from that connection by
+    ``store.connection_ops(conn).identity(conn)`` wherever the connection lives (a process
+    pool's child too), and compared by the queue's store (``Store.same_database``).
+    JSON-able as a list: ``ConnectionIdentity.from_json(json.loads(...))``."""
+
+    store: str  # the backend: "sqlite" or "postgresql"
+    key: tuple  # SQLite: (st_dev, st_ino) of the file; PostgreSQL: see its app_connection
+    where: str  # the database, for messages
+
+    @classmethod
+    def from_json(cls, value: list) -> ConnectionIdentity:
+        store, key, where = value
+        return cls(str(store), tuple(key), str(where))
 
 
 class Completion(NamedTuple):
@@ -121,13 +154,38 @@ class Store(Protocol):
         yields that job's id instead of a new one."""
         ...
 
+    def job_insert_many_on(self, conn: object, jobs: Sequence[NewJob], now: float) -> list[int]:
+        """``job_insert_many`` on the application's own connection ``conn``, inside its
+        transaction (one the store never commits or rolls back: the jobs exist once the
+        caller commits, and never if it rolls back). Idle workers notice the commit as
+        they notice any other. ``UnusableConnection`` (nothing written) when ``conn`` is
+        closed, reaches another database, or has no transaction the write would join."""
+        ...
+
+    def job_complete_on(self, conn: object, completion: Completion, now: float) -> bool:
+        """The fenced completion (``job_complete_many``'s, for one job) on the application's
+        connection, inside its transaction, so that the job is succeeded in the same commit
+        as the application's own writes. False: fenced out, nothing written (the caller
+        rolls back). ``UnusableConnection`` as for ``job_insert_many_on``."""
+        ...
+
+    def same_database(self, identity: ConnectionIdentity) -> bool:
+        """Whether a connection with this identity reaches this store's database (and its
+        jobq tables). May refresh what the store knows of itself once before saying no (a
+        PostgreSQL server restarted since the store opened)."""
+        ...
+
     def job_claim(
-        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float, limit: int
+        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float,
+        limit: int, attempt_limits: Mapping[str, int] | None = None,
     ) -> list[Job]:
         """In one statement, move up to ``limit`` ready jobs (pending, ``run_at <= now``,
         in ``queues`` or any) to running under fresh tokens, ``attempts + 1`` and a lease
         until ``lease_until``; highest priority first, then earliest run_at, then lowest
-        id. Two concurrent claims never return the same job. Returned in that order."""
+        id. Two concurrent claims never return the same job. Returned in that order.
+        ``attempt_limits`` (kind -> limit): a claimed job of such a kind keeps the lower
+        of its ``max_attempts`` and that limit, stored, so everyone (the reaper, the
+        monitor) sees the limit that applies."""
         ...
 
     def job_next_run_at(self, queues: Sequence[str] | None, after: float) -> float | None:
@@ -147,6 +205,7 @@ class Store(Protocol):
     def job_complete_and_claim(
         self, completions: Sequence[Completion], now: float, worker: str,
         queues: Sequence[str] | None, lease_until: float, limit: int,
+        attempt_limits: Mapping[str, int] | None = None,
     ) -> tuple[list[bool], list[Job]]:
         """``job_complete_many`` then ``job_claim``, in one transaction."""
         ...
@@ -229,10 +288,13 @@ class Store(Protocol):
         pending job whose unique key a live job here holds yields that job's id instead."""
         ...
 
-    def job_prune(self, finished_before: float) -> int:
-        """Delete finished jobs (succeeded, dead, cancelled) that finished before
-        ``finished_before``, with their history; never a pending or running job, and never
-        the newest job (see the module's Ids rule). Returns how many."""
+    def job_prune(self, finished_before: float, statuses: Sequence[str] = FINISHED_STATUSES,
+                  dry_run: bool = False) -> dict[str, int]:
+        """Delete finished jobs in ``statuses`` (some of succeeded, dead, cancelled) that
+        finished before ``finished_before``, with their history; never a pending or running
+        job, and never the newest job (see the module's Ids rule). Returns how many of each
+        status were deleted (with ``dry_run``: would be, deleting nothing); a status with
+        none may be left out."""
         ...
 
     def job_count(self, where: ListFilter, now: float) -> int:
@@ -254,12 +316,21 @@ class Store(Protocol):
         ...
 
     def worker_register(self, info: WorkerInfo) -> None:
-        """Add the worker to the registry, or replace the entry with its id."""
+        """Add the worker to the registry (every field of ``info``, its heartbeat interval
+        and lease term included), or replace the entry with its id."""
         ...
 
-    def worker_beat(self, worker_id: str, now: float, busy: int) -> None: ...
+    def worker_beat(self, worker_id: str, now: float, busy: int) -> bool:
+        """Record a beat; False when the worker has no entry (it was forgotten)."""
+        ...
 
     def worker_deregister(self, worker_id: str) -> None: ...
+
+    def worker_forget(self, seen: Sequence[tuple[str, float]]) -> int:
+        """Delete each ``(worker id, last_seen)`` entry whose ``last_seen`` is still the
+        value given (a worker that beat since it was read stays). One transaction; returns
+        how many were deleted."""
+        ...
 
     def worker_list(self) -> list[WorkerInfo]: ...
 

@@ -9,8 +9,10 @@ Threads, what each one owns, and where it lives:
   the grace period, then their jobs are released.
 * the pool runs the handlers (``pool.py`` says what a pool does): ``threads.py`` on
   ``jobq-handler-N`` threads and one ``jobq-asyncio`` event loop thread (the default), or
-  ``processes.py`` in child processes (``child.py``), watched by ``jobq-processes``;
-  ``executor.py`` turns what they do into ``Outcome`` records (``runs.py``).
+  ``processes.py`` in child processes (``child.py``, forked by ``forkserver.py``, talking
+  JSON lines: ``channel.py``), whose sockets and exits ``jobq-processes`` watches, and
+  whose ctx calls ``jobq-ctx-call-N`` threads carry out; ``executor.py`` turns what they
+  do into ``Outcome`` records (``runs.py``).
 * ``jobq-completer`` — ``completer.py``: writes outcomes, group-committed, together with
   the claim for the slots they free (``complete_and_claim``: one commit, not two).
 * ``jobq-heartbeat`` — ``heartbeat.py``: every third of the lease, extends every in-flight
@@ -22,8 +24,11 @@ wiring; ``state.py`` the one object the parts share (the runs, their counters, o
 
 Invariants: a job's lease is extended until its outcome is written; a run whose lease was
 lost, that timed out, or that was released is *abandoned*: whatever its handler returns
-later is discarded, and the store's fencing token rejects it anyway. Delivery is
-at-least-once; handlers must be idempotent.
+later is discarded, and the store's fencing token rejects it anyway (a process pool also
+stops the child that runs it). Delivery is at-least-once; handlers must be idempotent,
+except in their writes to the queue's own database when they complete the job in the same
+transaction (``ctx.complete(conn=...)``): the completer then reads the job to learn
+whether that transaction committed.
 """
 from .worker import Worker
 

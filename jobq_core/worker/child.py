@@ -8,13 +8,17 @@ Messages, worker -> child, on jobs:
   {"op": "run", "id", "token", "kind", "attempt", "lease", "payload"}   start a handler
 on control:
   {"op": "cancel", "id"}                            set that run's ``ctx.cancelled``
-  {"op": "reply", "call", "error"?, "message"?, "cancelled"?}   answers a ctx call
+  {"op": "reply", "call", "error"?, "message"?, "cancelled"?, "now"?}   answers a ctx call
 child -> worker, on jobs:
   {"op": "ready", "pid"} or {"op": "failed", "error"}   the app imported, or not
   {"op": "done", "id", "result"} | {"op": "done", "id", "error", "give_up"} |
   {"op": "done", "id", "lost": true}                how the handler ended
   {"op": "heartbeat", "id", "call"} | {"op": "progress", "id", "call", "fraction",
   "message"}                                        ctx calls; the worker does the lease work
+  {"op": "complete", "id", "call", "identity"}      ctx.complete(conn=...): the worker checks
+                                                    the connection's identity and replies
+                                                    with "now"; the child writes on its own
+                                                    application connection
 
 Why two sockets: the main thread reads its next job itself, with no hand-off from a
 reading thread (one thread switch less per job), while cancels and the answers to ctx
@@ -52,8 +56,9 @@ import socket
 import sys
 import threading
 
-from ..errors import JobqError, LeaseLost
+from ..errors import JobqError, LeaseLost, UnusableConnection
 from ..registry import JobContext, Registry
+from ..store.base import ConnectionIdentity
 from .channel import Channel, encode
 from .runs import Failed, Lost, raised, result_json
 
@@ -190,6 +195,14 @@ class RelayedContext(JobContext):
         self._answer(self._link.call({"op": "progress", "id": self.job_id,
                                       "fraction": fraction, "message": message}))
 
+    def prepare_complete(self, identity: ConnectionIdentity) -> float:
+        """``ctx.complete(conn=...)`` in a child: the worker checks the connection's
+        identity, marks the run and says the time; the fenced write then runs here, on
+        the child's own application connection (``JobContext.complete``)."""
+        reply = self._link.call({"op": "complete", "id": self.job_id, "identity": identity})
+        self._answer(reply)
+        return reply["now"]
+
     def _answer(self, reply: dict) -> None:
         if reply.get("cancelled"):
             self.cancelled.set()
@@ -199,7 +212,8 @@ class RelayedContext(JobContext):
         if error == "lost":
             self.cancelled.set()
             raise LeaseLost(self.job_id, self._token)
-        raise {"ValueError": ValueError, "TypeError": TypeError}.get(error, JobqError)(
+        raise {"ValueError": ValueError, "TypeError": TypeError,
+               "UnusableConnection": UnusableConnection}.get(error, JobqError)(
             reply.get("message", error))
 
 

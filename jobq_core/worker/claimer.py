@@ -56,6 +56,10 @@ class Claimer:
         self._lease = lease
         self._poll_interval = poll_interval
         self._idle_claim_interval = idle_claim_interval
+        # The tasks' own attempt limits, stored on each job as it is claimed, so the
+        # reaper and the monitor apply them too (TRY reads 3/3, not 3/20).
+        self.attempt_limits = {kind: task.max_attempts for kind in registry.kinds()
+                               if (task := registry.get(kind)) and task.max_attempts} or None
         self.lock = threading.Lock()  # one claim at a time: slots are never overbooked
         self._backlog = True  # the last claim filled every free slot: more may be ready
         self._due: float | None = None  # monotonic time the next delayed job becomes ready
@@ -132,7 +136,8 @@ class Claimer:
                 return 0
             try:
                 jobs = self._queue.claim_many(self._worker_id, free, queues=self._queues,
-                                              lease=self._lease)
+                                              lease=self._lease,
+                                              attempt_limits=self.attempt_limits)
             except JobqError as e:
                 log.warning("claim failed, retrying: %s", e)
                 self._state.stopping.wait(min(1.0, self._lease / 3))

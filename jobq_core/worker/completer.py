@@ -23,7 +23,7 @@ from ..errors import DatabaseUnavailable, JobqError, LeaseLost
 from ..queue import Queue
 from ..textsafe import clean
 from ..types import JobStatus
-from .runs import Failed, Released, Run, RunState, Succeeded
+from .runs import Failed, Lost, Released, Run, RunState, Succeeded
 from .state import State
 
 if TYPE_CHECKING:  # the claimer imports this module
@@ -144,6 +144,8 @@ class Completer:
     def _write(self, batch: list[Run]) -> list[Run]:
         """Write the batch's outcomes; returns the completions to write again (the
         database stayed locked, and their leases may not have run out yet)."""
+        if any(r.ctx.completed_on_conn for r in batch):
+            batch = [r for r in batch if not (r.ctx.completed_on_conn and self._settled(r))]
         done = [r for r in batch if isinstance(r.outcome, Succeeded)]
         if done:
             try:
@@ -167,14 +169,14 @@ class Completer:
                 log.error("completing %d job(s) failed (their leases will expire and they run "
                           "again): %s", len(done), e)
                 accepted = [None] * len(done)
-            self._state.count("succeeded", accepted.count(True))
+            self._state.count_all([r for r, ok in zip(done, accepted) if ok], "succeeded")
             verbose = log.isEnabledFor(logging.INFO)
             for run, ok in zip(done, accepted):
                 if ok:
                     if verbose:
                         log.info("%s succeeded in %.3fs", run.describe(), run.took())
                 elif ok is False:
-                    self._state.count("lost")
+                    self._state.count(run, "lost")
                     log.warning("%s lease lost before completion: result discarded (the job "
                                 "was reaped or taken over)", run.describe())
         for run in batch:
@@ -183,6 +185,41 @@ class Completer:
             elif isinstance(run.outcome, Released):
                 self._write_release(run)
         return []
+
+    def _settled(self, run: Run) -> bool:
+        """For a run whose handler completed its job on the application's connection
+        (``ctx.complete(conn=...)``): read the job to learn whether that transaction
+        committed. True when there is nothing to write: the job is succeeded under this
+        run's token (that commit did it), or it is no longer this run's. False when it is
+        still running under this run's token (the application rolled back): the
+        handler's outcome is written as usual."""
+        try:
+            job = self._queue.get(run.job.id)
+        except JobqError as e:  # write the outcome as usual: the fence decides
+            log.warning("%s: reading the job after its completion on the application's "
+                        "connection failed: %s", run.describe(), e)
+            return isinstance(run.outcome, Lost)
+        ours = job is not None and job.token == run.job.token
+        if ours and job.status == JobStatus.SUCCEEDED:
+            self._state.count(run, "succeeded")
+            if isinstance(run.outcome, Failed):
+                log.warning("%s was completed in the application's transaction, then its "
+                            "handler failed; the job stays succeeded: %s", run.describe(),
+                            clean(first_line(run.outcome.error.rstrip().rsplit("\n", 1)[-1]),
+                                  limit=200))
+            elif log.isEnabledFor(logging.INFO):
+                log.info("%s succeeded in %.3fs (in the application's transaction)",
+                         run.describe(), run.took())
+            return True
+        if ours and job.status == JobStatus.RUNNING and not isinstance(run.outcome, Lost):
+            log.info("%s: the application's transaction with its completion was rolled "
+                     "back; recording the handler's outcome", run.describe())
+            return False
+        self._state.count(run, "lost")
+        log.warning("%s lease lost: the job was reaped or taken over before the application's "
+                    "transaction committed (its writes were rolled back with the completion)",
+                    run.describe())
+        return True
 
     def _complete(self, done: list[Run]) -> list[bool]:
         """Write completions, claiming jobs for the free slots in the same transaction
@@ -195,7 +232,8 @@ class Completer:
             free = self._state.free_slots()
             started = time.monotonic()
             accepted, jobs = self._queue.complete_and_claim(
-                items, self._worker_id, max(0, free), queues=self._queues, lease=self._lease)
+                items, self._worker_id, max(0, free), queues=self._queues, lease=self._lease,
+                attempt_limits=claimer.attempt_limits)
             # The transaction alone: starting the claimed jobs (for a process pool, a send
             # to a child each) is not a commit's cost, and counted as one it made the
             # completer wait for every running handler after each write, in lockstep.
@@ -212,23 +250,28 @@ class Completer:
                 retry_in = task.backoff.delay(attempts) if task and task.backoff else None
                 job = self._queue.fail(run.job.id, run.job.token, error, retry_in=retry_in)
         except LeaseLost:
-            self._state.count("lost")
+            self._state.count(run, "lost")
             log.warning("%s failed after losing its lease: nothing recorded", run.describe())
             return
         except JobqError as e:
             log.error("%s failed, and recording it failed too: %s", run.describe(), e)
             return
         summary = clean(first_line(error.rstrip().rsplit("\n", 1)[-1]), limit=200)
+        if job.status == JobStatus.CANCELLED:
+            self._state.count(run, "cancelled")
+            log.info("%s cancelled after %.3fs", run.describe(), run.took())
+            return
+        if failed.timed_out:
+            self._state.count(run, "timed_out")
         if job.status == JobStatus.PENDING:
             self._claimer.expect_retry()
-            self._state.count("failed")
+            if not failed.timed_out:
+                self._state.count(run, "failed")
             log.warning("%s failed in %.3fs, retry in %.1fs: %s", run.describe(), run.took(),
                         max(0.0, job.run_at - self._queue.clock.now()), summary)
-        elif job.status == JobStatus.CANCELLED:
-            self._state.count("cancelled")
-            log.info("%s cancelled after %.3fs", run.describe(), run.took())
         else:
-            self._state.count("dead")
+            if not failed.timed_out:
+                self._state.count(run, "dead")
             log.error("%s failed in %.3fs, dead (no attempts left): %s", run.describe(),
                       run.took(), summary)
 
@@ -239,6 +282,6 @@ class Completer:
             log.warning("%s could not be released (%s); its lease will expire",
                         run.describe(), e)
             return
-        self._state.count("released")
+        self._state.count(run, "released")
         log.info("%s released unfinished after %.3fs (shutdown): it can run again at once",
                  run.describe(), run.took())

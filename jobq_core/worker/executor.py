@@ -58,7 +58,8 @@ class Executor:
         now = time.monotonic()
         for run in runs:
             if now >= run.deadline:
-                self.abandon(run, Failed(f"timed out after {run.task.timeout:g}s"))
+                self.abandon(run, Failed(f"timed out after {run.task.timeout:g}s",
+                                         timed_out=True))
 
     def cancel(self, run: Run) -> None:
         """An operator asked to cancel ``run``'s job: tell its handler."""
@@ -70,7 +71,9 @@ class Executor:
         """Stop waiting for a running handler: write ``outcome`` (nothing when ``Lost``)
         and free its slot. The handler is told through ``ctx.cancelled`` and stopped if the
         pool can. Does nothing when the run has already left RunState.RUNNING."""
-        lost = isinstance(outcome, Lost)
+        # A run that completed its job on the application's connection may have committed
+        # that completion: the completer reads the job to learn what to count.
+        lost = isinstance(outcome, Lost) and not run.ctx.completed_on_conn
         with self._lock:
             if run.state is not RunState.RUNNING:
                 return
@@ -84,7 +87,7 @@ class Executor:
         if not lost:
             self._outbox.post(run)
         else:
-            self._state.count("lost")
+            self._state.count(run, "lost")
             log.warning("%s lease lost after %.3fs (reaped or taken over): the handler was "
                         "told to stop; its result will be discarded", run.describe(), run.took())
         self._state.wake.set()
@@ -110,7 +113,7 @@ class Executor:
     def _finished(self, run: Run, outcome: Outcome) -> None:
         """A handler ended (called by the pool, from any thread). Ignored when the run was
         abandoned meanwhile."""
-        if isinstance(outcome, Lost):  # its own heartbeat() or progress() learnt it
+        if isinstance(outcome, Lost):  # its own heartbeat(), progress() or complete() learnt it
             self.abandon(run, outcome)
             return
         with self._lock:

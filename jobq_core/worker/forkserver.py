@@ -31,7 +31,7 @@ import socket
 import subprocess
 import sys
 
-from .channel import CHUNK, Channel, encode, pair
+from .channel import CHUNK, Channel, WakePipe, encode, pair
 
 FORK_TIMEOUT = 30.0  # seconds for the server to answer a fork (it takes milliseconds)
 
@@ -113,19 +113,17 @@ def serve(fd: int) -> None:
 
     sock = socket.socket(fileno=fd)
     channel = Channel(sock)
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_r, False)
-    os.set_blocking(wake_w, False)
-    signal.set_wakeup_fd(wake_w)
+    wake = WakePipe()
+    signal.set_wakeup_fd(wake.write_fd)
     signal.signal(signal.SIGCHLD, lambda *_: None)  # a handler, so the wakeup fd is written
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     children: set[int] = set()
     fds: list[int] = []
     try:
         while True:
-            ready, _, _ = select.select([sock, wake_r], [], [])
-            if wake_r in ready:
-                _drain(wake_r)
+            ready, _, _ = select.select([sock, wake], [], [])
+            if wake in ready:
+                wake.drain()
                 for pid, code in _reap():
                     children.discard(pid)
                     channel.send(encode({"exited": pid, "code": code})) or _gone()
@@ -139,7 +137,7 @@ def serve(fd: int) -> None:
                     pid = os.fork()
                     if pid == 0:
                         _become_child(child, request["args"], theirs,
-                                      [sock.fileno(), wake_r, wake_w, *fds])
+                                      [sock.fileno(), wake.read_fd, wake.write_fd, *fds])
                     for fd in theirs:
                         os.close(fd)
                     children.add(pid)
@@ -148,7 +146,7 @@ def serve(fd: int) -> None:
         pass  # the worker is gone
     finally:
         for pid in children:
-            _kill_group(pid)
+            signal_group(pid, signal.SIGKILL)
 
 
 def _gone() -> None:
@@ -192,21 +190,15 @@ def _reap() -> list[tuple[int, int]]:
         ended.append((pid, os.waitstatus_to_exitcode(status)))
 
 
-def _kill_group(pid: int) -> None:
-    """SIGKILL a child and the subprocesses it started (it leads a process group)."""
-    for kill in (os.killpg, os.kill):
+def signal_group(pid: int, signum: int) -> None:
+    """Signal a child and the subprocesses it started: it leads a process group (its
+    session's), unless it has not got that far yet (then the child alone). Nothing
+    happens when it is gone."""
+    for send in (os.killpg, os.kill):
         try:
-            kill(pid, signal.SIGKILL)
+            send(pid, signum)
             return
         except ProcessLookupError:
             return
-        except PermissionError:
+        except PermissionError:  # no such group yet, and its id names another process's
             continue
-
-
-def _drain(fd: int) -> None:
-    try:
-        while os.read(fd, 4096):
-            pass
-    except BlockingIOError:
-        pass

@@ -32,7 +32,8 @@ CHECK_EVERY = 2.0
 
 class Heartbeat:
     def __init__(self, queue: Queue, state: State, executor: Executor, reaper: Reaper, *,
-                 worker_id: str, every: float, on_gone: Callable[[JobqError], None]):
+                 worker_id: str, every: float, on_gone: Callable[[JobqError], None],
+                 on_forgotten: Callable[[], None] = lambda: None):
         self._queue = queue
         self._state = state
         self._executor = executor
@@ -40,6 +41,7 @@ class Heartbeat:
         self._worker_id = worker_id
         self._every = every
         self._on_gone = on_gone
+        self._on_forgotten = on_forgotten
         self._last_error = ""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="jobq-heartbeat", daemon=True)
@@ -57,7 +59,12 @@ class Heartbeat:
         claimer, for runs whose task wants a longer lease than the claim granted."""
         by_lease: dict[float, list[Run]] = {}
         for run in runs:
-            by_lease.setdefault(run.lease, []).append(run)
+            # A run that completed its job on the application's connection is not extended:
+            # its row is locked by (PostgreSQL), or the database's write lock held by
+            # (SQLite), that transaction until it ends, and once it commits the job is no
+            # longer running: a heartbeat would wait for it, then report the lease lost.
+            if not run.ctx.completed_on_conn:
+                by_lease.setdefault(run.lease, []).append(run)
         for lease, group in by_lease.items():
             result = self._queue.extend_many([(r.job.id, r.job.token) for r in group], lease=lease)
             for run in group:
@@ -84,7 +91,8 @@ class Heartbeat:
         with state.lock:
             runs = [r for r in state.runs.values() if r.state is not RunState.GONE]
         self.extend(runs)
-        self._queue.beat_worker(self._worker_id, busy=state.running)
+        if not self._queue.beat_worker(self._worker_id, busy=state.running):
+            self._on_forgotten()  # silent too long, or forgotten by an operator: back again
 
     def _guarded(self, what: str, step: Callable[[], object]) -> None:
         try:

@@ -46,3 +46,6 @@ class Pool(Protocol):
     def kill(self) -> None:
         """Exit now (a second signal): end whatever runs at once. Called from a signal
         handler, so it must not wait for a lock."""
+
+    def children(self) -> list[tuple[int, str, int | None]]:
+        """(pid, state, job id or None) of each child process; none for threads."""

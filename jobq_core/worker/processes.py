@@ -4,7 +4,8 @@ processes (``child.py``), started once and reused, each running one handler at a
 The worker process keeps everything else: claims, leases and heartbeats, the completer,
 the reaper, signals. It hands a run to an idle child over a socket and hears back how the
 handler ended; children never open the database (a ``ctx.heartbeat()`` or
-``ctx.progress()`` in a child is a request the worker carries out). One thread,
+``ctx.progress()`` in a child is a request the worker carries out; ``ctx.complete(conn=...)``
+writes on the child's own application connection, with the worker's check and time). One thread,
 ``jobq-processes``, reads every child's socket, starts children and hears of their exits;
 ctx calls run on ``jobq-ctx-call-N`` threads so that a slow database write never stalls
 that reading.
@@ -35,9 +36,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..errors import JobqError, LeaseLost
-from .channel import Channel, encode, pair
-from .forkserver import ForkServer
+from ..errors import JobqError, LeaseLost, UnusableConnection
+from ..store.base import ConnectionIdentity
+from .channel import Channel, WakePipe, encode, pair
+from .forkserver import ForkServer, signal_group
 from .pool import Finished
 from .runs import SUCCEEDED_NONE, Failed, Lost, Outcome, Run, Succeeded
 from .threads import DaemonPool
@@ -72,16 +74,8 @@ class Child:
     error: str | None = None  # why it could not start, as it said
 
     def signal(self, signum: int) -> None:
-        """Signal the child's process group (its own): subprocesses it started go too."""
-        try:
-            os.killpg(self.pid, signum)
-        except ProcessLookupError:
-            pass
-        except PermissionError:  # not (yet) a group of its own
-            try:
-                os.kill(self.pid, signum)
-            except ProcessLookupError:
-                pass
+        """Signal the child, and the subprocesses it started (``signal_group``)."""
+        signal_group(self.pid, signum)
 
 
 class ProcessPool:
@@ -108,10 +102,8 @@ class ProcessPool:
         self._finished: Finished | None = None
         self._fail: Callable[[str], None] | None = None
         self._selector = selectors.DefaultSelector()
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        os.set_blocking(self._wake_w, False)
-        self._selector.register(self._wake_r, selectors.EVENT_READ, ("wake", None))
+        self._wake = WakePipe()  # wakes the supervisor: a child to replace, or closing
+        self._selector.register(self._wake, selectors.EVENT_READ, ("wake", None))
         self._calls = DaemonPool(concurrency, name="jobq-ctx-call")
         self._thread = threading.Thread(target=self._supervise, name="jobq-processes",
                                         daemon=True)
@@ -159,12 +151,12 @@ class ProcessPool:
             child.signal(signal.SIGTERM)
         log.info("%s: stopping child process %d (SIGTERM, SIGKILL after %gs)",
                  run.describe(), child.pid, KILL_GRACE)
-        self._wake()  # the supervisor starts another child in its place
+        self._wake.wake()  # the supervisor starts another child in its place
 
     def close(self) -> None:
         with self._lock:
             self._closing = True
-        self._wake()
+        self._wake.wake()
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(KILL_GRACE + CLOSE_TIMEOUT)
             if self._thread.is_alive():  # a child's end was never reported: never hang
@@ -238,7 +230,7 @@ class ProcessPool:
                 for key, _ in self._selector.select(timeout):
                     what, child = key.data
                     if what == "wake":
-                        _drain(self._wake_r)
+                        self._wake.drain()
                     elif what == "child":
                         self._receive(child)
                     else:
@@ -255,8 +247,7 @@ class ProcessPool:
             if self._server is not None:
                 self._server.close()
             self._selector.close()
-            os.close(self._wake_r)
-            os.close(self._wake_w)
+            self._wake.close()
 
     def _fill(self) -> None:
         """Start children until ``concurrency`` are alive and not stopping. The forks
@@ -335,7 +326,7 @@ class ProcessPool:
                 self._close_sockets(child)  # it exits at EOF; another starts on this turn
                 log.info("child process %d retired after %d jobs", child.pid, child.done)
             self._finished(run, _outcome(message))
-        elif op in ("heartbeat", "progress"):
+        elif op in ("heartbeat", "progress", "complete"):
             run = child.run
             if run is None or run.job.id != message["id"]:
                 child.control.send(encode({"op": "reply", "call": message["call"],
@@ -450,24 +441,23 @@ class ProcessPool:
                         "SIGKILL", child.pid, KILL_GRACE)
             child.signal(signal.SIGKILL)
 
-    def _wake(self) -> None:
-        try:
-            os.write(self._wake_w, b"x")
-        except (BlockingIOError, OSError):
-            pass  # a wake-up is pending already, or the pool is closed
-
 
 def _ctx_call(child: Child, run: Run, message: dict) -> None:
-    """A child's ``ctx.heartbeat()`` or ``ctx.progress()``, done here on its run's context,
-    which holds the lease."""
+    """A child's ``ctx.heartbeat()``, ``ctx.progress()`` or the worker's part of
+    ``ctx.complete(conn=...)``, done here on its run's context, which holds the lease."""
     reply: dict = {"op": "reply", "call": message["call"]}
     try:
         if message["op"] == "heartbeat":
             run.ctx.heartbeat()
+        elif message["op"] == "complete":
+            reply["now"] = run.ctx.prepare_complete(
+                ConnectionIdentity.from_json(message["identity"]))
         else:
             run.ctx.progress(message["fraction"], message["message"])
     except LeaseLost:
         reply["error"] = "lost"
+    except UnusableConnection as e:
+        reply.update(error="UnusableConnection", message=str(e))
     except (TypeError, ValueError) as e:
         reply.update(error=type(e).__name__, message=str(e))
     except JobqError as e:  # the database is unavailable, or full
@@ -498,11 +488,3 @@ def describe_exit(code: int | None) -> str:
         except ValueError:
             return f"signal {-code}"
     return f"exit code {code}"
-
-
-def _drain(fd: int) -> None:
-    try:
-        while os.read(fd, 4096):
-            pass
-    except BlockingIOError:
-        pass

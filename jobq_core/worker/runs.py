@@ -39,9 +39,10 @@ class Succeeded:
 @dataclass(frozen=True, slots=True)
 class Failed:
     """The run failed with ``error`` (a traceback or a reason); ``give_up``: the job goes
-    dead whatever attempts it has left."""
+    dead whatever attempts it has left; ``timed_out``: it ran past its task's timeout."""
     error: str
     give_up: bool = False
+    timed_out: bool = False
 
 
 @dataclass(frozen=True, slots=True)

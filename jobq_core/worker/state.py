@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import threading
 
+from ..metrics import RunMetrics
 from .runs import Run, RunState
+
+# What ``count`` takes (the keys of ``State.counts``), and the outcome label each one has
+# in the worker's metrics.
+OUTCOME_LABELS = {"succeeded": "succeeded", "failed": "failed", "dead": "dead",
+                  "lost": "lease_lost", "timed_out": "timed_out", "released": "released",
+                  "cancelled": "cancelled"}
 
 
 class State:
@@ -28,8 +35,8 @@ class State:
         self.runs: dict[int, Run] = {}
         self.running = 0
         self.timed = 0
-        self.counts = {"succeeded": 0, "failed": 0, "dead": 0, "lost": 0, "released": 0,
-                       "cancelled": 0}
+        self.counts = dict.fromkeys(OUTCOME_LABELS, 0)
+        self.metrics = RunMetrics()  # the same outcomes by queue and kind, and durations
         # Wakes the thread in Worker.run() (the claim loop, then the drain): a slot was
         # freed, an outcome written, or the worker is stopping.
         self.wake = threading.Event()
@@ -49,8 +56,9 @@ class State:
 
     def leave_running(self, run: Run, state: RunState) -> None:
         """Move ``run`` out of RunState.RUNNING, freeing its slot (the caller holds ``lock`` and has
-        seen it RunState.RUNNING)."""
+        seen it RunState.RUNNING). The handler's duration is recorded here, once per run."""
         run.state = state
+        self.metrics.duration(run.job.queue, run.job.kind, run.took())
         self.running -= 1
         if run.deadline is not None:
             self.timed -= 1
@@ -67,6 +75,14 @@ class State:
             return [r for r in self.runs.values()
                     if r.state is RunState.RUNNING and r.deadline is not None]
 
-    def count(self, what: str, n: int = 1) -> None:
+    def count(self, run: Run, what: str) -> None:
+        """``run`` ended with ``what`` (a key of ``counts``)."""
+        self.count_all([run], what)
+
+    def count_all(self, runs: list[Run], what: str) -> None:
+        """Each of ``runs`` ended with ``what``: one lock for a batch of completions."""
+        label = OUTCOME_LABELS[what]
         with self.lock:
-            self.counts[what] += n
+            self.counts[what] += len(runs)
+            for run in runs:
+                self.metrics.outcome(run.job.queue, run.job.kind, label)

@@ -53,6 +53,9 @@ class ThreadPool:
     def kill(self) -> None:
         pass  # daemon threads end with the process
 
+    def children(self) -> list:
+        return []
+
     def _call_sync(self, run: Run) -> None:
         if run.state is not RunState.RUNNING:  # abandoned while waiting for a thread
             return

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from ..checks import MAX_LEASE, check_int, check_seconds
 from ..errors import JobqError
 from ..maintenance import Reaper
+from ..metrics import RunMetrics
 from ..queue import Queue
 from ..registry import JobContext, Registry, Task
 from ..types import Job
@@ -106,9 +107,10 @@ class Worker:
                                   self._make_pool(pool, registry, app, max_jobs_per_child))
         self._reaper = Reaper(queue, interval=min(self.lease, 60.0))
         shortest = min([self.lease, *(t.lease for t in _tasks(registry) if t.lease)])
+        self.beat_interval = shortest / 3  # recorded in the registry: judged late by it
         self._heartbeat = Heartbeat(queue, state, self._executor, self._reaper,
-                                    worker_id=self.id, every=shortest / 3,
-                                    on_gone=self._database_gone)
+                                    worker_id=self.id, every=self.beat_interval,
+                                    on_gone=self._database_gone, on_forgotten=self._register)
         self._claimer = Claimer(queue, registry, state, outbox, self._executor,
                                 self._heartbeat.extend, worker_id=self.id, queues=self.queues,
                                 lease=self.lease, poll_interval=self.poll_interval,
@@ -158,11 +160,16 @@ class Worker:
         runs = sorted(self._state.running_runs(), key=lambda r: r.started)
         return [(r.job, now - r.started, r.ctx) for r in runs]
 
+    def run_metrics(self) -> RunMetrics:
+        """A copy of this worker's outcome counts and handler durations by queue and kind
+        (``jobq_core.metrics`` serves them to Prometheus)."""
+        with self._state.lock:
+            return self._state.metrics.snapshot()
+
     def children(self) -> list[tuple[int, str, int | None]]:
         """The process pool's children: (pid, state, job id or None), state one of
         starting, idle, busy, stopping. Empty for the thread pool."""
-        children = getattr(self._executor.pool, "children", None)
-        return children() if children else []
+        return self._executor.pool.children()
 
     # -- starting and stopping --------------------------------------------------------------
 
@@ -193,8 +200,7 @@ class Worker:
         # Before the worker is registered: a pool may fail to start.
         self._executor.start(self._pool_failed)
         try:
-            self.queue.register_worker(self.id, host=socket.gethostname(), pid=os.getpid(),
-                                       queues=self.queues, concurrency=self.concurrency)
+            self._register()
         except BaseException:
             self._executor.close()
             raise
@@ -204,6 +210,12 @@ class Worker:
         log.info("worker %s started: %s pool, concurrency=%d queues=%s lease=%gs kinds=%s",
                  self.id, self.pool, self.concurrency, ",".join(self.queues) if self.queues else "*", self.lease,
                  ",".join(self.registry.kinds()) or "-")
+
+    def _register(self) -> None:
+        """Put this worker in the registry (at start, and again if it was forgotten)."""
+        self.queue.register_worker(self.id, host=socket.gethostname(), pid=os.getpid(),
+                                   queues=self.queues, concurrency=self.concurrency,
+                                   beat_interval=self.beat_interval, lease=self.lease)
 
     def _shutdown(self) -> None:
         self._completer.close()  # writes everything queued before it ends

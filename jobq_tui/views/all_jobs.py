@@ -1,11 +1,13 @@
 """All: jobs in any state (``status:`` in the filter picks one), newest first."""
 from __future__ import annotations
 
-from jobq_core import Job
-from jobq_core.display import job_badge
+from jobq_core import Job, JobStatus, WorkerState
+from jobq_core.display import WORKER_BADGES, Badge, job_badge
 
 from .base import Column, Row, View, build, limit_for, narrow
-from .cells import age, badge, error_cell, literal, number, text, tries
+from .cells import (
+    age, badge, error_cell, literal, number, text, tries, worker_cell, worker_states,
+)
 
 COLUMNS = (Column("id", "ID"), Column("status", "STATUS"), Column("kind", "KIND"),
            Column("queue", "QUEUE"), Column("try", "TRY"), Column("age", "AGE"),
@@ -24,21 +26,28 @@ class AllJobs(View):
 
     def rows(self, snap, now, *, wide, beat):
         f = snap.filter
-        return [_row(j, now, wide) for j in snap.rows
+        states = worker_states(snap.workers, now, beat)
+        return [_row(j, now, wide, states) for j in snap.rows
                 if f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status)]
 
 
-def _row(j: Job, now: float, wide: bool) -> Row:
+def _row(j: Job, now: float, wide: bool, workers: dict[str, WorkerState]) -> Row:
     lim = limit_for(wide)
     state = job_badge(j, now)
+    shown = state
+    if j.status == JobStatus.RUNNING and workers.get(j.worker or "") in (WorkerState.LATE,
+                                                                       WorkerState.LOST):
+        # A running job of a late or lost worker says so: it may never finish there.
+        b = WORKER_BADGES[workers[j.worker or ""]]
+        shown = Badge(b.glyph, f"running, worker {b.word}", b.style)
     return build(COLUMNS, wide, str(j.id), {
         "id": (number(j.id), j.id),
-        "status": (badge(state), state.word),
+        "status": (badge(shown), state.word),
         "kind": (literal(j.kind, limit=lim), j.kind),
         "queue": (literal(j.queue, limit=lim // 2 + 2), j.queue),
         "try": (tries(j), j.attempts),
         "age": (text(age(now - j.created_at)), -j.created_at),
-        "worker": (literal(j.worker, limit=lim), j.worker or ""),
+        "worker": (worker_cell(j.worker, workers.get(j.worker or ""), lim), j.worker or ""),
         "error": error_cell(j),
     }, job_id=j.id)
 

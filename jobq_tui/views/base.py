@@ -53,6 +53,7 @@ class View:
     groups = False  # ``d`` switches between rows grouped by error and one row per job
     retries = False  # ``R`` retries the selected row's job (or group)
     takes_back = False  # ``R`` takes the selected running job back (``retry --force``)
+    forgets = False  # ``X`` forgets the lost workers
     regroup_every = 0.0  # seconds: grouped rows are read again at most this often
 
     def read(self, q: Queue, filt: Filter, grouped: bool) -> tuple[Any, ...]:

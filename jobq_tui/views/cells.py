@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from jobq_core import Job, WorkerInfo
+from jobq_core import Job, WorkerInfo, WorkerState
 from jobq_core.display import WORKER_BADGES, Badge, countdown, duration
 from jobq_core.error_groups import error_line
 from jobq_core.textsafe import clean
@@ -44,6 +44,23 @@ def badge(b: Badge) -> Text:
 
 def worker_badge(w: WorkerInfo, now: float, beat: float) -> Badge:
     return WORKER_BADGES[w.state(now, beat)]
+
+
+def worker_states(workers, now: float, beat: float) -> dict[str, WorkerState]:
+    """Each registered worker's state, by id: what a running job's row says of its worker."""
+    return {w.id: w.state(now, beat) for w in workers}
+
+
+def worker_cell(name: str | None, state: WorkerState | None, limit: int) -> Text:
+    """A job's worker, followed by its state when it is late or lost (``w3 ✗ lost``): the
+    name is cut to make room, never the state."""
+    if state in (None, WorkerState.OK):
+        return literal(name, limit=limit)
+    b = WORKER_BADGES[state]
+    cell = literal(name, limit=max(4, limit - len(b.label) - 1))
+    cell.append(" ")
+    cell.append(b.label, b.style)
+    return cell
 
 
 def age(seconds: float | None) -> str:

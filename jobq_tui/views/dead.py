@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from jobq_core import ErrorGroup, Job
+from jobq_core.error_groups import group_key
 
 from .base import ROW_LIMIT, Column, Row, View, build, limit_for, narrow
 from .cells import BAD, age, error_cell, literal, number, text, tries
@@ -37,12 +38,13 @@ class Dead(View):
             return [_group_row(g, now, wide) for g in snap.rows
                     if f.matches(g.kind, g.line, " ".join(g.queues))]
         return [_job_row(j, now, wide) for j in snap.rows
-                if f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status)]
+                if f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status)
+                and (f.group is None or group_key(j.error) == f.group)]
 
 
 def _group_row(g: ErrorGroup, now: float, wide: bool) -> Row:
     lim = limit_for(wide)
-    return build(GROUP_COLUMNS, wide, f"g:{g.kind}\x00{g.match}\x00{g.last_id}", {
+    return build(GROUP_COLUMNS, wide, f"g:{g.kind}\x00{g.key}\x00{g.last_id}", {
         "count": (Text(f"{g.count}", BAD, justify="right"), g.count),
         "kind": (literal(g.kind, limit=lim), g.kind),
         "queues": (literal(",".join(g.queues), limit=lim), g.queues),

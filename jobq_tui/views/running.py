@@ -1,17 +1,20 @@
 """Running: jobs under a lease, with their lease countdown, heartbeat and progress.
 
 Reads nothing of its own: every snapshot holds the running jobs, unfiltered (the header's
-expired-lease warning must see them all), so the filter is applied here, in full.
+expired-lease warning must see them all), so the filter is applied here, in full. A job
+whose worker is late or lost says so in its WORKER cell.
 """
 from __future__ import annotations
 
 from rich.text import Text
 
-from jobq_core import Job
+from jobq_core import Job, WorkerState
 from jobq_core.display import countdown
 
 from .base import Column, Row, View, build, limit_for
-from .cells import age, lease_cell, literal, progress_cell, text, tries
+from .cells import (
+    age, lease_cell, literal, progress_cell, text, tries, worker_cell, worker_states,
+)
 
 COLUMNS = (
     Column("id", "ID"), Column("kind", "KIND"), Column("queue", "QUEUE"),
@@ -30,13 +33,14 @@ class Running(View):
 
     def rows(self, snap, now, *, wide, beat):
         f = snap.filter
-        return [_row(j, now, wide) for j in snap.running
+        states = worker_states(snap.workers, now, beat)
+        return [_row(j, now, wide, states.get(j.worker or "")) for j in snap.running
                 if f.queue in (None, j.queue) and f.kind in (None, j.kind)
                 and f.worker in (None, j.worker) and (not f.error or f.error in (j.error or ""))
                 and f.matches(j.id, j.kind, j.queue, j.worker, j.progress_message)]
 
 
-def _row(j: Job, now: float, wide: bool) -> Row:
+def _row(j: Job, now: float, wide: bool, worker: WorkerState | None) -> Row:
     lim = limit_for(wide)
     runtime = now - (j.started_at or now)
     ident = Text(str(j.id), justify="right", no_wrap=True)
@@ -46,7 +50,7 @@ def _row(j: Job, now: float, wide: bool) -> Row:
         "id": (ident, j.id),
         "kind": (literal(j.kind, limit=lim), j.kind),
         "queue": (literal(j.queue, limit=lim // 2 + 2), j.queue),
-        "worker": (literal(j.worker, limit=lim), j.worker or ""),
+        "worker": (worker_cell(j.worker, worker, lim), j.worker or ""),
         "try": (tries(j), j.attempts),
         "runtime": (text(countdown(runtime)), runtime),
         "lease": (lease_cell(j, now), j.lease_until or 0.0),

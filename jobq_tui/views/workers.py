@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from jobq_core import WorkerInfo, WorkerState
 
-from .base import Column, Row, View, build, limit_for
-from .cells import age, badge, literal, text, worker_badge
+from .base import ROW_LIMIT, Column, Row, View, build, limit_for
+from .cells import DIM, age, badge, literal, text, worker_badge
 
 COLUMNS = (Column("id", "WORKER"), Column("host", "HOST:PID"), Column("state", "STATE"),
            Column("busy", "BUSY"), Column("beat", "BEAT"), Column("queues", "QUEUES"),
@@ -16,27 +16,43 @@ _SEVERITY = {state: i for i, state in enumerate(WorkerState)}  # sorts ok, late,
 class Workers(View):
     name, title = "workers", "Workers"
     own_rows = False
+    forgets = True
 
     def all_columns(self, grouped):
         return COLUMNS
 
     def rows(self, snap, now, *, wide, beat):
         f = snap.filter
-        return [_row(w, now, beat, wide) for w in snap.workers
+        held: dict[str, int] = {}
+        for j in snap.running:
+            held[j.worker or ""] = held.get(j.worker or "", 0) + 1
+        complete = len(snap.running) < ROW_LIMIT  # every running job was read
+        return [_row(w, now, beat, wide, held.get(w.id, 0) if complete else None)
+                for w in snap.workers
                 if f.worker in (None, w.id)
                 and f.matches(w.id, w.host, w.pid, " ".join(w.queues or ()))]
 
 
-def _row(w: WorkerInfo, now: float, beat: float, wide: bool) -> Row:
+def _row(w: WorkerInfo, now: float, beat: float, wide: bool, held: int | None) -> Row:
+    """``held``: how many running jobs carry its name (None: not all were read)."""
     lim = limit_for(wide)
+    state = w.state(now, beat)
+    if state == WorkerState.LOST:
+        # Its last beat's count, or the jobs still under its name if more: a worker that
+        # died holding jobs did not let them go. Marked stale: nobody is counting.
+        busy = max(w.busy, held or 0)
+        busy_cell = text(f"{busy}/{w.concurrency} stale", DIM)
+    else:
+        busy = w.busy if held is None else held  # the jobs table is newer than a beat
+        busy_cell = text(f"{busy}/{w.concurrency}")
     queues = "*" if w.queues is None else ",".join(w.queues)
     host = literal(w.host, limit=lim)
     host.append(f":{w.pid}")
     return build(COLUMNS, wide, w.id, {
         "id": (literal(w.id, limit=lim), w.id),
         "host": (host, (w.host, w.pid)),
-        "state": (badge(worker_badge(w, now, beat)), _SEVERITY[w.state(now, beat)]),
-        "busy": (text(f"{w.busy}/{w.concurrency}"), w.busy),
+        "state": (badge(worker_badge(w, now, beat)), _SEVERITY[state]),
+        "busy": (busy_cell, busy),
         "beat": (text(age(now - w.last_seen)), -w.last_seen),
         "queues": (literal(queues, limit=lim), queues),
         "up": (text(age(now - w.started_at)), -w.started_at),

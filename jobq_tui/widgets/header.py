@@ -13,7 +13,7 @@ from textual.widget import Widget
 
 from jobq_core import WorkerState
 
-from ..source import Snapshot
+from ..source import Snapshot, rates
 from ..views.cells import BAD, DIM, OK, WARN, age, literal
 
 _BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -37,12 +37,23 @@ class HeaderState:
     beat: float
 
 
-def header_text(snap: Snapshot | None, now: float, st: HeaderState, wide: bool) -> Text:
+def stale_after(interval: float) -> float:
+    """Seconds after which data not confirmed current counts as stale (polls hang or
+    fail): then countdowns and warnings freeze at the data's time."""
+    return max(5.0, 3 * interval)
+
+
+def header_text(snap: Snapshot | None, now: float, st: HeaderState, wide: bool,
+                at: float | None = None) -> Text:
+    """``now`` is the clock; ``at`` the time the data is judged at, when it differs (the
+    data's own time, while paused or stale: countdowns and warnings are frozen there)."""
+    frozen, at = at is not None, now if at is None else at
     t = Text(no_wrap=True, overflow="ellipsis")
-    t.append("jobq", "bold")
-    t.append(" · ")
+    if wide:
+        t.append("jobq", "bold")
+        t.append(" · ")
     t.append_text(literal(st.path if wide else os.path.basename(st.path) or st.path,
-                               limit=60 if wide else 24))
+                          limit=60 if wide else 24))
     t.append(" · ")
     if st.live:
         t.append(f"● live {st.interval:g}s", OK)
@@ -57,16 +68,18 @@ def header_text(snap: Snapshot | None, now: float, st: HeaderState, wide: bool) 
         t.append(" · ◼ frozen copy (directory not writable)", WARN)
     stale = max(0.0, now - snap.checked_at)
     t.append(f" · {'updated ' if wide else ''}{age(stale)} ago",
-             WARN if stale > max(5.0, 3 * st.interval) else "")
-    warnings = _warnings(snap, now, st.beat)
-    if warnings:
+             WARN if stale > stale_after(st.interval) else "")
+    if frozen:
+        t.append(" · frozen", WARN)  # countdowns stopped at the data's time
+    for warning in _warnings(snap, at, st.beat):
         t.append("  ")
-        t.append("  ".join(warnings), BAD)
+        warning.stylize(BAD)
+        t.append_text(warning)
     t.append("\n")
     s = snap.stats
     slots = sum(w.concurrency for w in snap.workers
-                if w.state(now, st.beat) != WorkerState.LOST)
-    lag = None if s.oldest_pending_at is None else max(0.0, now - s.oldest_pending_at)
+                if w.state(at, st.beat) != WorkerState.LOST)
+    lag = None if s.oldest_pending_at is None else max(0.0, at - s.oldest_pending_at)
     for label, value, style in (
         ("pending", s.pending, ""),  # all pending; retry and sched are parts of it
         ("running", f"{s.running}/{slots}" if slots else s.running, ""),
@@ -85,27 +98,50 @@ def header_text(snap: Snapshot | None, now: float, st: HeaderState, wide: bool) 
                  f"⊘ {s.cancelled_recent} cancelled")
     t.append("\n")
     tp = snap.throughput
-    # The last bucket is still filling: rates use the last full one.
-    done = tp.succeeded[-2] / tp.bucket if len(tp.succeeded) > 1 else 0.0
-    fail = tp.failed[-2] / tp.bucket if len(tp.failed) > 1 else 0.0
+    # The headline rates: the last two seconds and the one under way (``rates``), at the
+    # time the data is complete up to. The sparklines: full buckets only.
+    done, fail = rates(snap.recent, min(at, snap.checked_at))
     width = 29 if wide else 20
-    t.append(f"{done:.1f}/s ok ", OK)
+    t.append(f"{_rate(done)}/s ok ", OK)
     t.append(sparkline(tp.succeeded[:-1], width))
-    t.append(f"   {fail:.1f}/s fail ", BAD if fail else DIM)
+    t.append(f"   {_rate(fail)}/s fail ", BAD if fail else DIM)
     t.append(sparkline(tp.failed[:-1], width))
     span = int(tp.bucket * min(width, len(tp.succeeded) - 1))
     t.append(f"   ({age(span)})", DIM)
     return t
 
 
-def _warnings(snap: Snapshot, now: float, beat: float) -> list[str]:
+def _rate(per_second: float) -> str:
+    return f"{per_second:.1f}" if per_second < 100 else f"{per_second:.0f}"
+
+
+def _warnings(snap: Snapshot, now: float, beat: float) -> list[Text]:
+    """What is wrong, judged at ``now`` (the data's time while frozen)."""
+    return [w if isinstance(w, Text) else Text(w) for w in _problems(snap, now, beat)]
+
+
+def _problems(snap: Snapshot, now: float, beat: float) -> list[str | Text]:
     out = []
-    lost = sum(1 for w in snap.workers if w.state(now, beat) == WorkerState.LOST)
+    live = [w for w in snap.workers if w.state(now, beat) != WorkerState.LOST]
+    lost = len(snap.workers) - len(live)
     if lost:
         out.append(f"! {lost} lost worker{'s' if lost > 1 else ''}")
     expired = sum(1 for j in snap.running if j.lease_until is not None and j.lease_until < now)
     if expired:
         out.append(f"! {expired} expired lease{'s' if expired > 1 else ''}")
+    # Jobs are ready and nobody will run them: the silent failure.
+    ready = [name for name, qs in snap.stats.queues.items()
+             if qs.oldest_pending_at is not None and qs.oldest_pending_at <= now]
+    if ready and not live:
+        out.append("! no live worker")
+    elif ready:
+        served = set().union(*(w.queues or () for w in live))
+        if not any(w.queues is None for w in live):
+            orphans = [q for q in ready if q not in served]
+            if orphans:
+                out.append(Text("! no live worker for ") + literal(orphans[0], limit=20)
+                           if len(orphans) == 1 else
+                           f"! no live worker for {len(orphans)} queues")
     return out
 
 
@@ -137,5 +173,5 @@ class StatusHeader(TextLine):
     (Not Textual's ``Header``, the title bar, which this app does not use.)"""
 
     def show_state(self, snap: Snapshot | None, now: float, st: HeaderState,
-                   wide: bool) -> None:
-        self.show(header_text(snap, now, st, wide))
+                   wide: bool, at: float | None = None) -> None:
+        self.show(header_text(snap, now, st, wide, at))

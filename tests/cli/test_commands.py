@@ -19,8 +19,9 @@ def jobq(*args, input=None, env=None):
     return runner.invoke(app, list(args), input=input, env=env, catch_exceptions=False)
 
 
-def one_line_error(result, contains: str) -> None:
-    assert result.exit_code == 1, result.output
+def one_line_error(result, contains: str, code: int = 1) -> None:
+    """One line on stderr; exit status 1 for an error, 2 (``code``) for a usage error."""
+    assert result.exit_code == code, result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("jobq: ") and contains in lines[0], result.stderr
     assert "Traceback" not in result.output
@@ -96,7 +97,8 @@ def test_enqueue_stdin_with_one_bad_line_writes_nothing(db):
 
 
 def test_enqueue_with_bad_json_is_a_one_line_error_and_writes_nothing(db):
-    one_line_error(jobq("enqueue", "k", "{nope", "--db", db), "PAYLOAD_JSON is not valid JSON")
+    one_line_error(jobq("enqueue", "k", "{nope", "--db", db), "PAYLOAD_JSON is not valid JSON",
+                   code=2)
     one_line_error(jobq("enqueue", "k", "NaN", "--db", db), "not JSON-serializable")
     assert not os.path.exists(db)
 
@@ -171,7 +173,8 @@ def test_workers_lists_registered_workers(db, queue):
     data = json.loads(jobq("workers", "--json", "--db", db).stdout)
     assert data[0]["id"] == "w-1" and data[0]["queues"] == ["mail"] and data[0]["concurrency"] == 4
     assert set(data[0]) == {"id", "host", "pid", "queues", "concurrency", "busy", "started_at",
-                            "last_seen", "last_seen_ago"}
+                            "last_seen", "last_seen_ago", "state", "beat_interval", "lease"}
+    assert (data[0]["state"], data[0]["beat_interval"]) == ("ok", None)
 
 
 # -- administering ----------------------------------------------------------------------
@@ -196,8 +199,9 @@ def test_retry_all_dead_retries_every_dead_job_of_a_kind(db, queue):
 
 
 def test_retry_needs_exactly_one_of_an_id_and_all_dead(db, queue):
-    one_line_error(jobq("retry", "--db", db), "give a job ID or --all-dead")
-    one_line_error(jobq("retry", "1", "--all-dead", "--db", db), "give a job ID or --all-dead")
+    one_line_error(jobq("retry", "--db", db), "give a job ID or --all-dead", code=2)
+    one_line_error(jobq("retry", "1", "--all-dead", "--db", db), "give a job ID or --all-dead",
+                   code=2)
 
 
 def test_retry_of_a_pending_job_is_a_one_line_error(db, queue):
@@ -239,12 +243,19 @@ def test_prune_deletes_finished_jobs_older_than_the_duration_but_never_the_newes
     recent = _finished_at(db, now - 3600, "recent")
     pending = queue.enqueue("waiting")
     newest = _finished_at(db, now - 30 * 86400, "newest")  # finished long ago, but the newest
-    assert json.loads(jobq("prune", "--older-than", "7d", "--json", "--db", db).stdout) == {
-        "pruned": 3}
+    assert json.loads(jobq("prune", "--older-than", "7d", "--dry-run", "--json", "--db", db
+                           ).stdout) == {"pruned": 0, "dry_run": True, "dead_kept": 1,
+                                         "by_status": {"succeeded": 2, "cancelled": 0}}
+    assert json.loads(jobq("prune", "--older-than", "7d", "--dead", "--json", "--db", db
+                           ).stdout) == {"pruned": 3, "dry_run": False, "dead_kept": 0,
+                                         "by_status": {"succeeded": 2, "dead": 1,
+                                                       "cancelled": 0}}
     assert [queue.get(i) for i in old] == [None, None, None]
     assert queue.get(recent).status == "succeeded" and queue.get(pending).status == "pending"
-    assert jobq("prune", "--older-than", "7d", "--db", db).stdout == "pruned 0 job(s)\n"
-    assert jobq("prune", "--older-than", "30m", "--db", db).stdout == "pruned 1 job(s)\n"
+    assert jobq("prune", "--older-than", "7d", "--db", db).stdout == (
+        "deleted 0 job(s) finished over 7d00h ago (0 succeeded, 0 cancelled)\n")
+    assert jobq("prune", "--older-than", "30m", "--db", db).stdout == (
+        "deleted 1 job(s) finished over 30m ago (1 succeeded, 0 cancelled)\n")
     assert queue.get(recent) is None and queue.get(pending).status == "pending"
     assert queue.get(newest).status == "succeeded"  # kept: its id must never be handed out again
 
@@ -255,7 +266,8 @@ def test_prune_reads_a_bare_number_as_seconds(db, queue):
     young = _finished_at(db, now - 3, "young")
     queue.enqueue("newest")
     assert json.loads(jobq("prune", "--older-than", "7", "--json", "--db", db).stdout) == {
-        "pruned": 1}
+        "pruned": 1, "dry_run": False, "by_status": {"succeeded": 1, "cancelled": 0},
+        "dead_kept": 0}
     assert queue.get(old) is None and queue.get(young).status == "succeeded"
 
 
@@ -263,7 +275,7 @@ def test_prune_reads_a_bare_number_as_seconds(db, queue):
 def test_prune_with_a_bad_duration_is_a_one_line_error(db, queue, duration):
     _finished_at(db, time.time() - 86400, "old")
     queue.enqueue("newest")
-    one_line_error(jobq("prune", "--older-than", duration, "--db", db), "bad duration")
+    one_line_error(jobq("prune", "--older-than", duration, "--db", db), "bad duration", code=2)
     assert queue.count() == 2  # nothing was pruned
 
 
@@ -285,16 +297,16 @@ def test_run_with_an_attribute_name_uses_that_registry(db, queue):
     assert queue.get(1).status == "succeeded"
 
 
-@pytest.mark.parametrize("ref, message", [
-    ("no_such_module", "cannot import 'no_such_module': no such module"),
-    ("taskapp:missing", "module 'taskapp' has no attribute 'missing'"),
-    ("taskapp:not_a_registry", "taskapp:not_a_registry is a int, not a jobq Registry"),
-    ("bad-name", "--app must look like MODULE or MODULE:ATTR"),
+@pytest.mark.parametrize("ref, message, code", [
+    ("no_such_module", "cannot import 'no_such_module': no such module", 1),
+    ("taskapp:missing", "module 'taskapp' has no attribute 'missing'", 1),
+    ("taskapp:not_a_registry", "taskapp:not_a_registry is a int, not a jobq Registry", 1),
+    ("bad-name", "--app must look like MODULE or MODULE:ATTR", 2),
 ])
 def test_run_with_a_bad_app_exits_with_a_clear_error_before_claiming_anything(db, queue, ref,
-                                                                                message):
+                                                                                message, code):
     queue.enqueue("nap", {})
-    one_line_error(jobq("run", "--app", ref, "--burst", "--db", db), message)
+    one_line_error(jobq("run", "--app", ref, "--burst", "--db", db), message, code)
     assert queue.get(1).status == "pending" and queue.workers() == []
 
 
@@ -304,14 +316,14 @@ def test_tui_on_a_missing_database_fails_without_creating_it(db):
 
 
 def test_without_db_or_jobq_db_the_database_is_jobs_db_in_the_current_directory(app_dir):
-    assert json.loads(jobq("enqueue", "k", "--json").stdout) == {"id": 1}
+    assert json.loads(jobq("enqueue", "k", "--json").stdout) == {"id": 1, "existing": False}
     assert (app_dir / "jobs.db").exists()
     assert json.loads(jobq("list", "--json").stdout)[0]["kind"] == "k"
 
 
 def test_run_with_a_bad_synchronous_mode_is_a_one_line_error(db, queue):
     one_line_error(jobq("run", "--app", "taskapp", "--synchronous", "sometimes", "--db", db),
-                   "--synchronous must be NORMAL or FULL")
+                   "--synchronous must be NORMAL or FULL", code=2)
 
 
 def test_run_at_synchronous_full_processes_jobs(db, queue, app_dir):

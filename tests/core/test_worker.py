@@ -11,24 +11,9 @@ import pytest
 from jobq_core import Backoff, LeaseLost, Queue, Registry, Worker
 from jobq_core.testing import FakeClock, wait_for
 
+from .conftest import start
+
 QUICK = Backoff(base=0.01, cap=0.01)
-
-
-@pytest.fixture
-def db(tmp_path):
-    return str(tmp_path / "jobs.db")
-
-
-@pytest.fixture
-def producer(db):
-    with Queue(db) as q:
-        yield q
-
-
-def start(worker: Worker, **kwargs) -> threading.Thread:
-    t = threading.Thread(target=lambda: worker.run(handle_signals=False, **kwargs), daemon=True)
-    t.start()
-    return t
 
 
 def burst(db, registry, **kwargs) -> Worker:
@@ -354,15 +339,19 @@ def test_a_job_with_a_longer_task_lease_gets_that_lease_right_after_the_claim(db
     assert job.status == "running"
 
 
-def test_a_running_worker_is_registered_with_its_queues_and_concurrency(db, producer):
+def test_a_running_worker_is_registered_with_its_queues_concurrency_beat_and_lease(
+        db, producer):
     r = Registry()
     r.task("noop")(lambda p: None)
-    w = Worker(Queue(db), r, concurrency=3, queues=["mail", "media"], worker_id="w-reg")
+    r.task("short", lease=3)(lambda p: None)  # the shortest lease sets the beat
+    w = Worker(Queue(db), r, concurrency=3, queues=["mail", "media"], worker_id="w-reg",
+               lease=6)
     t = start(w)
     info = wait_for(lambda: producer.workers())
     w.stop()
     t.join(5)
     assert (info[0].id, info[0].queues, info[0].concurrency) == ("w-reg", ("mail", "media"), 3)
+    assert (info[0].beat_interval, info[0].lease) == (1.0, 6.0)
     assert producer.workers() == []
 
 
@@ -430,3 +419,34 @@ def test_an_async_handler_past_its_timeout_is_cancelled_and_failed(db, producer)
     burst(db, r)
     assert "timed out after 0.1s" in producer.get(job_id).error
     assert cancelled.wait(2)
+
+
+def test_a_forgotten_worker_that_is_alive_registers_again_at_its_next_beat(db, producer):
+    r = Registry()
+    r.task("noop")(lambda p: None)
+    w = Worker(Queue(db), r, worker_id="w-back", lease=1.5)  # beats every 0.5 s
+    t = start(w)
+    first = wait_for(lambda: producer.workers())
+    assert producer.forget_workers(first) == 1  # an operator forgot it (or it froze)
+    again = wait_for(lambda: producer.workers(), timeout=5)
+    w.stop()
+    t.join(5)
+    assert [(i.id, i.beat_interval) for i in again] == [("w-back", 0.5)]
+
+
+def test_a_tasks_attempt_limit_is_stored_on_its_jobs_so_everyone_shows_and_applies_it(
+        db, producer):
+    r = Registry()
+
+    @r.task("flaky", max_attempts=3, backoff=QUICK)
+    def flaky(p):
+        raise RuntimeError("no")
+
+    job_id = producer.enqueue("flaky")  # the queue's default: 20 attempts
+    burst(db, r)
+    assert producer.get(job_id).max_attempts == 3  # from its first claim: TRY 1/3
+    for _ in range(10):
+        time.sleep(0.02)  # the backoff
+        burst(db, r)
+    job = producer.get(job_id)
+    assert (job.status, job.attempts, job.max_attempts) == ("dead", 3, 3)  # TRY 3/3, not 3/20

@@ -105,6 +105,26 @@ def test_prune_deletes_old_finished_jobs_and_their_history_but_never_live_ones(q
         queue.prune(older_than=-1)
 
 
+def test_prune_can_keep_dead_jobs_count_first_and_says_how_many_of_each_status(queue, clock):
+    dead = dead_job(queue)
+    queue.cancel(cancelled := queue.enqueue("k"))
+    for _ in range(2):
+        queue.enqueue("k")
+        job = queue.claim("w")
+        queue.complete(job.id, job.token)
+    queue.enqueue("k")  # the newest job: never pruned
+    clock.advance(100)
+    assert queue.prune_by_status(50, dry_run=True) == {
+        "succeeded": 2, "dead": 1, "cancelled": 1}
+    assert queue.prune_by_status(50, dead=False, dry_run=True) == {
+        "succeeded": 2, "cancelled": 1}
+    assert queue.get(cancelled) is not None  # a dry run deletes nothing
+    assert queue.prune_by_status(50, dead=False) == {"succeeded": 2, "cancelled": 1}
+    assert queue.get(dead).status == "dead" and queue.attempts(dead)
+    assert queue.prune(50) == 1
+    assert queue.get(dead) is None
+
+
 def test_list_filters_and_orders_jobs(queue, clock):
     a = queue.enqueue("mail", queue="m")
     b = queue.enqueue("mail", queue="m", priority=3)

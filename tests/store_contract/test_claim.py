@@ -131,6 +131,23 @@ def test_the_store_takes_the_time_from_its_caller_and_reads_no_clock(store):
     assert (claimed.id, claimed.started_at, claimed.lease_until) == (job_id, 500.0, 530.0)
 
 
+def test_a_claim_stores_the_lower_of_a_jobs_attempt_limit_and_its_kinds(queue, clock):
+    queue.enqueue("email.send", max_attempts=20)
+    queue.enqueue("email.send", max_attempts=2)
+    queue.enqueue("report", max_attempts=20)
+    limits = {"email.send": 3, "never.seen": 1}
+    jobs = queue.claim_many("w", 2, attempt_limits=limits)
+    jobs += queue.complete_and_claim([], "w", 5, attempt_limits=limits)[1]
+    assert [(j.kind, j.max_attempts) for j in jobs] == [
+        ("email.send", 3), ("email.send", 2), ("report", 20)]
+    assert [queue.get(j.id).max_attempts for j in jobs] == [3, 2, 20]
+    clock.advance(31)
+    queue.reap()  # the reaper applies the stored limit: 1 of 3 used, back to pending
+    assert queue.get(jobs[0].id).status == "pending"
+    with pytest.raises(ValueError):
+        queue.claim_many("w", 1, attempt_limits={"email.send": 0})
+
+
 def test_next_run_at_is_when_the_earliest_waiting_job_of_the_named_queues_becomes_ready(
         queue, clock):
     now = clock.now()

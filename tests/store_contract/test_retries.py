@@ -121,3 +121,18 @@ def test_a_failure_that_exhausts_the_attempts_counts_in_the_attempt_history(queu
     assert [(a.attempt, a.outcome, a.error) for a in history] == [
         (1, "released", None), (1, "failed", "first"), (2, "failed", "second")]
     assert len({a.token for a in history}) == 3  # one claim each
+
+
+def test_an_expired_lease_is_recorded_with_its_moment_in_utc_and_an_age_not_raw_seconds(
+        queue, clock):
+    from jobq_core.display import timestamp
+
+    queue.enqueue("k")
+    job = queue.claim("w-9", lease=5)
+    clock.advance(47)
+    queue.reap()
+    error = queue.attempts(job.id)[0].error
+    assert error == (f"lease expired at {timestamp(job.lease_until)} (42s before it was "
+                     "reaped) with no heartbeat from its worker; the attempt counts as failed")
+    assert queue.attempts(job.id)[0].worker == "w-9"
+    assert f"{job.lease_until:.3f}" not in error

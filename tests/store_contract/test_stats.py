@@ -63,9 +63,9 @@ TRACEBACK = ('Traceback (most recent call last):\n  File "billing.py", line {n},
              '    customer = row["customer"]\nKeyError: \'customer\'')
 
 
-def test_dead_groups_ignore_numbers_and_read_a_tracebacks_last_line(queue, clock):
+def test_dead_groups_fold_long_numbers_and_read_a_tracebacks_last_line(queue, clock):
     http = [dead_job(queue, "invoice", f"HTTP 502 for invoice INV-{n}", queue_name=q)
-            for n, q in ((59476, "billing"), (59480, "mail"), (7, "billing"))]
+            for n, q in ((59476, "billing"), (59480, "mail"), (1234567, "billing"))]
     clock.advance(1)
     keyerror = [dead_job(queue, "invoice", TRACEBACK.format(n=n)) for n in (12, 40)]
     clock.advance(1)
@@ -75,12 +75,14 @@ def test_dead_groups_ignore_numbers_and_read_a_tracebacks_last_line(queue, clock
 
     groups = queue.dead_groups()
     assert [(g.kind, g.line, g.count) for g in groups] == [
-        ("invoice", "HTTP 502 for invoice INV-7", 3),  # the line of its most recent job
+        ("invoice", "HTTP 502 for invoice INV-1234567", 3),  # its most recent job's line
         ("invoice", "KeyError: 'customer'", 2),
         ("report", "HTTP 502 for invoice INV-1", 1),
     ]
     first, second, third = groups
-    assert (first.last_id, first.queues, first.match) == (http[-1], ("billing", "mail"), "HTTP")
+    assert (first.last_id, first.queues, first.match) == (
+        http[-1], ("billing", "mail"), "HTTP 502 for invoice INV-")
+    assert first.key == "HTTP 502 for invoice INV-#"
     assert (second.last_id, second.queues, second.match) == (
         keyerror[-1], ("default",), "KeyError: 'customer'")
     assert (third.last_id, third.last_finished_at) == (other_kind, clock.now())
@@ -93,3 +95,22 @@ def test_dead_groups_ignore_numbers_and_read_a_tracebacks_last_line(queue, clock
     assert [g.line for g in queue.dead_groups(error_contains="KeyError")] == [
         "KeyError: 'customer'"]
     assert queue.dead_groups(limit=1) == groups[:1]
+
+
+def test_dead_groups_keep_apart_failures_whose_short_numbers_differ(queue, clock):
+    for n, code in ((59476, 502), (59480, 404), (59481, 502), (59490, 404), (59491, 503)):
+        dead_job(queue, "invoice", f"RuntimeError: HTTP {code} for invoice INV-{n}")
+    dead_job(queue, "invoice", "lease expired at 2026-12-01 21:06:37 UTC (42s before it was "
+             "reaped) with no heartbeat from its worker")
+    dead_job(queue, "invoice", "lease expired at 2026-12-02 03:00:01 UTC (1m05s before it was "
+             "reaped) with no heartbeat from its worker")
+    dead_job(queue, "invoice", "ConnectionError: worker app-1-4242-ab12 lost job 9f2e0a1c")
+    dead_job(queue, "invoice", "ConnectionError: worker app-1-4243-cd34 lost job 0b7e77f1")
+    groups = {g.key: g.count for g in queue.dead_groups()}
+    assert groups == {
+        "RuntimeError: HTTP 502 for invoice INV-#": 2,
+        "RuntimeError: HTTP 404 for invoice INV-#": 2,
+        "RuntimeError: HTTP 503 for invoice INV-#": 1,
+        "lease expired at # UTC (# before it was reaped) with no heartbeat from its worker": 2,
+        "ConnectionError: worker app-1-#-# lost job #": 2,
+    }

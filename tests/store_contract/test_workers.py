@@ -46,7 +46,8 @@ def test_a_deregistered_worker_is_gone_and_the_others_stay(queue):
     queue.deregister_worker("w-1")
     assert list(by_id(queue)) == ["w-2"]
     queue.deregister_worker("w-1")  # already gone: nothing to do, no error
-    queue.beat_worker("w-1", busy=1)  # a beat does not bring it back
+    assert queue.beat_worker("w-1", busy=1) is False  # a beat does not bring it back
+    assert queue.beat_worker("w-2", busy=1) is True
     assert list(by_id(queue)) == ["w-2"]
 
 
@@ -56,3 +57,44 @@ def test_the_registry_is_shared_by_every_queue_on_the_database(open_queue):
     assert [w.id for w in b.workers()] == ["w-1"]
     b.deregister_worker("w-1")
     assert a.workers() == []
+
+
+def test_a_worker_is_judged_by_the_heartbeat_interval_it_recorded(queue, clock):
+    queue.register_worker("fast", host="h", pid=1, queues=None, concurrency=1,
+                          beat_interval=2.0, lease=6.0)
+    queue.register_worker("old", host="h", pid=2, queues=None, concurrency=1)  # none recorded
+    w = by_id(queue)
+    assert (w["fast"].beat_interval, w["fast"].lease) == (2.0, 6.0)
+    assert (w["old"].beat_interval, w["old"].lease) == (None, None)
+    clock.advance(6)  # three of its beats missed; the assumed 10 s beat is not
+    w = by_id(queue)
+    assert w["fast"].state(clock.now(), beat=10) == WorkerState.LOST
+    assert w["old"].state(clock.now(), beat=10) == WorkerState.OK
+
+
+def test_a_silent_worker_is_forgotten_after_five_minutes_unless_it_beat_meanwhile(queue, clock):
+    queue.register_worker("gone", host="h", pid=1, queues=None, concurrency=1,
+                          beat_interval=2.0)
+    queue.register_worker("slow", host="h", pid=2, queues=None, concurrency=1,
+                          beat_interval=60.0)  # ten of its beats: 10 minutes
+    clock.advance(301)
+    assert list(by_id(queue)) == ["slow"]  # not listed any more, though still stored
+    assert [w.id for w in queue.workers(forgotten=True)] == ["gone", "slow"]
+    assert queue.forget_silent_workers() == 1
+    assert [w.id for w in queue.workers(forgotten=True)] == ["slow"]
+    read = queue.workers()
+    queue.beat_worker("slow")  # it beat after being read: forgetting that read keeps it
+    assert queue.forget_workers(read) == 0
+    assert list(by_id(queue)) == ["slow"]
+
+
+def test_the_reaper_forgets_silent_workers(queue, clock):
+    from jobq_core.maintenance import Reaper
+
+    queue.register_worker("gone", host="h", pid=1, queues=None, concurrency=1)
+    clock.advance(299)
+    Reaper(queue).run_once()
+    assert [w.id for w in queue.workers(forgotten=True)] == ["gone"]
+    clock.advance(2)
+    Reaper(queue).run_once()
+    assert queue.workers(forgotten=True) == []

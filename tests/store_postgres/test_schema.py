@@ -81,3 +81,22 @@ def test_processes_starting_together_migrate_once(pg_url):
     assert [p.exitcode for p in procs] == [0, 0, 0, 0]
     with Queue(pg_url) as q:
         assert q.enqueue("k") == 1
+
+
+def test_a_version_1_schema_is_migrated_and_its_workers_kept_with_no_recorded_beat(pg_url):
+    from jobq_core.store.postgres.schema import MIGRATIONS
+
+    with psycopg.connect(pg_url) as c:
+        c.execute(MIGRATIONS[0])
+        c.execute("INSERT INTO jobq_meta VALUES ('application', 'jobq'), ('schema_version', '1')")
+        c.execute("INSERT INTO jobq_workers VALUES ('old', 'h', 1, NULL, 2, 0, 0, 0)")
+    with Queue(pg_url) as q:
+        [w] = q.workers(forgotten=True)
+        assert (w.id, w.beat_interval, w.lease) == ("old", None, None)
+        q.register_worker("new", host="h", pid=2, queues=None, concurrency=1,
+                          beat_interval=2.0, lease=6.0)
+        assert {w.id: w.beat_interval for w in q.workers(forgotten=True)} == {
+            "old": None, "new": 2.0}
+    with psycopg.connect(pg_url) as c:
+        assert c.execute("SELECT value FROM jobq_meta WHERE key='schema_version'"
+                         ).fetchone()[0] == str(SCHEMA_VERSION) == "2"

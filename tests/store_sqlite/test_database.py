@@ -236,3 +236,28 @@ def test_a_queue_used_after_a_fork_refuses_instead_of_corrupting_the_file(db_pat
     assert os.waitstatus_to_exitcode(status) == 0
     assert [j.kind for j in q.list()] == ["k"]
     q.close()
+
+
+def test_a_version_1_database_is_migrated_and_its_workers_kept_with_no_recorded_beat(db_path):
+    from jobq_core.store.sqlite.schema import MIGRATIONS, _split_statements
+
+    conn = sqlite3.connect(db_path)
+    for statement in _split_statements(MIGRATIONS[0]):
+        conn.execute(statement)
+    conn.executemany("INSERT INTO jobq_meta VALUES (?, ?)",
+                     [("application", "jobq"), ("schema_version", "1")])
+    conn.execute("INSERT INTO jobq_workers VALUES ('old', 'h', 1, NULL, 2, 0, 0, 0)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(DatabaseError, match="older jobq schema"):
+        Queue(db_path, read_only=True)  # a monitor never migrates
+    with Queue(db_path) as q:
+        [w] = q.workers(forgotten=True)
+        assert (w.id, w.beat_interval, w.lease) == ("old", None, None)
+        q.register_worker("new", host="h", pid=2, queues=None, concurrency=1,
+                          beat_interval=2.0, lease=6.0)
+        assert {w.id: w.beat_interval for w in q.workers(forgotten=True)} == {
+            "old": None, "new": 2.0}
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("SELECT value FROM jobq_meta WHERE key='schema_version'"
+                        ).fetchone()[0] == str(SCHEMA_VERSION) == "2"

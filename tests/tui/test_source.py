@@ -58,7 +58,7 @@ def test_each_view_reads_its_own_rows(db, clock):
     groups = s.poll("dead", Filter()).rows
     assert [g.count for g in groups] == [5, 1]  # invoice numbers differ: still one group
     assert groups[0].line.startswith("RuntimeError: billing API returned HTTP 502 for")
-    assert groups[0].match == "RuntimeError: billing API returned HTTP"
+    assert groups[0].match == "RuntimeError: billing API returned HTTP 502 for invoice INV-"
     assert s.count_dead(Filter(kind=groups[0].kind, error=groups[0].match)) == 5
     assert len(s.poll("dead", Filter(), grouped=False).rows) == 6
     assert len(s.poll("all", parse_filter("status:dead queue:media")).rows) == 1

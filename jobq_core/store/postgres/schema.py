@@ -109,7 +109,14 @@ CREATE TABLE jobq_workers(
 ) WITH (fillfactor = 50);
 """
 
-MIGRATIONS: list[str] = [_V1]
+# v2: each worker records its heartbeat interval and lease term, so that it is judged late
+# or lost by its own interval, whatever the monitor assumes (NULL: an older worker).
+_V2 = """
+ALTER TABLE jobq_workers ADD COLUMN beat_interval float8;
+ALTER TABLE jobq_workers ADD COLUMN lease float8;
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _OURS = (

@@ -115,13 +115,14 @@ ORDER_PENDING = shared.ORDER_PENDING
 
 
 @functools.lru_cache(maxsize=8)
-def claim_sql(n_queues: int) -> str:
+def claim_sql(n_queues: int, limited: bool = False) -> str:
     """The claim: one statement. ``FOR UPDATE SKIP LOCKED`` lets concurrent claims pass
     each other's rows instead of waiting; the MATERIALIZED CTE pins the picked ids (a
     planner may otherwise rerun a LIMIT subquery per row and update more than asked).
     No queue, or one, is one ordered scan of a partial index; several are one bounded scan
     per queue (LATERAL), merged. Parameters: %(now)s %(limit)s %(lease)s %(worker)s, and
-    %(queue)s or %(queues)s."""
+    %(queue)s or %(queues)s; ``limited``: %(lkinds)s and %(llimits)s, kinds whose attempt
+    limit clamps ``max_attempts``."""
     if n_queues <= 1:
         where = "status='pending' AND run_at<=%(now)s" + (" AND queue=%(queue)s" if n_queues else "")
         pick = (f"SELECT id FROM jobq_jobs WHERE {where} {ORDER_PENDING} LIMIT %(limit)s "
@@ -137,6 +138,9 @@ def claim_sql(n_queues: int) -> str:
         f"WITH picked AS MATERIALIZED ({pick}) "
         "UPDATE jobq_jobs j SET status='running', attempts=j.attempts+1, lease_until=%(lease)s, "
         "worker=%(worker)s, token=nextval('jobq_tokens'), started_at=%(now)s, "
+        + ("max_attempts=LEAST(j.max_attempts, coalesce((SELECT l.n FROM unnest("
+           "%(lkinds)s::text[], %(llimits)s::bigint[]) AS l(kind, n) WHERE l.kind = j.kind), "
+           "j.max_attempts)), " if limited else "") +
         "heartbeat_at=%(now)s, progress=NULL, progress_message=NULL "
         # = ANY(ARRAY(...)): a primary-key lookup per picked id, whatever the estimates
         f"WHERE j.id = ANY(ARRAY(SELECT id FROM picked)) RETURNING {CLAIM_RETURNING}"

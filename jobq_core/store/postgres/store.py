@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import psycopg
 from psycopg import errors as pgerrors
@@ -26,17 +26,23 @@ from psycopg import errors as pgerrors
 from ...checks import check_int, check_seconds
 from ...clock import Clock
 from ...error_groups import group_dead
-from ...errors import DatabaseError, DatabaseUnavailable, InvalidState, JobNotFound
+from ...errors import (
+    DatabaseError, DatabaseUnavailable, InvalidState, JobNotFound, UnusableConnection,
+)
 from ...types import (
     Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, Stats, Throughput,
     WorkerInfo,
 )
 from .. import statements as shared
-from ..base import TAKEN_BACK, Completion, CopiedJob, ListFilter, NewJob, RetryDelay
+from ..base import (
+    FINISHED_STATUSES, TAKEN_BACK, Completion, ConnectionIdentity, CopiedJob, ListFilter,
+    NewJob, RetryDelay, lease_expired,
+)
 from ..rows import (
     THROUGHPUT_FAILED, attempts_from_rows, claimed_job, job_from_row, stats_from_rows,
     throughput_from_rows,
 )
+from . import app_connection
 from . import statements as sql
 from .connection import Connections, ServerClock, parse_url
 from .notify import Notifier
@@ -124,6 +130,7 @@ class PostgresStore:
                                         "once without read-only mode to upgrade it")
                 migrate(first, self.display)
             self._clock = ServerClock(self._conns, first)
+            self._identity = _own_identity(first)
         except psycopg.Error as e:
             first.close()
             raise DatabaseUnavailable(f"{self.display}: {e}") from None
@@ -197,13 +204,45 @@ class PostgresStore:
                 return row[0]
             # the holder finished between the two statements: insert again
 
+    # -- on the application's connection (see app_connection.py) ------------------------
+
+    def job_insert_many_on(self, conn: object, jobs: Sequence[NewJob], now: float) -> list[int]:
+        self._check_app_connection(conn)
+        return app_connection.insert_many(conn, jobs, now)
+
+    def job_complete_on(self, conn: object, completion: Completion, now: float) -> bool:
+        self._check_app_connection(conn)
+        return app_connection.complete(conn, completion, now)
+
+    def same_database(self, identity: ConnectionIdentity) -> bool:
+        if identity.store != app_connection.STORE:
+            return False
+        if identity.key == self._identity:
+            return True
+        # The server may have restarted since this store read its own identity (a new
+        # start time): read it again, once, before saying no.
+        self._identity = self._conns.run(lambda c, _again: _own_identity(c))
+        return identity.key == self._identity
+
+    def _check_app_connection(self, conn: object) -> None:
+        identity = app_connection.identity(conn)
+        if not self.same_database(identity):
+            how = ""
+            if identity.key[1] == self._identity[1] and identity.key[2] is not None:
+                how = (" (a database of that name, but another server, or another jobq_jobs "
+                       "table through the connection's search_path)")
+            raise UnusableConnection(f"the connection given with conn= is to {identity.where}, "
+                                     f"not to this queue's database {self.display}{how}; "
+                                     "nothing was written")
+
     # -- consuming ----------------------------------------------------------------------
 
     def job_claim(
-        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float, limit: int
+        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float,
+        limit: int, attempt_limits: Mapping[str, int] | None = None,
     ) -> list[Job]:
-        return self._conns.run(
-            lambda c, _again: self._claim(c, worker, queues, now, lease_until, limit))
+        return self._conns.run(lambda c, _again: self._claim(
+            c, worker, queues, now, lease_until, limit, attempt_limits))
 
     def job_next_run_at(self, queues: Sequence[str] | None, after: float) -> float | None:
         queues = list(dict.fromkeys(queues)) if queues else []
@@ -213,14 +252,18 @@ class PostgresStore:
 
     @staticmethod
     def _claim(c: psycopg.Connection, worker: str, queues: Sequence[str] | None, now: float,
-               lease_until: float, limit: int) -> list[Job]:
+               lease_until: float, limit: int,
+               attempt_limits: Mapping[str, int] | None = None) -> list[Job]:
         queues = list(dict.fromkeys(queues)) if queues else []
         params = {"now": now, "limit": limit, "lease": lease_until, "worker": worker}
         if len(queues) == 1:
             params["queue"] = queues[0]
         elif queues:
             params["queues"] = queues
-        rows = c.execute(sql.claim_sql(len(queues)), params).fetchall()
+        if attempt_limits:
+            params["lkinds"], params["llimits"] = list(attempt_limits), list(
+                attempt_limits.values())
+        rows = c.execute(sql.claim_sql(len(queues), bool(attempt_limits)), params).fetchall()
         jobs = [claimed_job(r, lease_until, worker, now) for r in rows]
         if len(jobs) > 1:
             jobs.sort(key=_claim_order)  # RETURNING order is unspecified
@@ -243,11 +286,13 @@ class PostgresStore:
     def job_complete_and_claim(
         self, completions: Sequence[Completion], now: float, worker: str,
         queues: Sequence[str] | None, lease_until: float, limit: int,
+        attempt_limits: Mapping[str, int] | None = None,
     ) -> tuple[list[bool], list[Job]]:
         def op(c: psycopg.Connection, again: bool) -> tuple[list[bool], list[Job]]:
             with c.transaction():
                 accepted = _complete(c, completions, now, again)
-                jobs = self._claim(c, worker, queues, now, lease_until, limit) if limit > 0 else []
+                jobs = self._claim(c, worker, queues, now, lease_until, limit,
+                                   attempt_limits) if limit > 0 else []
             return accepted, jobs
 
         return self._conns.run(op)
@@ -323,8 +368,7 @@ class PostgresStore:
                 queues = set()
                 for job_id, token, attempts, max_attempts, worker, started, lease, cancel, queue \
                         in rows:
-                    error = (f"lease expired at {lease:.3f} with no heartbeat from worker "
-                             f"{worker!r}; the attempt counts as failed")
+                    error = lease_expired(lease, now)
                     status, run_at, finished = shared.after_attempt(
                         attempts, max_attempts, cancel, now, retry_delay)
                     if status == JobStatus.PENDING:
@@ -464,22 +508,31 @@ class PostgresStore:
 
         return self._run_notifying(op)
 
-    def job_prune(self, finished_before: float) -> int:
+    def job_prune(self, finished_before: float, statuses: Sequence[str] = FINISHED_STATUSES,
+                  dry_run: bool = False) -> dict[str, int]:
+        statuses = [str(s) for s in statuses]
         # The newest job is never pruned (the Ids rule of store.base; a sequence never
         # hands an id out twice anyway, but every store keeps the same rule).
+        where = ("status = ANY(%s) AND finished_at<%s "
+                 "AND id<(SELECT max(id) FROM jobq_jobs)")
+        params = (list(statuses), finished_before)
+        if dry_run:
+            return dict(self._conns.run(lambda c, _again: c.execute(
+                f"SELECT status, count(*) FROM jobq_jobs WHERE {where} GROUP BY status",
+                params).fetchall()))
         query = (
-            "WITH gone AS (DELETE FROM jobq_jobs WHERE id IN (SELECT id FROM jobq_jobs "
-            "WHERE status IN ('succeeded','dead','cancelled') AND finished_at<%s "
-            "AND id<(SELECT max(id) FROM jobq_jobs) LIMIT %s) RETURNING id), "
+            f"WITH gone AS (DELETE FROM jobq_jobs WHERE id IN (SELECT id FROM jobq_jobs "
+            f"WHERE {where} LIMIT %s) RETURNING id, status), "
             "history AS (DELETE FROM jobq_attempts WHERE job_id IN (SELECT id FROM gone)) "
-            "SELECT count(*) FROM gone"
+            "SELECT status, count(*) FROM gone GROUP BY status"
         )
-        pruned = 0
+        pruned: dict[str, int] = {}
         while True:
-            n = self._conns.run(lambda c, _again: c.execute(
-                query, (finished_before, _BATCH)).fetchone()[0])
-            pruned += n
-            if n < _BATCH:
+            rows = self._conns.run(lambda c, _again: c.execute(
+                query, (*params, _BATCH)).fetchall())
+            for status, n in rows:
+                pruned[status] = pruned.get(status, 0) + n
+            if sum(n for _, n in rows) < _BATCH:
                 return pruned
 
     def job_count(self, where: ListFilter, now: float) -> int:
@@ -534,27 +587,37 @@ class PostgresStore:
         queues = None if info.queues is None else list(info.queues)
         self._conns.run(lambda c, _again: c.execute(
             "INSERT INTO jobq_workers(id, host, pid, queues, concurrency, started_at, last_seen, "
-            "busy) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO UPDATE SET "
+            "busy, beat_interval, lease) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT (id) DO UPDATE SET "
             "host=excluded.host, pid=excluded.pid, queues=excluded.queues, "
             "concurrency=excluded.concurrency, started_at=excluded.started_at, "
-            "last_seen=excluded.last_seen, busy=excluded.busy",
+            "last_seen=excluded.last_seen, busy=excluded.busy, "
+            "beat_interval=excluded.beat_interval, lease=excluded.lease",
             (info.id, info.host, info.pid, queues, info.concurrency, info.started_at,
-             info.last_seen, info.busy)))
+             info.last_seen, info.busy, info.beat_interval, info.lease)))
 
-    def worker_beat(self, worker_id: str, now: float, busy: int) -> None:
-        self._conns.run(lambda c, _again: c.execute(
-            "UPDATE jobq_workers SET last_seen=%s, busy=%s WHERE id=%s", (now, busy, worker_id)))
+    def worker_beat(self, worker_id: str, now: float, busy: int) -> bool:
+        return self._conns.run(lambda c, _again: c.execute(
+            "UPDATE jobq_workers SET last_seen=%s, busy=%s WHERE id=%s",
+            (now, busy, worker_id)).rowcount > 0)
 
     def worker_deregister(self, worker_id: str) -> None:
         self._conns.run(lambda c, _again: c.execute(
             "DELETE FROM jobq_workers WHERE id=%s", (worker_id,)))
 
+    def worker_forget(self, seen: Sequence[tuple[str, float]]) -> int:
+        def op(c: psycopg.Connection, _again: bool) -> int:
+            with c.transaction():
+                return sum(c.execute("DELETE FROM jobq_workers WHERE id=%s AND last_seen=%s",
+                                     item).rowcount for item in seen)
+        return self._conns.run(op) if seen else 0
+
     def worker_list(self) -> list[WorkerInfo]:
         rows = self._conns.run(lambda c, _again: c.execute(
-            "SELECT id, host, pid, queues, concurrency, started_at, last_seen, busy "
-            "FROM jobq_workers ORDER BY id").fetchall())
+            "SELECT id, host, pid, queues, concurrency, started_at, last_seen, busy, "
+            "beat_interval, lease FROM jobq_workers ORDER BY id").fetchall())
         return [WorkerInfo(r[0], r[1], r[2], None if r[3] is None else tuple(r[3]), r[4], r[5],
-                           r[6], r[7]) for r in rows]
+                           r[6], r[7], r[8], r[9]) for r in rows]
 
     # -- misc ---------------------------------------------------------------------------
 
@@ -651,6 +714,12 @@ class _snapshot:
     def __exit__(self, *exc):
         self.c.execute("COMMIT" if exc[0] is None else "ROLLBACK")
         return False
+
+
+def _own_identity(c: psycopg.Connection) -> tuple:
+    """What ``app_connection.identity`` reads, on one of the store's own connections."""
+    start, database, table, _host, _port = c.execute(app_connection.IDENTITY).fetchone()
+    return (start, database, table)
 
 
 def _refuse_if_maybe_committed(again: bool, display: str) -> None:

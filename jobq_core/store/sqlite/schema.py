@@ -18,6 +18,13 @@ APP_ID = "jobq"
 PAGE_SIZE = 1024  # for files jobq creates: a job row is small, and every commit writes whole
 #                   pages to the WAL, so small pages make each claim and completion cheaper
 INLINE_PAYLOAD_MAX = 500  # bytes of JSON kept in the job row; bigger goes to jobq_payloads
+
+
+def payload_is_big(payload: str) -> bool:
+    """Whether the payload goes to jobq_payloads (over ``INLINE_PAYLOAD_MAX`` bytes)."""
+    n = len(payload)  # characters; UTF-8 needs 1 to 4 bytes for each
+    return n > INLINE_PAYLOAD_MAX or (
+        n * 4 > INLINE_PAYLOAD_MAX and len(payload.encode()) > INLINE_PAYLOAD_MAX)
 TABLES = ("jobq_meta", "jobq_jobs", "jobq_attempts", "jobq_payloads", "jobq_workers")
 
 _V1 = """
@@ -105,7 +112,14 @@ CREATE TABLE jobq_workers(
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: list[str] = [_V1]
+# v2: each worker records its heartbeat interval and lease term, so that it is judged late
+# or lost by its own interval, whatever the monitor assumes (NULL: an older worker).
+_V2 = """
+ALTER TABLE jobq_workers ADD COLUMN beat_interval REAL;
+ALTER TABLE jobq_workers ADD COLUMN lease REAL;
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

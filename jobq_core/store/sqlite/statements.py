@@ -21,6 +21,14 @@ INSERT = (
     "INSERT INTO jobq_jobs(kind, payload, queue, priority, run_at, max_attempts, unique_key, "
     "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
+# On an application's connection (app_connection.py): ids from RETURNING, and a unique
+# key that is live already skips the row instead of failing the caller's transaction.
+INSERT_RETURNING = INSERT + " RETURNING id"
+INSERT_UNIQUE = (
+    INSERT + " ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL "
+    "AND status IN ('pending','running') DO NOTHING RETURNING id"
+)
+LIVE_WITH_KEY = "SELECT id FROM jobq_jobs WHERE unique_key=? AND status IN ('pending','running')"
 COMPLETE = shared.complete(shared.SQLITE)
 EXTEND = (
     "UPDATE jobq_jobs SET lease_until=?, heartbeat_at=? "
@@ -54,10 +62,12 @@ PENDING_BY_QUEUE, RUNNING_BY_QUEUE, DEAD_BY_QUEUE, RECENT_FINISHED = shared.stat
 
 
 @functools.lru_cache(maxsize=64)
-def claim_sql(n_queues: int, single: bool) -> str:
-    """The claim statement. Its shape depends only on how many queues are named, never on
-    data: queue names are bound parameters. One queue is a seek on the per-queue index;
-    several are merged from one bounded scan each, so no claim sorts the whole backlog."""
+def claim_sql(n_queues: int, single: bool, n_limits: int = 0) -> str:
+    """The claim statement. Its shape depends only on how many queues are named and how
+    many kinds have an attempt limit, never on data: names are bound parameters. One
+    queue is a seek on the per-queue index; several are merged from one bounded scan each,
+    so no claim sorts the whole backlog. A kind's attempt limit clamps ``max_attempts``
+    (parameters: kind, limit per kind, after the lease and worker)."""
     if n_queues == 0:
         pick = f"SELECT id FROM jobq_jobs WHERE status='pending' AND run_at<=? {ORDER_PENDING} LIMIT ?"
     elif n_queues == 1:
@@ -72,10 +82,12 @@ def claim_sql(n_queues: int, single: bool) -> str:
         )
         pick = f"SELECT id FROM ({' UNION ALL '.join([arm] * n_queues)}) {ORDER_PENDING} LIMIT ?"
     match = f"id=({pick})" if single else f"id IN ({pick})"
+    clamp = ("max_attempts=CASE kind " + "WHEN ? THEN min(max_attempts, ?) " * n_limits
+             + "ELSE max_attempts END, ") if n_limits else ""
     return (
         "UPDATE jobq_jobs SET status='running', attempts=attempts+1, lease_until=?, worker=?, "
-        "token=random(), started_at=?, heartbeat_at=?, progress=NULL, progress_message=NULL "
-        f"WHERE {match} RETURNING {CLAIM_RETURNING}"
+        f"{clamp}token=random(), started_at=?, heartbeat_at=?, progress=NULL, "
+        f"progress_message=NULL WHERE {match} RETURNING {CLAIM_RETURNING}"
     )
 
 

@@ -14,13 +14,14 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from ...checks import INT64_MAX, MAX_LEASE, check_seconds
 from ...error_groups import group_dead
 from ...errors import (
     DatabaseError, DatabaseUnavailable, InvalidState, JobNotFound, JobqError, StorageFull,
+    UnusableConnection,
 )
 from ...types import (
     Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, Stats, Throughput,
@@ -28,15 +29,19 @@ from ...types import (
 )
 from ...textsafe import clean
 from .. import statements as shared
-from ..base import TAKEN_BACK, Completion, CopiedJob, ListFilter, NewJob, RetryDelay
+from ..base import (
+    FINISHED_STATUSES, TAKEN_BACK, Completion, ConnectionIdentity, CopiedJob, ListFilter,
+    NewJob, RetryDelay, lease_expired,
+)
 from ..rows import THROUGHPUT_FAILED, attempts_from_rows, stats_from_rows, throughput_from_rows
+from . import app_connection
 from . import statements as sql
 from .connection import (
     SYNCHRONOUS_MODES, connect, error_code, filesystem_type, guarded, set_pragmas,
     stopped_lock_holders, translate, warn_if_network, write_transaction,
 )
 from .rows import JOB_COLS, JOB_COLS_LEAN, claimed_job, decode, job_from_row, unreadable
-from .schema import INLINE_PAYLOAD_MAX, SCHEMA_VERSION, installed_version, migrate
+from .schema import SCHEMA_VERSION, installed_version, migrate, payload_is_big
 from .watch import SqliteWatch, file_identity
 
 log = logging.getLogger("jobq.store")
@@ -167,25 +172,45 @@ class SqliteStore:
     def _insert_one(c: sqlite3.Connection, job: NewJob, now: float) -> int:
         """A job with a unique key (which may exist already) or a big payload."""
         if job.unique_key is not None:
-            row = c.execute(
-                "SELECT id FROM jobq_jobs WHERE unique_key=? AND status IN ('pending','running')",
-                (job.unique_key,),
-            ).fetchone()
+            row = c.execute(sql.LIVE_WITH_KEY, (job.unique_key,)).fetchone()
             if row:
                 return row[0]
-        if not _is_big(job.payload):
+        if not payload_is_big(job.payload):
             return c.execute(sql.INSERT, _insert_row(job, now)).lastrowid
         job_id = c.execute(sql.INSERT, _insert_row(job._replace(payload=None), now)).lastrowid
         c.execute("INSERT INTO jobq_payloads(job_id, payload) VALUES (?, ?)", (job_id, job.payload))
         return job_id
 
+    # -- on the application's connection (see app_connection.py) ------------------------
+
+    def job_insert_many_on(self, conn: object, jobs: Sequence[NewJob], now: float) -> list[int]:
+        self._check_app_connection(conn)
+        return app_connection.insert_many(conn, jobs, now)
+
+    def job_complete_on(self, conn: object, completion: Completion, now: float) -> bool:
+        self._check_app_connection(conn)
+        return app_connection.complete(conn, completion, now)
+
+    def same_database(self, identity: ConnectionIdentity) -> bool:
+        return identity.store == app_connection.STORE and identity.key == self._identity
+
+    def _check_app_connection(self, conn: object) -> None:
+        """Before any write on the caller's connection (no lock of this store's: the
+        connection is the caller's, and so is its thread)."""
+        identity = app_connection.identity(conn)
+        if not self.same_database(identity):
+            raise UnusableConnection(f"the connection given with conn= is to {identity.where}, "
+                                     f"not to this queue's database {self.path}; nothing was "
+                                     "written")
+
     # -- consuming ----------------------------------------------------------------------
 
     @guarded
     def job_claim(
-        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float, limit: int
+        self, worker: str, queues: Sequence[str] | None, now: float, lease_until: float,
+        limit: int, attempt_limits: Mapping[str, int] | None = None,
     ) -> list[Job]:
-        return self._claim(self._conn, worker, queues, now, lease_until, limit)
+        return self._claim(self._conn, worker, queues, now, lease_until, limit, attempt_limits)
 
     @guarded
     def job_next_run_at(self, queues: Sequence[str] | None, after: float) -> float | None:
@@ -197,10 +222,13 @@ class SqliteStore:
 
     @staticmethod
     def _claim(c: sqlite3.Connection, worker: str, queues: Sequence[str] | None, now: float,
-               lease_until: float, limit: int) -> list[Job]:
+               lease_until: float, limit: int,
+               attempt_limits: Mapping[str, int] | None = None) -> list[Job]:
         queues = list(dict.fromkeys(queues)) if queues else []
-        query = sql.claim_sql(len(queues), limit == 1)
-        params = [lease_until, worker, now, now, *sql.claim_params(queues, now, limit)]
+        limits = [v for kind_limit in (attempt_limits or {}).items() for v in kind_limit]
+        query = sql.claim_sql(len(queues), limit == 1, len(limits) // 2)
+        params = [lease_until, worker, *limits, now, now,
+                  *sql.claim_params(queues, now, limit)]
         jobs = [claimed_job(r, lease_until, worker, now) for r in c.execute(query, params).fetchall()]
         if len(jobs) > 1:
             try:
@@ -233,12 +261,14 @@ class SqliteStore:
     def job_complete_and_claim(
         self, completions: Sequence[Completion], now: float, worker: str,
         queues: Sequence[str] | None, lease_until: float, limit: int,
+        attempt_limits: Mapping[str, int] | None = None,
     ) -> tuple[list[bool], list[Job]]:
         """Complete, then claim up to ``limit`` jobs, in one transaction: one commit (one
         fsync under synchronous=FULL) where a worker would otherwise make two."""
         with self._write() as c:
             accepted = _complete(c, completions, now)
-            jobs = self._claim(c, worker, queues, now, lease_until, limit) if limit > 0 else []
+            jobs = self._claim(c, worker, queues, now, lease_until, limit,
+                               attempt_limits) if limit > 0 else []
         return accepted, jobs
 
     @guarded
@@ -306,8 +336,7 @@ class SqliteStore:
                         quarantine(c, job_id, token, bad, now)
                         continue
                     if type(lease) in (int, float) and lease < now:
-                        error = (f"lease expired at {lease:.3f} with no heartbeat from worker "
-                                 f"{worker!r}; the attempt counts as failed")
+                        error = lease_expired(lease, now)
                     else:
                         error = (f"running with a lease jobq never grants ({clean(repr(lease))}) "
                                  f"under worker {worker!r}: taken back by the reaper")
@@ -408,27 +437,35 @@ class SqliteStore:
         return ids
 
     @guarded
-    def job_prune(self, finished_before: float) -> int:
-        pruned = 0
+    def job_prune(self, finished_before: float, statuses: Sequence[str] = FINISHED_STATUSES,
+                  dry_run: bool = False) -> dict[str, int]:
+        statuses = [str(s) for s in statuses]
+        marks = ",".join("?" * len(statuses))
+        # The newest job is never pruned: new ids are max(id)+1, so keeping it means an id
+        # is never handed out twice (cheaper than AUTOINCREMENT's extra write).
+        where = (f"status IN ({marks}) AND finished_at<? "
+                 "AND id<(SELECT max(id) FROM jobq_jobs)")
+        params = [*statuses, finished_before]
+        if dry_run:
+            return dict(self._conn.execute(
+                f"SELECT status, count(*) FROM jobq_jobs WHERE {where} GROUP BY status",
+                params).fetchall())
+        pruned: dict[str, int] = {}
         while True:
             with self._write() as c:
-                # The newest job is never pruned: new ids are max(id)+1, so keeping it means
-                # an id is never handed out twice (cheaper than AUTOINCREMENT's extra write).
-                ids = [r[0] for r in c.execute(
-                    "SELECT id FROM jobq_jobs WHERE status IN ('succeeded','dead','cancelled') "
-                    "AND finished_at<? AND id<(SELECT max(id) FROM jobq_jobs) LIMIT ?",
-                    (finished_before, _BATCH),
-                )]
-                if ids:
-                    batch = json.dumps(ids)
+                rows = c.execute(f"SELECT id, status FROM jobq_jobs WHERE {where} LIMIT ?",
+                                 (*params, _BATCH)).fetchall()
+                if rows:
+                    batch = json.dumps([r[0] for r in rows])
                     c.execute("DELETE FROM jobq_attempts WHERE job_id IN "
                               "(SELECT value FROM json_each(?))", (batch,))
                     c.execute("DELETE FROM jobq_payloads WHERE job_id IN "
                               "(SELECT value FROM json_each(?))", (batch,))
                     c.execute("DELETE FROM jobq_jobs WHERE id IN (SELECT value FROM json_each(?))",
                               (batch,))
-            pruned += len(ids)
-            if len(ids) < _BATCH:
+            for _, status in rows:
+                pruned[status] = pruned.get(status, 0) + 1
+            if len(rows) < _BATCH:
                 return pruned
 
     @guarded
@@ -481,29 +518,35 @@ class SqliteStore:
         queues = None if info.queues is None else json.dumps(list(info.queues))
         self._conn.execute(
             "INSERT OR REPLACE INTO jobq_workers(id, host, pid, queues, concurrency, started_at, "
-            "last_seen, busy) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "last_seen, busy, beat_interval, lease) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (info.id, info.host, info.pid, queues, info.concurrency, info.started_at,
-             info.last_seen, info.busy),
+             info.last_seen, info.busy, info.beat_interval, info.lease),
         )
 
     @guarded
-    def worker_beat(self, worker_id: str, now: float, busy: int) -> None:
-        self._conn.execute(
+    def worker_beat(self, worker_id: str, now: float, busy: int) -> bool:
+        return self._conn.execute(
             "UPDATE jobq_workers SET last_seen=?, busy=? WHERE id=?", (now, busy, worker_id)
-        )
+        ).rowcount > 0
 
     @guarded
     def worker_deregister(self, worker_id: str) -> None:
         self._conn.execute("DELETE FROM jobq_workers WHERE id=?", (worker_id,))
 
     @guarded
+    def worker_forget(self, seen: Sequence[tuple[str, float]]) -> int:
+        with self._write() as c:
+            return sum(c.execute("DELETE FROM jobq_workers WHERE id=? AND last_seen=?",
+                                 item).rowcount for item in seen)
+
+    @guarded
     def worker_list(self) -> list[WorkerInfo]:
         rows = self._conn.execute(
-            "SELECT id, host, pid, queues, concurrency, started_at, last_seen, busy "
-            "FROM jobq_workers ORDER BY id"
+            "SELECT id, host, pid, queues, concurrency, started_at, last_seen, busy, "
+            "beat_interval, lease FROM jobq_workers ORDER BY id"
         ).fetchall()
         return [
-            WorkerInfo(r[0], r[1], r[2], _worker_queues(r[3]), r[4], r[5], r[6], r[7])
+            WorkerInfo(r[0], r[1], r[2], _worker_queues(r[3]), r[4], r[5], r[6], r[7], r[8], r[9])
             for r in rows
         ]
 
@@ -560,14 +603,8 @@ def _nothing(c: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     yield c
 
 
-def _is_big(payload: str) -> bool:
-    n = len(payload)  # characters; UTF-8 needs 1 to 4 bytes for each
-    return n > INLINE_PAYLOAD_MAX or (
-        n * 4 > INLINE_PAYLOAD_MAX and len(payload.encode()) > INLINE_PAYLOAD_MAX)
-
-
 def _needs_care(job: NewJob) -> bool:
-    return job.unique_key is not None or _is_big(job.payload)
+    return job.unique_key is not None or payload_is_big(job.payload)
 
 
 def _insert_row(job: NewJob, now: float) -> tuple:

@@ -1,0 +1,164 @@
+"""jobq's writes on an application's own ``psycopg.Connection``, inside its transaction:
+transactional enqueue and fenced transactional completion.
+
+Nothing here holds a connection of jobq's: a process pool's child runs these on its own
+application connection (``identity`` there, ``same_database`` in the worker, then the
+write with the worker's time).
+
+Rules, checked before anything is written (``UnusableConnection`` otherwise):
+
+* the connection is a synchronous ``psycopg.Connection``, open, and not in a failed
+  transaction;
+* it reaches the store's jobq tables: the same server (``pg_postmaster_start_time()``:
+  the same instant for every session of one server, another for any other server), the
+  same database, and the same ``jobq_jobs`` table through its ``search_path`` (its oid).
+  The identity query reads only functions every role may call, so it cannot fail and
+  abort the caller's transaction; it runs once per connection (cached while the
+  connection lives);
+* jobq's statement joins a transaction of the caller's: one is open, or the connection
+  is not in autocommit mode (psycopg then opens one with the first statement, as it would
+  for the caller's own). Autocommit with no transaction open is refused: the write would
+  commit on its own, at once.
+
+jobq never commits or rolls back. An enqueue sends ``pg_notify`` for the queues of its
+ready jobs in the caller's transaction, so idle workers hear of them when it commits (and
+never when it rolls back); it does not go through the store's per-process rate limit,
+whose trailing notification could arrive before the caller commits.
+
+Use READ COMMITTED (PostgreSQL's default). Under it a fenced completion that meets a row
+locked by the reaper or a heartbeat waits for it and then checks the fence again; under
+REPEATABLE READ or SERIALIZABLE the same meeting is a serialization failure, reported as
+the error it is, even when the job is still ours. The caller's transaction holds the job's
+row lock from the completion to its commit: nothing else waits for it but that row.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Sequence
+
+import psycopg
+from psycopg.pq import TransactionStatus
+from psycopg.rows import tuple_row
+
+from ...errors import JobqError, UnusableConnection
+from ..base import Completion, ConnectionIdentity, NewJob
+from . import statements as sql
+from .connection import translate
+
+STORE = "postgresql"
+IDENTITY = (
+    # epoch seconds, not text: the text form follows each session's TimeZone and DateStyle
+    "SELECT extract(epoch FROM pg_postmaster_start_time())::float8, current_database(), "
+    "to_regclass('jobq_jobs')::oid::bigint, "
+    "coalesce(host(inet_server_addr()), 'local socket'), current_setting('port')"
+)
+_UNIQUE_TRIES = 5  # a key whose holder keeps finishing between our two statements
+
+_known: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # conn -> (pid, identity)
+_known_lock = threading.Lock()
+
+
+def identity(conn: object) -> ConnectionIdentity:
+    """The database and jobq tables ``conn`` reaches; ``UnusableConnection`` when it is
+    not a usable psycopg connection or has no transaction jobq's write could join (see
+    the module's rules)."""
+    if isinstance(conn, psycopg.AsyncConnection):
+        raise UnusableConnection("conn= is an asyncio psycopg connection; jobq writes on a "
+                                 "synchronous psycopg.Connection; nothing was written")
+    if not isinstance(conn, psycopg.Connection):
+        raise UnusableConnection(
+            f"conn= must be the application's psycopg.Connection to the queue's database, "
+            f"got {type(conn).__module__}.{type(conn).__qualname__}; nothing was written")
+    if conn.closed or conn.broken:
+        raise UnusableConnection("the connection given with conn= is closed; nothing was "
+                                 "written")
+    status = conn.info.transaction_status
+    if status == TransactionStatus.INERROR:
+        raise UnusableConnection("the transaction on the connection given with conn= failed "
+                                 "earlier: roll it back first; nothing was written")
+    if status == TransactionStatus.IDLE and conn.autocommit:
+        raise UnusableConnection(
+            "the connection given with conn= is in autocommit mode with no transaction open, "
+            "so jobq's write would commit on its own at once: open one first (with "
+            "conn.transaction(): ...); nothing was written")
+    pid = conn.info.backend_pid
+    with _known_lock:
+        known = _known.get(conn)
+    if known is not None and known[0] == pid:
+        return known[1]
+    try:
+        start, database, table, host, port = _cursor(conn).execute(IDENTITY).fetchone()
+    except psycopg.Error as e:
+        raise translate(e, "the connection given with conn=") from e
+    where = f"database {database!r} on {host}:{port}"
+    if table is None:
+        where += " (no jobq_jobs table in its search_path)"
+    found = ConnectionIdentity(STORE, (start, database, table), where)
+    with _known_lock:
+        _known[conn] = (pid, found)
+    return found
+
+
+def insert_many(conn: psycopg.Connection, jobs: Sequence[NewJob], now: float) -> list[int]:
+    """Insert ``jobs`` in the caller's transaction; their ids, in order. A unique key held
+    by a live job (or an earlier job of the batch) yields that job's id."""
+    c = _cursor(conn)
+    ids: list[int] = []
+    plain: list[NewJob] = []
+    try:
+        for job in jobs:
+            if job.unique_key is None:
+                plain.append(job)
+                continue
+            ids += _insert_plain(c, plain, now)
+            plain = []
+            ids.append(_insert_unique(c, job, now))
+        ids += _insert_plain(c, plain, now)
+        keyed = sorted({j.queue for j in jobs if j.unique_key is not None and j.run_at <= now})
+        if keyed:
+            c.execute(sql.NOTIFY, (keyed,))
+    except psycopg.Error as e:
+        raise translate(e, "the connection given with conn=") from e
+    return ids
+
+
+def complete(conn: psycopg.Connection, completion: Completion, now: float) -> bool:
+    """The fenced completion in the caller's transaction; False: fenced out (nothing
+    written)."""
+    x = completion
+    try:
+        return _cursor(conn).execute(sql.COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1
+    except psycopg.Error as e:
+        raise translate(e, "the connection given with conn=") from e
+
+
+def _insert_plain(c: psycopg.Cursor, jobs: Sequence[NewJob], now: float) -> list[int]:
+    if not jobs:
+        return []
+    rows = c.execute(sql.INSERT_MANY, {
+        "now": now, "kind": [j.kind for j in jobs], "payload": [j.payload for j in jobs],
+        "queue": [j.queue for j in jobs], "priority": [j.priority for j in jobs],
+        "run_at": [j.run_at for j in jobs], "max_attempts": [j.max_attempts for j in jobs],
+        "notify": sorted({j.queue for j in jobs if j.run_at <= now}),
+    }).fetchall()
+    return sorted(r[0] for r in rows)  # ids follow the batch's order
+
+
+def _insert_unique(c: psycopg.Cursor, job: NewJob, now: float) -> int:
+    for _ in range(_UNIQUE_TRIES):
+        row = c.execute(sql.INSERT_UNIQUE, (*job, now)).fetchone()
+        if row:
+            return row[0]
+        row = c.execute(sql.LIVE_WITH_KEY, (job.unique_key,)).fetchone()
+        if row:
+            return row[0]
+        # the holder finished between the two statements: insert again (under REPEATABLE
+        # READ the lookup may never see the holder: hence the bound)
+    raise JobqError(f"unique key {job.unique_key!r}: another transaction holds it, and this "
+                    "one cannot see it (use READ COMMITTED for transactional enqueue)")
+
+
+def _cursor(conn: psycopg.Connection) -> psycopg.Cursor:
+    """A cursor that returns plain tuples, whatever row factory the application set."""
+    return conn.cursor(row_factory=tuple_row)

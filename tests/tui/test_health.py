@@ -1,0 +1,216 @@
+"""The health the monitor shows is true: what the data says at the data's time, each worker
+judged by its own heartbeat, rows marked by their worker's state, rates that track."""
+import re
+
+from conftest import make_app, settle
+from jobq_core import Queue
+from jobq_core.testing import FakeClock
+from jobq_tui.source import Unavailable
+
+T0 = 1_767_225_600.0
+
+
+def rows(app):
+    t = app.table()
+    return [[c.plain for c in t.get_row_at(i)] for i in range(t.row_count)]
+
+
+def header(app):
+    return str(app.query_one("#header").render())
+
+
+async def test_paused_countdowns_stop_at_the_datas_time_and_raise_no_new_alarm(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert [r[6] for r in rows(app)][:2] == ["✗ EXPIRED 0:42 ago", "! 0:03"]
+        await pilot.press("p")
+        clock.advance(10)
+        app._tick()
+        await pilot.pause()
+        # The second lease would have run out 7 s ago by the clock: the data cannot say so.
+        assert [r[6] for r in rows(app)][:2] == ["✗ EXPIRED 0:42 ago", "! 0:03"]
+        text = header(app)
+        assert "⏸ PAUSED" in text and "10s ago · frozen" in text
+        assert "! 1 expired lease" in text and "expired leases" not in text
+        await pilot.press("p")  # live again: read now, judged now
+        await settle(pilot)
+        assert "frozen" not in header(app)
+        assert "! 2 expired leases" in header(app)
+
+
+async def test_while_the_database_cannot_be_read_countdowns_freeze_too(db, clock, monkeypatch):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+
+        def locked(*a, **k):
+            raise Unavailable("jobs.db: the database stayed locked past the busy timeout")
+
+        monkeypatch.setattr(app.source, "poll", locked)
+        clock.advance(30)
+        app.request_poll()
+        await settle(pilot)
+        assert [r[6] for r in rows(app)][:2] == ["✗ EXPIRED 0:42 ago", "! 0:03"]
+        assert "frozen" in header(app) and "! 1 expired lease" in header(app)
+
+
+def _one_worker_db(path, clock, *, beat_interval, jobs=1, concurrency=4):
+    with Queue(path, clock=clock) as q:
+        q.register_worker("w-fast", host="h", pid=7, queues=None, concurrency=concurrency,
+                          beat_interval=beat_interval, lease=3 * beat_interval)
+        q.enqueue_many([("work", {"n": i}) for i in range(jobs)])
+        q.claim_many("w-fast", jobs, lease=3 * beat_interval)
+
+
+async def test_a_worker_is_late_and_lost_by_its_own_beat_and_its_jobs_rows_say_so(tmp_path):
+    clock = FakeClock(T0)
+    path = tmp_path / "jobs.db"
+    _one_worker_db(path, clock, beat_interval=2.0)
+    clock.advance(3.5)  # 1.75 beats of 2 s: late; by the assumed 10 s beat it would be ok
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert rows(app)[0][3] == "w-fast ◐ late"
+        await pilot.press("6")
+        await settle(pilot)
+        assert rows(app)[0][1] == "◐ running, worker late"
+        clock.advance(2)  # 2.75 beats: lost
+        app.request_poll(force=True)
+        await pilot.press("3")
+        await settle(pilot)
+        assert rows(app)[0][2:4] == ["✗ lost", "1/4 stale"]
+        assert "! 1 lost worker" in header(app)
+        await pilot.press("1")
+        await settle(pilot)
+        assert rows(app)[0][3] == "w-fast ✗ lost"
+
+
+async def test_a_lost_workers_busy_is_the_jobs_it_still_holds_not_its_first_registration(
+        tmp_path):
+    clock = FakeClock(T0)
+    path = tmp_path / "jobs.db"
+    _one_worker_db(path, clock, beat_interval=2.0, jobs=4)  # died before its first beat
+    clock.advance(6)
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("3")
+        await settle(pilot)
+        assert rows(app)[0][2:4] == ["✗ lost", "4/4 stale"]
+
+
+async def test_ready_jobs_and_no_live_worker_is_a_header_warning(tmp_path):
+    clock = FakeClock(T0)
+    path = tmp_path / "jobs.db"
+    with Queue(path, clock=clock) as q:
+        q.enqueue("later", delay=60)  # scheduled only: nothing is waiting yet
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert "no live worker" not in header(app)
+        with Queue(path, clock=clock) as q:
+            q.enqueue("now", queue="mail")
+            q.register_worker("w1", host="h", pid=1, queues=["media"], concurrency=1,
+                              beat_interval=1.0)
+        app.request_poll(force=True)
+        await settle(pilot)
+        assert "! no live worker for mail" in header(app)
+        clock.advance(3)  # w1 is lost now: nobody at all
+        app.request_poll(force=True)
+        await settle(pilot)
+        assert "! no live worker" in header(app) and "for mail" not in header(app)
+        with Queue(path, clock=clock) as q:
+            q.register_worker("w2", host="h", pid=2, queues=None, concurrency=1)
+        app.request_poll(force=True)
+        await settle(pilot)
+        assert "no live worker" not in header(app)
+
+
+async def test_the_headline_rate_tracks_the_last_seconds_and_falls_to_zero_when_work_stops(
+        tmp_path):
+    clock = FakeClock(T0 - 10)
+    path = tmp_path / "jobs.db"
+    with Queue(path, clock=clock) as q:
+        q.enqueue_many([("work", None)] * 2000)
+        while clock.now() < T0:  # 500 jobs a second for the last 4 s before T0
+            clock.advance(0.01)
+            if clock.now() >= T0 - 4:
+                for job in q.claim_many("w", 5):
+                    q.complete(job.id, job.token)
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        # 500/s: not 0 (the 10 s bucket under way), not a mean over a minute
+        assert 480 <= float(re.search(r"([\d.]+)/s ok", header(app)).group(1)) <= 520
+        clock.advance(10)  # nothing finished since: the data has not changed
+        app.request_poll()
+        await settle(pilot)
+        assert app.snapshot.reused
+        assert "0.0/s ok" in header(app)
+
+
+async def test_X_in_the_workers_view_forgets_the_lost_workers_after_confirmation(db, clock):
+    from jobq_tui.screens import ConfirmScreen
+
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("X")  # not in the Running view
+        assert "open the Workers view" in str(app.query_one("#status").render())
+        await pilot.press("3", "X")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "Forget 1 lost worker?" in str(app.screen.message) and "w3" in str(
+            app.screen.message)
+        await pilot.press("y")
+        await settle(pilot)
+        assert "forgot 1 lost worker" in str(app.query_one("#status").render())
+        assert [r[0] for r in rows(app)] == ["w1", "w2"]
+        assert "lost worker" not in header(app)
+    with Queue(db, clock=clock) as q:
+        assert [w.id for w in q.workers(forgotten=True)] == ["w1", "w2"]
+    app = make_app(db, clock, read_only=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("3", "X")
+        await settle(pilot)
+        assert not isinstance(app.screen, ConfirmScreen)
+
+
+async def test_dead_groups_keep_status_codes_apart_and_R_retries_only_its_group(tmp_path):
+    from jobq_tui.screens import ConfirmScreen
+
+    clock = FakeClock(T0)
+    path = tmp_path / "jobs.db"
+    errors = {}  # job id -> error
+    with Queue(path, clock=clock, max_attempts=1) as q:
+        # The same start up to the invoice number: a substring cannot tell these apart.
+        for n, code in ((59476, 502), (59477, 404), (59478, 502), (59479, 404), (59480, 404)):
+            q.enqueue("invoice.sync", {"n": n})
+            job = q.claim("w")
+            errors[job.id] = f"RuntimeError: invoice INV-{n} failed: HTTP {code}"
+            q.fail(job.id, job.token, errors[job.id])
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("5")
+        await settle(pilot)
+        assert [(r[0], r[-1].rsplit(" ", 1)[-1]) for r in rows(app)] == [("3", "404"),
+                                                                         ("2", "502")]
+        await pilot.press("j", "enter")  # the 502 group's jobs
+        await settle(pilot)
+        assert sorted(int(r[0]) for r in rows(app)) == [1, 3]
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("d")  # grouped again
+        await settle(pilot)
+        await pilot.press("j", "R")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert str(app.screen.message).startswith("Retry 2 dead jobs?")
+        await pilot.press("y")
+        await settle(pilot)
+    with Queue(path, clock=clock) as q:
+        assert {j.id for j in q.list("pending")} == {1, 3}
+        assert {j.id for j in q.list("dead")} == {2, 4, 5}
