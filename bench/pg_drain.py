@@ -21,6 +21,10 @@ a fresh table:
              a notification per enqueue) to compare
   scale      --scale: claims (with completions) per second through the API with 10,000
              and with 1,000,000 jobs pending (filled by generate_series), 3,000 claims each
+  limits     --limits: API claims (with completions) on every queue, interleaved in chunks
+             of 500, with no queue controls, with a concurrency and a rate limit on an
+             unrelated queue, and with a concurrency limit (never reached) on the queue
+             drained: what limits cost the queues without them, and their own
   steady     --steady seconds of a producer keeping --backlog jobs pending while a Worker
              drains and finished jobs older than 10 s are pruned every 10 s: the sizes
              should level off instead of growing with the jobs that went through
@@ -284,6 +288,34 @@ def claims_with_pending(url: str, pending: int, claims: int = 3000) -> float:
         return claims / (time.perf_counter() - started)
 
 
+def limits(server_url: str, n: int, chunk: int = 500) -> dict:
+    with Database(server_url) as none, Database(server_url) as other, \
+            Database(server_url) as own:
+        with Queue(other.url) as q:
+            q.set_limit("fragile", concurrency=1, rate="10/s")
+        with Queue(own.url) as q:
+            q.set_limit("default", concurrency=n + 1)
+        for db in (none, other, own):
+            fill(db.url, n)
+        queues = [Queue(db.url) for db in (none, other, own)]
+        seconds = [0.0, 0.0, 0.0]
+        try:
+            for _ in range(0, n, chunk):
+                for k, q in enumerate(queues):
+                    started = time.perf_counter()
+                    for _ in range(chunk):
+                        job = q.claim("limits")
+                        q.complete(job.id, job.token)
+                    seconds[k] += time.perf_counter() - started
+            assert all(q.count("succeeded") == n for q in queues)
+        finally:
+            for q in queues:
+                q.close()
+    rates = [n / t for t in seconds]
+    return {"none": rates[0], "other_limited": rates[1], "own_limited": rates[2],
+            "ratio": rates[1] / rates[0], "ratio_own": rates[2] / rates[0]}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--url", default="postgresql://postgres@127.0.0.1:5432/postgres")
@@ -293,6 +325,7 @@ def main() -> None:
     p.add_argument("--steady", type=float, default=0.0)
     p.add_argument("--latency", type=int, default=0)
     p.add_argument("--scale", action="store_true")
+    p.add_argument("--limits", action="store_true")
     p.add_argument("--gap", type=float, default=0.15)
     p.add_argument("--delay", type=float, default=0.0,
                    help="--latency jobs are enqueued with this delay; the figures are then "
@@ -341,6 +374,9 @@ def main() -> None:
                 row = burst(db.url, args.burst, processes, args.notify_window)
             report["burst"].append(row)
             print(f"burst {row}", flush=True)
+    if args.limits:
+        report["limits"] = limits(args.url, args.n)
+        print("limits " + " ".join(f"{k}={v:.2f}" for k, v in report["limits"].items()))
     if args.latency:
         with Database(args.url) as db:
             report["latency"] = latency(db.url, args.latency, args.gap, args.poll_only,

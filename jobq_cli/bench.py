@@ -30,7 +30,7 @@ from jobq_core import Queue
 from . import bench_runs as runs
 from .common import JsonOption, fail, friendly, print_json
 
-WORKLOADS = ("enqueue", "batch", "drain", "worker", "pool", "latency", "scale")
+WORKLOADS = ("enqueue", "batch", "drain", "worker", "pool", "latency", "scale", "limits")
 SYNCHRONOUS = ("NORMAL", "FULL")
 
 Step = tuple[str, Callable[[runs.Settings, runs.Note], dict]]
@@ -54,7 +54,7 @@ def bench(
         metavar="NORMAL|FULL", help="SQLite synchronous mode of every connection.")] = "NORMAL",
     as_json: JsonOption = False,
 ) -> None:
-    """Measure jobq on this machine: enqueue, drain, worker, pool, latency, scale.
+    """Measure jobq on this machine: enqueue, drain, worker, pool, latency, scale, limits.
 
     Workloads (--only): enqueue = one job per transaction; batch = enqueue_many,
     1000 per call; drain = claim + complete, one job at a time, in 1 and in
@@ -67,8 +67,10 @@ def bench(
     worker's idle CPU use; scale = draining 10,000 jobs (a tenth of --scale-jobs
     if less) from a --scale-jobs backlog against a backlog of just those
     (scale_backlog), and stats() plus as many claims with --scale-jobs jobs that
-    finished two days ago in the table against none (scale_history). Every
-    measurement checks that each job was stored, or succeeded exactly once.
+    finished two days ago in the table against none (scale_history); limits =
+    claim + complete of --jobs jobs one at a time with no queue controls,
+    with limits on an unrelated queue, and with a limit on the queue drained.
+    Every measurement checks that each job was stored, or succeeded exactly once.
 
     --json prints {"jobq", "python", "sqlite", "platform", "cpus", "filesystem",
     "synchronous", "jobs", "processes", "scale_jobs", "samples", "ok",
@@ -86,7 +88,9 @@ def bench(
     "p99_ms", "max_ms", "idle_cpu_percent"; scale_backlog adds "backlog_small",
     "backlog_large", "rate_small", "rate_large", "ratio"; scale_history adds
     "finished", "rate_empty", "rate_full", "ratio", "stats_ms_empty",
-    "stats_ms_full", "stats_ratio". Every ratio compares speeds: 1.0 means as
+    "stats_ms_full", "stats_ratio"; limits adds "rate_none",
+    "rate_other_limited", "rate_own_limited", "ratio" (other limited against
+    none) and "ratio_own". Every ratio compares speeds: 1.0 means as
     fast, below 1.0 slower.
     """
     chosen = _check_options(jobs, processes, scale_jobs, samples, only, db_dir, synchronous)
@@ -150,6 +154,8 @@ def _steps(s: runs.Settings, chosen: list[str]) -> list[Step]:
         steps.append(("latency", runs.latency))
     if "scale" in chosen:
         steps += [("scale_backlog", runs.scale_backlog), ("scale_history", runs.scale_history)]
+    if "limits" in chosen:
+        steps.append(("limits", runs.limits))
     return steps
 
 
@@ -216,6 +222,9 @@ def _result_text(key: str, r: dict) -> str:
     if key == "scale_history":
         return (f"{r['rate_full']:,.0f} jobs/s, stats {r['stats_ms_full']:.2f} ms "
                 f"at {r['finished']:,} finished")
+    if key == "limits":
+        return (f"{r['rate_none']:,.0f} jobs/s, {r['rate_other_limited']:,.0f} with a limit "
+                f"elsewhere, {r['rate_own_limited']:,.0f} with its own")
     if key.startswith("pool_"):
         return (f"{r['rate']:,.0f} jobs/s with {r['concurrency']} processes, "
                 f"{r['rate_thread']:,.0f} with threads; start-up {r['startup_ms']:,.0f} ms")
@@ -233,6 +242,8 @@ def _ratio_text(key: str, r: dict) -> str:
         return f"{x(r['ratio'])} the rate at {r['backlog_small']:,}"
     if key == "scale_history":
         return f"claims {x(r['ratio'])}, stats {x(r['stats_ratio'])} vs empty"
+    if key == "limits":
+        return f"{x(r['ratio'])} with a limit elsewhere, {x(r['ratio_own'])} with its own"
     return ""
 
 

@@ -457,6 +457,29 @@ def scale_history(s: Settings, note: Note) -> dict:
             "stats_ratio": _ratio(stats_ms[0], stats_ms[1])}
 
 
+# -- limits ----------------------------------------------------------------------------------
+
+def limits(s: Settings, note: Note) -> dict:
+    """Claim + complete ``jobs`` jobs one at a time (claims on every queue, as a worker
+    without --queue makes them) three ways, interleaved: with no queue controls; with a
+    concurrency limit and a rate limit on an unrelated queue (what limits cost the queues
+    without them); and with a concurrency limit (never reached) on the queue drained
+    (what a limit costs its own queue)."""
+    n = s.jobs
+    with s.queue("limits-none") as none, s.queue("limits-other") as other, \
+            s.queue("limits-own") as own:
+        other.set_limit("fragile", concurrency=1, rate="10/s")
+        own.set_limit("default", concurrency=n + 1)
+        for q in (none, other, own):
+            _fill(q, n)
+        note(f"limits: draining {n:,} from each")
+        drains = _interleaved_drains([none, other, own], n)
+        rows = [_finished_row(q, n, 1, t, ran, 0) for q, (t, ran) in zip((none, other, own), drains)]
+    return {**_sum_rows(rows), "rate_none": rows[0]["rate"], "rate_other_limited": rows[1]["rate"],
+            "rate_own_limited": rows[2]["rate"], "ratio": _ratio(rows[1]["rate"], rows[0]["rate"]),
+            "ratio_own": _ratio(rows[2]["rate"], rows[0]["rate"])}
+
+
 def _interleaved_drains(queues: list[Queue], n: int) -> list[tuple[float, list[int]]]:
     """Claim + complete ``n`` jobs from each queue, one at a time, taking turns every
     ``BATCH`` jobs, so that the machine's changing load falls on both alike.

@@ -15,7 +15,7 @@ from typer.core import TyperGroup
 from jobq_core import JobqError
 from jobq_core.textsafe import clean
 
-from . import admin, bench, copy, demo, metrics, produce, run
+from . import admin, bench, controls, copy, demo, metrics, produce, run
 from .common import DEFAULT_DB, DbOption
 
 # Click's exceptions, found through the one Typer exports (Typer vendors Click).
@@ -71,6 +71,11 @@ app.command()(admin.cancel)
 app.command()(admin.reap)
 app.command()(admin.prune)
 app.command()(metrics.metrics)
+app.command()(controls.queues)
+app.command()(controls.pause)
+app.command()(controls.resume)
+app.command()(controls.limit)
+app.command()(controls.schedules)
 app.command()(copy.copy)
 app.command()(demo.demo)
 app.command()(bench.bench)

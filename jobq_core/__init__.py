@@ -21,8 +21,9 @@ from .new_jobs import DEFAULT_MAX_ATTEMPTS, encode_json, prepare
 from .queue import DEFAULT_LEASE, Queue
 from .types import (
     DEFAULT_BEAT, FORGET_AFTER, LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats,
-    RawJSON, Stats, Throughput, WorkerInfo, WorkerState,
+    Rate, RawJSON, ScheduleInfo, Stats, Throughput, WorkerInfo, WorkerState,
 )
+from .schedule import Schedule
 from .registry import JobContext, Registry
 from .store.base import Watch
 from .worker import Worker
@@ -33,5 +34,5 @@ __all__ = [
     "JobStatus", "JobqError", "LeaseLost", "NetworkFilesystemWarning", "NotADatabase",
     "Outcome", "PayloadTooLarge", "Queue", "QueueStats", "RawJSON", "Registry", "SchemaTooNew",
     "Stats", "StorageFull", "SystemClock", "UnusableConnection", "Worker", "WorkerInfo",
-    "WorkerState", "DEFAULT_BEAT", "FORGET_AFTER",
+    "WorkerState", "DEFAULT_BEAT", "FORGET_AFTER", "Rate", "Schedule", "ScheduleInfo",
 ]

@@ -21,9 +21,10 @@ from .store.base import (
     FINISHED_STATUSES, Completion, ConnectionIdentity, CopiedJob, ListFilter, NewJob, Store,
     Watch,
 )
+from .schedule import Schedule
 from .types import (
-    DEFAULT_BEAT, LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, RawJSON,
-    Stats, Throughput, WorkerInfo,
+    DEFAULT_BEAT, LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, QueueStats,
+    Rate, RawJSON, ScheduleInfo, Stats, Throughput, WorkerInfo,
 )
 
 DEFAULT_LEASE = 30.0
@@ -380,6 +381,64 @@ class Queue:
             copied.append(CopiedJob(new, str(job.status), job.attempts, job.error,
                                     job.created_at, job.finished_at))
         return self.store.job_copy_in(copied) if copied else []
+
+    # -- queue controls -------------------------------------------------------------------
+
+    def pause(self, queue: str) -> None:
+        """No worker claims from ``queue`` until ``resume``: every worker, on every host,
+        from its next claim on. Running jobs finish normally; enqueue still works. The
+        pause lives in the database, so it survives restarts."""
+        check_name("queue", queue)
+        self.store.queue_pause(queue, True, self.clock.now())
+
+    def resume(self, queue: str) -> None:
+        """Undo ``pause``: workers claim from ``queue`` again."""
+        check_name("queue", queue)
+        self.store.queue_pause(queue, False, self.clock.now())
+
+    def set_limit(self, queue: str, *, concurrency: int | None = None,
+                  rate: str | Rate | None = None) -> None:
+        """Set ``queue``'s limits, across all workers: ``concurrency`` (at most this many of
+        its jobs running at once) and ``rate`` (at most N jobs started per second, minute or
+        hour: ``"5/s"``, ``"100/m"``, ``"1000/h"`` or a ``Rate``). A limit given as None is
+        removed: ``set_limit(queue)`` removes both. Other queues are never held back."""
+        check_name("queue", queue)
+        if concurrency is not None:
+            check_int("concurrency", concurrency, minimum=1)
+        if isinstance(rate, str):
+            rate = Rate.parse(rate)
+        elif rate is not None:
+            if not isinstance(rate, Rate):
+                raise TypeError(f"rate must be like '5/s' or a Rate, got {rate!r:.80}")
+            check_int("rate limit", rate.limit, minimum=1)
+            check_seconds("rate window", rate.per, positive=True)
+        self.store.queue_set_limit(queue, concurrency, rate, self.clock.now())
+
+    def queues(self) -> dict[str, QueueStats]:
+        """Every queue with jobs or controls: counts (pending, running, dead), whether it
+        is paused, and its limits."""
+        return self.stats(window=1.0).queues
+
+    # -- periodic schedules ---------------------------------------------------------------
+
+    def schedules(self) -> list[ScheduleInfo]:
+        """Every schedule the database has seen (workers record them), with its last tick."""
+        return self.store.schedule_list()
+
+    def register_schedule(self, schedule: Schedule, since: float) -> None:
+        """Record ``schedule`` (if new) as counting ticks after ``since``. Workers do this."""
+        self.store.schedule_register(ScheduleInfo(
+            schedule.key, schedule.kind, schedule.queue, schedule.every, schedule.cron,
+            schedule.tz, since, None, self.clock.now()))
+
+    def enqueue_tick(self, schedule: Schedule, tick: float) -> int | None:
+        """Enqueue ``schedule``'s job for ``tick`` (its run_at), recording the tick in the
+        same transaction; the job's id, or None when another worker enqueued that tick (or
+        a later one) first. The schedule must be registered."""
+        max_attempts = schedule.max_attempts or self._jobs.max_attempts
+        job = NewJob(schedule.kind, schedule.payload, schedule.queue, schedule.priority,
+                     float(tick), max_attempts, None)
+        return self.store.schedule_tick(schedule.key, float(tick), job, self.clock.now())
 
     # -- workers --------------------------------------------------------------------------
 

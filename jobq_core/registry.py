@@ -22,6 +22,7 @@ from .backoff import Backoff
 from .checks import MAX_LEASE, check_int, check_name, check_seconds
 from .errors import LeaseLost
 from .new_jobs import encode_json
+from .schedule import Schedule, make_schedule
 from .store import connection_ops
 from .store.base import Completion, ConnectionIdentity
 
@@ -50,6 +51,28 @@ class Registry:
 
     def __init__(self) -> None:
         self._tasks: dict[str, Task] = {}
+        self._schedules: dict[str, Schedule] = {}
+
+    def periodic(self, kind: str, *, every: float | None = None, cron: str | None = None,
+                 payload: Any = None, queue: str = "default", priority: int = 0,
+                 max_attempts: int | None = None, tz: str | None = None) -> Schedule:
+        """Enqueue a ``kind`` job with ``payload`` every ``every`` seconds (>= 1; ticks at
+        multiples of ``every`` since the epoch), or at the times the 5-field ``cron``
+        expression matches (in UTC, or in the time zone ``tz``). Every running worker
+        whose registry has the schedule takes part, and each tick enqueues exactly one job
+        (run_at: the tick's time), however many workers run. A new schedule starts with
+        the first tick after a worker first sees it; ticks missed while no worker ran
+        are not made up, except the most recent one, enqueued once (with a log line)."""
+        schedule = make_schedule(kind, every=every, cron=cron,
+                                 payload=encode_json(payload, "payload"), queue=queue,
+                                 priority=priority, max_attempts=max_attempts, tz=tz)
+        if schedule.key in self._schedules:
+            raise ValueError(f"the schedule {schedule.key!r} is declared twice")
+        self._schedules[schedule.key] = schedule
+        return schedule
+
+    def schedules(self) -> list[Schedule]:
+        return list(self._schedules.values())
 
     def task(
         self,
@@ -102,6 +125,7 @@ class Registry:
 
     def __repr__(self) -> str:
         return f"Registry({', '.join(self.kinds())})"
+
 
 
 class JobContext:

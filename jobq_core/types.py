@@ -136,12 +136,70 @@ class WorkerInfo:
         return now - self.last_seen > max(FORGET_AFTER, 10 * self.expected_beat(beat))
 
 
+_RATE_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    """A rate limit: at most ``limit`` jobs of a queue started per window of ``per``
+    seconds, across all workers (a window opens at the first start after the last one
+    closed). Written ``5/s``, ``100/m``, ``1000/h``."""
+
+    limit: int
+    per: float
+
+    @classmethod
+    def parse(cls, text: str) -> Rate:
+        """``"N/s"``, ``"N/m"`` or ``"N/h"`` (N >= 1) -> Rate; ValueError naming the text."""
+        n, sep, unit = str(text).strip().partition("/")
+        if not sep or not n.isdigit() or int(n) < 1 or unit not in _RATE_UNITS:
+            raise ValueError(f"a rate is N/s, N/m or N/h with N >= 1 (like 5/s), got {text!r:.40}")
+        return cls(int(n), _RATE_UNITS[unit])
+
+    def __str__(self) -> str:
+        unit = next((u for u, s in _RATE_UNITS.items() if s == self.per), None)
+        return f"{self.limit}/{unit}" if unit else f"{self.limit}/{self.per:g}s"
+
+
 @dataclass(frozen=True, slots=True)
 class QueueStats:
+    """One queue's counts, and the controls an operator set on it (a queue with controls
+    but no jobs is listed too)."""
+
     pending: int = 0
     running: int = 0
     dead: int = 0
     oldest_pending_at: float | None = None  # run_at of the longest-waiting ready job
+    paused: bool = False  # no worker claims from it (``Queue.pause``)
+    concurrency: int | None = None  # at most this many of its jobs running at once
+    rate: Rate | None = None  # at most this many of its jobs started per window
+
+    @property
+    def limited(self) -> bool:
+        return self.concurrency is not None or self.rate is not None
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleInfo:
+    """A periodic schedule as the database knows it (``Queue.schedules``): written by the
+    workers whose registry has it. ``last_tick`` is the latest tick recorded (its job
+    enqueued, or, for the first tick seen, the time the schedule started counting from)."""
+
+    key: str  # identifies the schedule: kind, spec, queue and payload
+    kind: str
+    queue: str
+    every: float | None  # seconds between ticks, or
+    cron: str | None  # a 5-field cron expression, evaluated in ``tz`` (None: UTC)
+    tz: str | None
+    last_tick: float | None
+    last_job: int | None  # the job the last tick enqueued (None: none yet)
+    updated_at: float
+
+    @property
+    def spec(self) -> str:
+        """``every 60s`` or ``cron */5 * * * *`` (with `` tz Europe/Paris``)."""
+        text = f"every {self.every:g}s" if self.every is not None else f"cron {self.cron}"
+        return text + (f" tz {self.tz}" if self.tz else "")
 
 
 @dataclass(frozen=True, slots=True)

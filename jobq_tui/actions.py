@@ -1,6 +1,6 @@
 """The monitor's write actions: retry a dead job, retry every dead job matching the
-filter, cancel a job; retry or cancel the jobs marked with ``space``; forget lost workers. A mixin of
-``MonitorApp``.
+filter, cancel a job; retry or cancel the jobs marked with ``space``; forget lost workers;
+pause or resume the selected queue. A mixin of ``MonitorApp``.
 
 Each asks first, with a confirmation that says how many jobs it touches, and then runs in
 a thread through ``Source`` (a short-lived write connection per action). Read-only
@@ -160,6 +160,26 @@ class WriteActions:
             return f"forgot {n} lost worker{'' if n == 1 else 's'}"
 
         self._ask(msg, "forget", forget)
+
+    def action_pause_queue(self) -> None:
+        row = self.table().current_row()
+        if not VIEWS[self.view].pauses or row is None or row.queue is None:
+            self.say("P pauses or resumes the selected queue: open the Queues view (2)")
+            return
+        name = row.queue
+        stats = self.snapshot.stats.queues.get(name) if self.snapshot else None
+        pause = not (stats is not None and stats.paused)
+
+        def act() -> str:
+            self.source.pause(name, pause)
+            return f"queue {name!r} {'paused' if pause else 'resumed'}"
+
+        msg = Text("Pause queue " if pause else "Resume queue ", "bold")
+        msg.append_text(literal(name, "bold", limit=60))
+        msg.append("?", "bold")
+        msg.append("\nNo worker starts its jobs until it is resumed; running jobs finish and "
+                   "enqueue goes on." if pause else "\nWorkers start its jobs again.")
+        self._ask(msg, "pause" if pause else "resume", act)
 
     def _ask(self, question: Text, verb: str, act: Callable[[], str]) -> None:
         """Confirm, then ``act`` in a thread; it returns what to say when it has worked."""

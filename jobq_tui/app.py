@@ -40,7 +40,7 @@ from .widgets.tables import JobTable
 
 _MAIN_VIEW_ACTIONS = frozenset({"filter", "clear_filter", "pause", "refresh", "sort",
                                 "sort_reverse", "group", "retry", "retry_all", "cancel_job",
-                                "mark", "view", "forget_lost"})
+                                "mark", "view", "forget_lost", "pause_queue"})
 WIDE = 120  # columns from which the rich layout (more columns, longer sparklines) is used
 MIN_SIZE = (50, 12)  # below this: "terminal too small"
 RICH = (160, 40)  # from this size: queues and workers in a side column too
@@ -64,6 +64,7 @@ class MonitorApp(WriteActions, App):
         Binding("A", "retry_all", "retry all"),
         Binding("K", "cancel_job", "cancel"),
         Binding("X", "forget_lost", "forget lost", show=False),
+        Binding("P", "pause_queue", "pause queue"),
         Binding("q", "quit", "quit"),
         *[Binding(str(i + 1), f"view('{name}')", v.title, show=False)
           for i, (name, v) in enumerate(VIEWS.items())],
@@ -387,6 +388,7 @@ class MonitorApp(WriteActions, App):
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self.message = Text()
+        self.refresh_bindings()  # keys that belong to one view (P) come and go
         self.render_all()
         self.table().focus()
         self.request_poll()
@@ -417,9 +419,11 @@ class MonitorApp(WriteActions, App):
     # -- actions --------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("retry", "retry_all", "cancel_job", "mark", "forget_lost") \
-                and self.source.read_only:
+        if (action in ("retry", "retry_all", "cancel_job", "mark", "forget_lost", "pause_queue")
+                and self.source.read_only):
             return False  # hidden, not greyed out: a read-only monitor has no such keys
+        if action == "pause_queue" and not self.shown.pauses:
+            return False  # only where a queue can be selected
         if action == "pause" and isinstance(self.screen, DetailScreen):
             return True  # the detail screen is live too
         if self._modal_open() and action in _MAIN_VIEW_ACTIONS:

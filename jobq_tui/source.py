@@ -252,6 +252,14 @@ class Source:
         with self._writer() as q:
             return q.forget_workers(workers)
 
+    def pause(self, queue: str, paused: bool) -> None:
+        """Pause (True) or resume (False) ``queue`` for every worker."""
+        with self._writer() as q:
+            if paused:
+                q.pause(queue)
+            else:
+                q.resume(queue)
+
     def count_dead(self, filt: Filter) -> int:
         """How many dead jobs ``retry_dead`` would retry (queue, kind and error only; with a
         dead group's filter, exactly that group's jobs)."""

@@ -30,6 +30,13 @@ every backend keeps, beyond what each method says:
   expired, lease lost, cancelled, released). The attempt that is running now, and the one
   that succeeded, have no row of their own: ``job_attempts`` synthesises them from the job
   (outcome ``running`` or ``succeeded``), so a success costs no extra write on the hot path.
+* **Queue controls** (pause, concurrency and rate limits) are enforced by the claim
+  statement itself, from the database's rows, so they hold across every worker process
+  and host: a paused queue yields nothing; a queue with a concurrency limit never has more
+  running jobs than it allows (its running jobs are counted in the claim, and concurrent
+  claims of it take turns); a rate-limited queue never starts more jobs in a window than
+  it allows (the window moves in the claim's transaction). Controls never slow or block
+  the claims of queues without them, and a queue without controls has no row.
 * **Ids** are never handed out twice: ``job_prune`` never deletes the newest job, because
   a store may number new jobs max(id)+1 (SQLite's rowid does) and a reused id would let an
   old reference (a log line, an acknowledged id) name a different job.
@@ -42,7 +49,10 @@ from typing import NamedTuple, Protocol
 
 from ..clock import Clock
 from ..display import duration, timestamp
-from ..types import Attempt, ErrorGroup, ExtendResult, Job, Stats, Throughput, WorkerInfo
+from ..types import (
+    Attempt, ErrorGroup, ExtendResult, Job, QueueStats, Rate, ScheduleInfo, Stats, Throughput,
+    WorkerInfo,
+)
 
 FINISHED_STATUSES = ("succeeded", "dead", "cancelled")
 """Every status ``job_prune`` may delete."""
@@ -180,8 +190,8 @@ class Store(Protocol):
         limit: int, attempt_limits: Mapping[str, int] | None = None,
     ) -> list[Job]:
         """In one statement, move up to ``limit`` ready jobs (pending, ``run_at <= now``,
-        in ``queues`` or any) to running under fresh tokens, ``attempts + 1`` and a lease
-        until ``lease_until``; highest priority first, then earliest run_at, then lowest
+        in ``queues`` or any, within each queue's controls: see Queue controls) to running
+        under fresh tokens, ``attempts + 1`` and a lease until ``lease_until``; highest priority first, then earliest run_at, then lowest
         id. Two concurrent claims never return the same job. Returned in that order.
         ``attempt_limits`` (kind -> limit): a claimed job of such a kind keeps the lower
         of its ``max_attempts`` and that limit, stored, so everyone (the reaper, the
@@ -314,6 +324,33 @@ class Store(Protocol):
         """Counts by status and queue, read in one snapshot; finished counts cover the
         last ``window`` seconds only (so stats stay as fast with a million finished jobs)."""
         ...
+
+    def queue_pause(self, queue: str, paused: bool, now: float) -> None:
+        """Pause (no claim starts its jobs; enqueue and running jobs go on) or resume."""
+        ...
+
+    def queue_set_limit(self, queue: str, concurrency: int | None, rate: Rate | None,
+                        now: float) -> None:
+        """Set both limits (None: none of that kind). A rate with the window length it
+        had keeps the current window's count (setting it again grants no new burst)."""
+        ...
+
+    def queue_controls(self) -> dict[str, QueueStats]:
+        """Every queue with a control, its controls set (counts zero; ``stats`` has both)."""
+        ...
+
+    def schedule_register(self, schedule: ScheduleInfo) -> None:
+        """Add the schedule's row, with ``last_tick`` as the tick it counts from, unless a
+        row with its key exists (then nothing changes)."""
+        ...
+
+    def schedule_tick(self, key: str, tick: float, job: NewJob, now: float) -> int | None:
+        """In one transaction: record ``tick`` as the schedule's latest and insert ``job``;
+        the job's id. None (nothing written) when the schedule's latest tick is already
+        ``tick`` or later: another worker enqueued it. The schedule's row must exist."""
+        ...
+
+    def schedule_list(self) -> list[ScheduleInfo]: ...
 
     def worker_register(self, info: WorkerInfo) -> None:
         """Add the worker to the registry (every field of ``info``, its heartbeat interval

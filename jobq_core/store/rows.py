@@ -18,7 +18,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from ..types import Attempt, Job, JobStatus, Outcome, QueueStats, RawJSON, Stats, Throughput
+from ..types import (
+    Attempt, Job, JobStatus, Outcome, QueueStats, Rate, RawJSON, Stats, Throughput,
+)
 
 # What a claim sets itself, so its RETURNING need not send it back (each returned column
 # costs time in the database and in Python): the reader takes these from its arguments.
@@ -84,10 +86,18 @@ def attempts_from_rows(job_id: int, ended: list[tuple], current: tuple | None) -
     return out
 
 
+def controls_from_rows(rows) -> dict[str, QueueStats]:
+    """Rows of QUEUE_CONTROLS (name, paused, concurrency, rate limit, rate window) as
+    QueueStats carrying only the controls."""
+    return {name: QueueStats(paused=bool(paused), concurrency=concurrency,
+                             rate=None if rate_limit is None else Rate(rate_limit, rate_per))
+            for name, paused, concurrency, rate_limit, rate_per in rows}
+
+
 def stats_from_rows(now: float, window: float, pending_rows, running_rows, dead_rows,
-                    recent: dict) -> Stats:
+                    recent: dict, control_rows=()) -> Stats:
     """``stats``: the four reads of ``statements.stats_reads``, added up per queue and in
-    all."""
+    all, with each queue's controls (rows of QUEUE_CONTROLS)."""
     queues: dict[str, dict] = {}
     pending = scheduled = retrying = 0
     oldest = None
@@ -105,6 +115,9 @@ def stats_from_rows(now: float, window: float, pending_rows, running_rows, dead_
     for q, n in dead_rows:
         queues.setdefault(q, {})["dead"] = n
         dead += n
+    for q, control in controls_from_rows(control_rows).items():
+        queues.setdefault(q, {}).update(paused=control.paused, concurrency=control.concurrency,
+                                        rate=control.rate)
     return Stats(
         now=now, window=window, pending=pending, scheduled=scheduled, retrying=retrying,
         running=running, dead=dead, succeeded_recent=recent.get("succeeded", 0),

@@ -91,7 +91,12 @@ class Claimer:
                     next_claim = now + self._idle_claim_interval
                     got = self._claim()
                     if not got and burst and not state.runs:
-                        return
+                        if not self._held_by_limits():
+                            return
+                        # Ready jobs wait for a limit (another worker's running jobs, the
+                        # next rate window): look again when something changes, or soon.
+                        changed = self._changed(self._idle_claim_interval)
+                        continue
                     if got:
                         continue
                 if not burst:
@@ -148,6 +153,20 @@ class Claimer:
         """This worker scheduled a retry: read the next run_at again before sleeping (its
         own commit may not wake its watch)."""
         self._due_stale = True
+
+    def _held_by_limits(self) -> bool:
+        """Whether ready jobs of a limited (not paused) queue this worker serves are
+        waiting: a burst worker goes on until they have run. Jobs of a paused queue count
+        as not ready, so a burst ends with only them left."""
+        try:
+            stats = self._queue.stats(window=1.0)
+        except JobqError as e:
+            log.warning("reading the queues' limits failed: %s", e)
+            return True  # look again after a wait
+        return any(qs.limited and not qs.paused and qs.oldest_pending_at is not None
+                   and qs.oldest_pending_at <= stats.now
+                   and (self._queues is None or name in self._queues)
+                   for name, qs in stats.queues.items())
 
     def _new_run(self, job: Job) -> Run:
         task = self._registry.get(job.kind)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from ..checks import MAX_LEASE, check_int, check_seconds
 from ..errors import JobqError
-from ..maintenance import Reaper
+from ..maintenance import Reaper, Scheduler
 from ..metrics import RunMetrics
 from ..queue import Queue
 from ..registry import JobContext, Registry, Task
@@ -35,10 +35,12 @@ class Worker:
 
     ``concurrency`` slots run handlers at once; ``queues`` (None: all) limits what is
     claimed; ``lease`` is the default lease term in seconds; ``grace`` is how long a stop
-    waits for running handlers before their jobs are released. An idle worker sleeps until
-    another process writes the database (inotify, on Linux) and then starts new jobs within
-    a millisecond or two; where that is unavailable it checks every ``poll_interval``
-    seconds (a cheap read), and while some slots are busy it looks for work as often.
+    waits for running handlers before their jobs are released. The registry's periodic
+    schedules are enqueued by all workers together, one job per tick (``Scheduler``).
+    An idle worker sleeps until another process writes the database (inotify, on Linux)
+    and then starts new jobs within a millisecond or two; where that is unavailable it
+    checks every ``poll_interval`` seconds (a cheap read), and while some slots are busy it
+    looks for work as often.
     Delayed jobs and retries start when they become ready: after a claim finds nothing
     more, the worker asks the store when the next one is due and sleeps until then at
     most; it also looks for work every ``idle_claim_interval`` seconds whatever it heard.
@@ -117,6 +119,7 @@ class Worker:
                                 idle_claim_interval=self.idle_claim_interval)
         self._completer = Completer(queue, state, outbox, self._claimer, worker_id=self.id,
                                     queues=self.queues, lease=self.lease)
+        self._scheduler = Scheduler(queue, registry.schedules())
 
     # -- public -----------------------------------------------------------------------------
 
@@ -207,6 +210,7 @@ class Worker:
         self._reaper.run_once()
         self._heartbeat.start()
         self._completer.start()
+        self._scheduler.start()
         log.info("worker %s started: %s pool, concurrency=%d queues=%s lease=%gs kinds=%s",
                  self.id, self.pool, self.concurrency, ",".join(self.queues) if self.queues else "*", self.lease,
                  ",".join(self.registry.kinds()) or "-")
@@ -218,6 +222,7 @@ class Worker:
                                    beat_interval=self.beat_interval, lease=self.lease)
 
     def _shutdown(self) -> None:
+        self._scheduler.close()
         self._completer.close()  # writes everything queued before it ends
         self._heartbeat.close()
         self._executor.close()

@@ -11,11 +11,11 @@ from textual.widgets import Static
 HELP = """\
 jobq-tui — live monitor of a jobq database
 
-  1-6            views: Running Queues Workers Retries Dead All (or click a tab)
+  1-7            views: Running Queues Workers Retries Dead All Schedules
   j k ↑ ↓        move          g G   top / bottom       h l ← →  sideways
   enter          job detail, live (on a dead group: list its jobs)
-  esc            back; clears the filter
-  /              filter: words and queue:Q kind:K worker:W error:TEXT status:S
+  esc            back; clears the filter         ?  this help      q  quit
+  /              filter: words, queue:Q kind:K worker:W error:TEXT status:S
                  quote values with spaces: error:"connection refused"
   s / S          sort by the next column / reverse the order
   d              dead jobs: grouped by error, or one row each
@@ -24,12 +24,12 @@ jobq-tui — live monitor of a jobq database
   R              retry the selected dead job or group; Running: take back
   A              retry all dead jobs matching the filter
   K              cancel the selected pending or running job
-  ?              this help      q  quit
+  P              Queues: pause or resume the selected queue (all workers)
 
 Actions ask first and are hidden with --read-only.
 States read without colour: ! near expiry, ✗ expired/lost/dead, ◐ late,
-⊘ cancel. Text from the database is shown literally; control characters
-appear as ␛ ␇ ␀ ⟨U+202E⟩.
+⊘ cancel, ⏸ paused, 3/3 limit. Text from the database is shown literally;
+control characters appear as ␛ ␇ ␀ ⟨U+202E⟩.
 """
 
 

@@ -44,6 +44,7 @@ class Row:
     sort: tuple[Any, ...]  # one sort value per cell
     job_id: int | None = None
     group: ErrorGroup | None = None
+    queue: str | None = None  # a queue's row (the Queues view): what ``P`` pauses
 
 
 class View:
@@ -54,6 +55,7 @@ class View:
     retries = False  # ``R`` retries the selected row's job (or group)
     takes_back = False  # ``R`` takes the selected running job back (``retry --force``)
     forgets = False  # ``X`` forgets the lost workers
+    pauses = False  # ``P`` pauses or resumes the selected row's queue
     regroup_every = 0.0  # seconds: grouped rows are read again at most this often
 
     def read(self, q: Queue, filt: Filter, grouped: bool) -> tuple[Any, ...]:

@@ -1,38 +1,66 @@
-"""Queues: per queue, how many jobs wait, run and died, and how long the oldest ready job
-has waited (lag). Reads nothing of its own: the counts are in every snapshot's stats."""
+"""Queues: per queue, how many jobs wait, run and died, how long the oldest ready job has
+waited (lag), and the operator's controls: ``⏸ paused``, and the limits beside the
+running count (``3/3 limit``: running at its concurrency limit), so "slow because
+limited" reads apart from "slow because stuck". ``P`` pauses or resumes the selected
+queue (``pauses``). Reads nothing of its own: counts and controls are in every
+snapshot's stats."""
 from __future__ import annotations
 
 from jobq_core import QueueStats
 
 from .base import Column, Row, View, build
-from .cells import BAD, age, literal, number, text
+from .cells import BAD, DIM, WARN, age, literal, number, text
 
-COLUMNS = (Column("queue", "QUEUE"), Column("pending", "PENDING"), Column("running", "RUNNING"),
-           Column("dead", "DEAD"), Column("lag", "LAG"))
+COLUMNS = (Column("queue", "QUEUE"), Column("state", "STATE"), Column("pending", "PENDING"),
+           Column("running", "RUNNING"), Column("dead", "DEAD"), Column("lag", "LAG"),
+           Column("limits", "LIMITS", True))
 
 
 class Queues(View):
     name, title = "queues", "Queues"
     own_rows = False
+    pauses = True
 
     def all_columns(self, grouped):
         return COLUMNS
 
     def rows(self, snap, now, *, wide, beat):
         f = snap.filter
-        return [_row(name, qs, now) for name, qs in snap.stats.queues.items()
+        return [_row(name, qs, now, wide) for name, qs in snap.stats.queues.items()
                 if f.queue in (None, name) and f.matches(name)]
 
 
-def _row(name: str, qs: QueueStats, now: float) -> Row:
+def limits_label(qs: QueueStats) -> str:
+    """``≤3 running · 5/s``; empty without limits."""
+    parts = [f"≤{qs.concurrency} running"] * (qs.concurrency is not None)
+    return " · ".join(parts + [str(qs.rate)] * (qs.rate is not None))
+
+
+def running_cell(qs: QueueStats):
+    """``2``; ``2/3`` under a concurrency limit; ``3/3 limit`` at it."""
+    if qs.concurrency is None:
+        return number(qs.running)
+    if qs.running >= qs.concurrency:
+        cell = text(f"{qs.running}/{qs.concurrency} limit", WARN)
+    else:
+        cell = text(f"{qs.running}/{qs.concurrency}")
+    cell.justify = "right"
+    return cell
+
+
+def _row(name: str, qs: QueueStats, now: float, wide: bool) -> Row:
     lag = None if qs.oldest_pending_at is None else now - qs.oldest_pending_at
-    return build(COLUMNS, True, name, {
+    state = text("⏸ paused", WARN) if qs.paused else text("active" if wide else "", DIM)
+    limits = limits_label(qs)
+    return build(COLUMNS, wide, name, {
         "queue": (literal(name, limit=40), name),
+        "state": (state, qs.paused),
         "pending": (number(qs.pending), qs.pending),
-        "running": (number(qs.running), qs.running),
+        "running": (running_cell(qs), qs.running),
         "dead": (number(qs.dead, BAD if qs.dead else ""), qs.dead),
         "lag": (text(age(lag)), lag or 0.0),
-    })
+        "limits": (text(limits or "-", "" if limits else DIM), limits),
+    }, queue=name)
 
 
 VIEW = Queues()

@@ -92,6 +92,15 @@ def header_text(snap: Snapshot | None, now: float, st: HeaderState, wide: bool,
         t.append("  ")
     t.append("lag ", DIM)
     t.append(age(lag), WARN if lag and lag > 60 else "")
+    paused = [name for name, qs in s.queues.items() if qs.paused]
+    if paused:  # an operator's choice, not a fault: marked, not alarmed
+        t.append("  ")
+        if len(paused) == 1:
+            t.append("⏸ ", WARN)
+            t.append_text(literal(paused[0], WARN, limit=20))
+            t.append(" paused", WARN)
+        else:
+            t.append(f"⏸ {len(paused)} queues paused", WARN)
     if wide:
         t.append("   last hour: ", DIM)
         t.append(f"✓ {s.succeeded_recent} ok  ✗ {s.dead_recent} dead  "
@@ -130,8 +139,10 @@ def _problems(snap: Snapshot, now: float, beat: float) -> list[str | Text]:
     if expired:
         out.append(f"! {expired} expired lease{'s' if expired > 1 else ''}")
     # Jobs are ready and nobody will run them: the silent failure.
+    # (A paused queue's jobs wait on purpose: no alarm for them.)
     ready = [name for name, qs in snap.stats.queues.items()
-             if qs.oldest_pending_at is not None and qs.oldest_pending_at <= now]
+             if qs.oldest_pending_at is not None and qs.oldest_pending_at <= now
+             and not qs.paused]
     if ready and not live:
         out.append("! no live worker")
     elif ready:

@@ -15,7 +15,7 @@ from jobq_cli.main import app
 runner = CliRunner()
 TINY = ["--jobs", "200", "--scale-jobs", "2000", "--samples", "10"]
 ROWS = ["enqueue", "batch", "drain_api_1", "drain_api_n", "drain_worker_1", "drain_worker_n",
-        "pool_noop", "pool_cpu", "latency", "scale_backlog", "scale_history"]
+        "pool_noop", "pool_cpu", "latency", "scale_backlog", "scale_history", "limits"]
 TOP_KEYS = {"jobq", "python", "sqlite", "platform", "cpus", "filesystem", "synchronous", "jobs",
             "processes", "scale_jobs", "samples", "ok", "results"}
 ROW_KEYS = {"jobs", "processes", "seconds", "rate", "ok", "expected", "counted", "duplicates",
@@ -28,6 +28,7 @@ EXTRA_KEYS = {
     "scale_backlog": {"backlog_small", "backlog_large", "rate_small", "rate_large", "ratio"},
     "scale_history": {"finished", "rate_empty", "rate_full", "ratio", "stats_ms_empty",
                       "stats_ms_full", "stats_ratio"},
+    "limits": {"rate_none", "rate_other_limited", "rate_own_limited", "ratio", "ratio_own"},
 }
 
 

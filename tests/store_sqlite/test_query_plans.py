@@ -33,3 +33,20 @@ def test_reap_and_stats_read_only_partial_indexes_never_the_whole_table(queue, d
     dead_list = plan(f"SELECT id FROM jobq_jobs WHERE {' AND '.join(conds)} ORDER BY {order}",
                      *params)
     assert "INDEX jobq_jobs_finished" in dead_list and "TEMP B-TREE" not in dead_list, dead_list
+
+
+def test_with_a_controlled_queue_holding_jobs_a_claim_seeks_each_queue_instead_of_scanning(
+        queue, monkeypatch):
+    from jobq_core.store import controls
+
+    monkeypatch.setattr(controls, "TTL", 0.0)
+    queue.enqueue_many([{"kind": "k", "queue": "held"} for _ in range(5)] + [("k", 1)])
+    plain = queue.store.explain_claim()
+    assert any("jobq_jobs_pending " in line or line.endswith("jobq_jobs_pending")
+               for line in plain), plain
+    queue.pause("held")  # its jobs are first in claim order: the plain scan would step over them
+    plan = queue.store.explain_claim()
+    assert any("INDEX jobq_jobs_pending_queue (queue>?)" in line for line in plan), plan
+    assert any("INDEX jobq_jobs_pending_queue (queue=?)" in line for line in plan), plan
+    assert not any("USING INDEX jobq_jobs_pending " in line for line in plan), plan
+    assert [j.queue for j in queue.claim_many("w", 5)] == ["default"]

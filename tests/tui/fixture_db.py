@@ -1,7 +1,7 @@
 """A small jobq database in every state the monitor shows, built with a fixed clock."""
 from __future__ import annotations
 
-from jobq_core import Queue
+from jobq_core import Queue, Registry
 from jobq_core.testing import FakeClock
 
 T0 = 1_767_225_600.0  # 2026-01-01 00:00:00 UTC
@@ -66,6 +66,15 @@ def build(path, clock: FakeClock | None = None, hostile: str | None = None) -> F
         q.beat_worker("w2", busy=1)
         clock.set(T0 - 1)
         q.beat_worker("w1" + h, busy=3)
+        # controls: mail runs at its concurrency limit, crm is rate limited, export paused
+        q.set_limit("mail", concurrency=3)
+        q.set_limit("crm" + h, rate="100/m")
+        q.pause("export")
+        # schedules (recorded, not ticked yet): every 5 minutes, and daily at 03:00 UTC
+        q.register_schedule(Registry().periodic("refresh_rates" + h, every=300, queue="mail"),
+                            since=T0 - 120)
+        q.register_schedule(Registry().periodic("nightly_report", cron="0 3 * * *"),
+                            since=T0 - 3600)
         clock.set(T0)
     finally:
         q.close()

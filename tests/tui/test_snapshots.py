@@ -32,6 +32,7 @@ def keys(*pressed):
     ("dead_grouped", ("5",)),
     ("dead_jobs", ("5", "d")),
     ("all", ("6",)),
+    ("schedules", ("7",)),
 ])
 def test_views_80x24(snap_compare, db, clock, monkeypatch, name, pressed):
     assert snap_compare(app_on(db, clock, monkeypatch), terminal_size=(80, 24),
@@ -39,7 +40,7 @@ def test_views_80x24(snap_compare, db, clock, monkeypatch, name, pressed):
 
 
 @pytest.mark.parametrize("name,pressed", [("running", ()), ("dead_grouped", ("5",)),
-                                          ("all", ("6",))])
+                                          ("all", ("6",)), ("queues", ("2",))])
 def test_views_200x50(snap_compare, db, clock, monkeypatch, name, pressed):
     assert snap_compare(app_on(db, clock, monkeypatch), terminal_size=(200, 50),
                         run_before=keys(*pressed))
@@ -53,6 +54,11 @@ def test_detail_80x24(snap_compare, db, clock, monkeypatch):
 def test_confirm_retry_group_80x24(snap_compare, db, clock, monkeypatch):
     assert snap_compare(app_on(db, clock, monkeypatch), terminal_size=(80, 24),
                         run_before=keys("5", "R"))
+
+
+def test_confirm_pause_queue_80x24(snap_compare, db, clock, monkeypatch):
+    assert snap_compare(app_on(db, clock, monkeypatch), terminal_size=(80, 24),
+                        run_before=keys("2", "P"))
 
 
 def test_help_80x24(snap_compare, db, clock, monkeypatch):

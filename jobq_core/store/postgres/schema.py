@@ -27,7 +27,8 @@ import psycopg
 from ...errors import ForeignTable, SchemaTooNew
 
 APP_ID = "jobq"
-TABLES = ("jobq_meta", "jobq_jobs", "jobq_attempts", "jobq_workers")
+TABLES = ("jobq_meta", "jobq_jobs", "jobq_attempts", "jobq_workers", "jobq_queues",
+          "jobq_schedules")
 _LOCK = (0x6A6F6271, 1)  # pg_advisory_xact_lock key: 'jobq', schema migration
 
 _V1 = """
@@ -116,7 +117,36 @@ ALTER TABLE jobq_workers ADD COLUMN beat_interval float8;
 ALTER TABLE jobq_workers ADD COLUMN lease float8;
 """
 
-MIGRATIONS: list[str] = [_V1, _V2]
+# v3: operator controls per queue (pause, concurrency and rate limits), read by the claim
+# statement itself, and periodic schedules with the latest tick each one enqueued. A
+# queue has a row only while it is paused or limited. The rate window moves in the claim
+# statement (its ``win`` CTE).
+_V3 = """
+CREATE TABLE jobq_queues(
+  name         text PRIMARY KEY,
+  paused       boolean NOT NULL DEFAULT false,
+  concurrency  bigint,                                 -- NULL: no concurrency limit
+  rate_limit   bigint,                                 -- jobs started per window; NULL: none
+  rate_per     float8,                                 -- the window, seconds
+  window_start float8,                                 -- when the current window opened
+  window_count bigint  NOT NULL DEFAULT 0,             -- jobs started in it
+  updated_at   float8  NOT NULL
+) WITH (fillfactor = 50);
+
+CREATE TABLE jobq_schedules(
+  key        text PRIMARY KEY,
+  kind       text    NOT NULL,
+  queue      text    NOT NULL,
+  every      float8,                                   -- seconds between ticks, or
+  cron       text,                                     -- a cron expression
+  tz         text,
+  last_tick  float8,                                   -- latest tick recorded
+  last_job   bigint,                                   -- the job it enqueued
+  updated_at float8  NOT NULL
+);
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _OURS = (

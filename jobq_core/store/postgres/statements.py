@@ -29,6 +29,7 @@ JOB_COLS = ", ".join(Job.__slots__)
 JOB_COLS_LEAN = ", ".join("NULL" if name in ("payload", "result") else name
                           for name in Job.__slots__)
 CLAIM_RETURNING = ", ".join(f"j.{name}" for name in CLAIM_FIELDS)
+CLAIM_NAMES = ", ".join(CLAIM_FIELDS)
 NOTIFY_CHANNEL = "jobq"
 
 # One statement for a batch of any size; ids come from the identity in row order, and the
@@ -114,37 +115,133 @@ RECORD_ATTEMPTS = (
 ORDER_PENDING = shared.ORDER_PENDING
 
 
-@functools.lru_cache(maxsize=8)
-def claim_sql(n_queues: int, limited: bool = False) -> str:
+# How many more jobs of queue ``c`` (a jobq_queues row, NULL columns when the queue has
+# none) a claim may start now: the claim's limit for a queue without controls, 0 while it
+# is paused, else what its concurrency limit (minus its running jobs, counted in this
+# statement) and its rate window leave.
+ROOM = (
+    "GREATEST(0, LEAST(%(limit)s, CASE WHEN c.name IS NULL THEN %(limit)s "
+    "WHEN c.paused THEN 0 ELSE LEAST("
+    "CASE WHEN c.concurrency IS NULL THEN %(limit)s ELSE c.concurrency - (SELECT count(*) "
+    "FROM jobq_jobs r WHERE r.status='running' AND r.queue=c.name) END, "
+    "CASE WHEN c.rate_limit IS NULL THEN %(limit)s "
+    "WHEN c.window_start IS NULL OR c.window_start + c.rate_per <= %(now)s THEN c.rate_limit "
+    "ELSE c.rate_limit - c.window_count END) END))"
+)
+_PENDING_IN = ("SELECT id, priority, run_at FROM jobq_jobs WHERE status='pending' "
+               "AND queue={q} AND run_at<=%(now)s " + ORDER_PENDING)
+# Before a claim that may start jobs of limited queues: lock their rows, in the claim's
+# transaction, so that concurrent claims of those queues take turns. (The claim statement
+# then starts after the other's commit, with a snapshot that sees the jobs it started; a
+# lock taken inside the claim statement would leave its snapshot older than the lock.)
+LOCK_LIMITED = (
+    "SELECT name FROM jobq_queues WHERE name = ANY(%s) "
+    "AND (concurrency IS NOT NULL OR rate_limit IS NOT NULL) ORDER BY name FOR UPDATE"
+)
+# What ``controls.ControlCache`` reads: (name, limited, has pending jobs) per controlled queue.
+CONTROL_STATE = (
+    "SELECT name, NOT paused AND (concurrency IS NOT NULL OR rate_limit IS NOT NULL), "
+    "EXISTS (SELECT 1 FROM jobq_jobs j WHERE j.status='pending' AND j.queue=c.name) "
+    "FROM jobq_queues c"
+)
+# The queues with pending jobs, one index seek each (a loose scan of the per-queue index).
+_QUEUES_PENDING = (
+    "qs(name) AS (SELECT (SELECT min(queue) FROM jobq_jobs WHERE status='pending') "
+    "UNION ALL SELECT (SELECT min(queue) FROM jobq_jobs WHERE status='pending' "
+    "AND queue > qs.name) FROM qs WHERE qs.name IS NOT NULL), "
+)
+
+
+@functools.lru_cache(maxsize=16)
+def claim_sql(n_queues: int, per_queue: bool = False, clamped: bool = False) -> str:
     """The claim: one statement. ``FOR UPDATE SKIP LOCKED`` lets concurrent claims pass
     each other's rows instead of waiting; the MATERIALIZED CTE pins the picked ids (a
     planner may otherwise rerun a LIMIT subquery per row and update more than asked).
-    No queue, or one, is one ordered scan of a partial index; several are one bounded scan
-    per queue (LATERAL), merged. Parameters: %(now)s %(limit)s %(lease)s %(worker)s, and
-    %(queue)s or %(queues)s; ``limited``: %(lkinds)s and %(llimits)s, kinds whose attempt
-    limit clamps ``max_attempts``."""
-    if n_queues <= 1:
-        where = "status='pending' AND run_at<=%(now)s" + (" AND queue=%(queue)s" if n_queues else "")
-        pick = (f"SELECT id FROM jobq_jobs WHERE {where} {ORDER_PENDING} LIMIT %(limit)s "
-                "FOR UPDATE SKIP LOCKED")
+    Parameters: %(now)s %(limit)s %(lease)s %(worker)s, and %(queue)s or %(queues)s;
+    ``clamped``: %(lkinds)s and %(llimits)s, kinds whose attempt limit clamps
+    ``max_attempts``.
+
+    Pause and limits are enforced here: each queue is scanned for at most its ROOM (one
+    bounded scan per named queue, LATERAL, merged). A claim on every queue is either one
+    ordered scan of the pending index leaving out the queues with controls, or
+    (``per_queue``, while controlled queues have pending jobs: see ``controls``) one
+    bounded scan per queue with pending jobs. The rate windows of the queues it started
+    jobs of move in the same statement (``win``)."""
+    recursive = ""
+    if n_queues == 0 and not per_queue:
+        pick = (f"SELECT id FROM jobq_jobs WHERE status='pending' AND run_at<=%(now)s "
+                f"AND queue <> ALL(ARRAY(SELECT name FROM jobq_queues)) "
+                f"{ORDER_PENDING} LIMIT %(limit)s FOR UPDATE SKIP LOCKED")
     else:
+        if n_queues == 0:
+            recursive, names = "RECURSIVE " + _QUEUES_PENDING, "qs q WHERE q.name IS NOT NULL"
+        elif n_queues == 1:
+            names = "(SELECT %(queue)s::text AS name) q"
+        else:
+            names = "unnest(%(queues)s::text[]) AS q(name)"
         pick = (
-            "SELECT p.id FROM unnest(%(queues)s::text[]) AS q(name) CROSS JOIN LATERAL ("
-            "SELECT id, priority, run_at FROM jobq_jobs WHERE status='pending' AND queue=q.name "
-            f"AND run_at<=%(now)s {ORDER_PENDING} LIMIT %(limit)s FOR UPDATE SKIP LOCKED) p "
-            "ORDER BY p.priority DESC, p.run_at, p.id LIMIT %(limit)s"
+            "SELECT p.id FROM (SELECT q.name FROM " + names + ") q LEFT JOIN jobq_queues c "
+            "ON c.name = q.name CROSS JOIN LATERAL (" + _PENDING_IN.format(q="q.name")
+            + f" LIMIT {ROOM} FOR UPDATE SKIP LOCKED) p"
+            + ("" if n_queues == 1 else
+               " ORDER BY p.priority DESC, p.run_at, p.id LIMIT %(limit)s")
         )
     return (
-        f"WITH picked AS MATERIALIZED ({pick}) "
-        "UPDATE jobq_jobs j SET status='running', attempts=j.attempts+1, lease_until=%(lease)s, "
-        "worker=%(worker)s, token=nextval('jobq_tokens'), started_at=%(now)s, "
+        f"WITH {recursive}picked AS MATERIALIZED ({pick}), "
+        "claimed AS (UPDATE jobq_jobs j SET status='running', attempts=j.attempts+1, "
+        "lease_until=%(lease)s, worker=%(worker)s, token=nextval('jobq_tokens'), "
         + ("max_attempts=LEAST(j.max_attempts, coalesce((SELECT l.n FROM unnest("
            "%(lkinds)s::text[], %(llimits)s::bigint[]) AS l(kind, n) WHERE l.kind = j.kind), "
-           "j.max_attempts)), " if limited else "") +
-        "heartbeat_at=%(now)s, progress=NULL, progress_message=NULL "
+           "j.max_attempts)), " if clamped else "") +
+        "started_at=%(now)s, heartbeat_at=%(now)s, progress=NULL, progress_message=NULL "
         # = ANY(ARRAY(...)): a primary-key lookup per picked id, whatever the estimates
-        f"WHERE j.id = ANY(ARRAY(SELECT id FROM picked)) RETURNING {CLAIM_RETURNING}"
+        f"WHERE j.id = ANY(ARRAY(SELECT id FROM picked)) RETURNING {CLAIM_RETURNING}), "
+        "win AS (UPDATE jobq_queues w SET "
+        "window_count = CASE WHEN w.window_start IS NULL OR w.window_start + w.rate_per "
+        "<= %(now)s THEN n.started ELSE w.window_count + n.started END, "
+        "window_start = CASE WHEN w.window_start IS NULL OR w.window_start + w.rate_per "
+        "<= %(now)s THEN %(now)s ELSE w.window_start END "
+        "FROM (SELECT queue, count(*) AS started FROM claimed GROUP BY queue) n "
+        "WHERE w.name = n.queue AND w.rate_limit IS NOT NULL) "
+        f"SELECT {CLAIM_NAMES} FROM claimed"
     )
+
+
+# -- queue controls and schedules ---------------------------------------------------------
+
+QUEUE_CONTROLS = ("SELECT name, paused, concurrency, rate_limit, rate_per FROM jobq_queues "
+                  "ORDER BY name")
+PAUSE = (
+    "INSERT INTO jobq_queues(name, paused, updated_at) VALUES (%s, %s, %s) "
+    "ON CONFLICT (name) DO UPDATE SET paused=excluded.paused, updated_at=excluded.updated_at"
+)
+# A new limit keeps the current rate window when its length is the same: re-setting a
+# limit never grants a fresh burst.
+SET_LIMIT = (
+    "INSERT INTO jobq_queues(name, concurrency, rate_limit, rate_per, updated_at) "
+    "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (name) DO UPDATE SET "
+    "concurrency=excluded.concurrency, rate_limit=excluded.rate_limit, "
+    "window_start=CASE WHEN jobq_queues.rate_per IS NOT DISTINCT FROM excluded.rate_per "
+    "THEN jobq_queues.window_start END, "
+    "window_count=CASE WHEN jobq_queues.rate_per IS NOT DISTINCT FROM excluded.rate_per "
+    "THEN jobq_queues.window_count ELSE 0 END, "
+    "rate_per=excluded.rate_per, updated_at=excluded.updated_at"
+)
+DROP_UNCONTROLLED = ("DELETE FROM jobq_queues WHERE name=%s AND NOT paused "
+                     "AND concurrency IS NULL AND rate_limit IS NULL")
+SCHEDULES = ("SELECT key, kind, queue, every, cron, tz, last_tick, last_job, updated_at "
+             "FROM jobq_schedules ORDER BY key")
+SCHEDULE_REGISTER = (
+    "INSERT INTO jobq_schedules(key, kind, queue, every, cron, tz, last_tick, updated_at) "
+    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING"
+)
+# The tick is ours only if no worker recorded it (or a later one) first: a concurrent
+# tick waits for the row lock, then finds the tick taken.
+SCHEDULE_TICK = (
+    "UPDATE jobq_schedules SET last_tick=%s, updated_at=%s "
+    "WHERE key=%s AND (last_tick IS NULL OR last_tick<%s)"
+)
+SCHEDULE_JOB = "UPDATE jobq_schedules SET last_job=%s WHERE key=%s"
 
 
 REVIVE = shared.revive(D)

@@ -30,8 +30,8 @@ from ...errors import (
     DatabaseError, DatabaseUnavailable, InvalidState, JobNotFound, UnusableConnection,
 )
 from ...types import (
-    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, Stats, Throughput,
-    WorkerInfo,
+    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Rate, ScheduleInfo,
+    Stats, Throughput, WorkerInfo,
 )
 from .. import statements as shared
 from ..base import (
@@ -39,8 +39,8 @@ from ..base import (
     NewJob, RetryDelay, lease_expired,
 )
 from ..rows import (
-    THROUGHPUT_FAILED, attempts_from_rows, claimed_job, job_from_row, stats_from_rows,
-    throughput_from_rows,
+    THROUGHPUT_FAILED, attempts_from_rows, claimed_job, controls_from_rows, job_from_row,
+    stats_from_rows, throughput_from_rows,
 )
 from . import app_connection
 from . import statements as sql
@@ -48,6 +48,7 @@ from .connection import Connections, ServerClock, parse_url
 from .notify import Notifier
 from .schema import SCHEMA_VERSION, installed_version, migrate
 from .watch import SNAPSHOT, PgWatch
+from ..controls import ControlCache
 
 _BATCH = 1000  # rows per transaction for maintenance work (reap, prune)
 SYNCHRONOUS = {"NORMAL": "off", "FULL": "on"}
@@ -139,6 +140,7 @@ class PostgresStore:
             raise
         self._conns.adopt(first)
         self._notifier = Notifier(self._conns)
+        self._controls = ControlCache()
 
     def _notify(self, queues: Iterable[str]) -> list[str]:
         """The queues this transaction should notify now (none in poll-only mode); the
@@ -250,9 +252,8 @@ class PostgresStore:
         params = shared.next_run_at_params(queues, after)
         return self._conns.run(lambda c, _again: c.execute(query, params).fetchone()[0])
 
-    @staticmethod
-    def _claim(c: psycopg.Connection, worker: str, queues: Sequence[str] | None, now: float,
-               lease_until: float, limit: int,
+    def _claim(self, c: psycopg.Connection, worker: str, queues: Sequence[str] | None,
+               now: float, lease_until: float, limit: int,
                attempt_limits: Mapping[str, int] | None = None) -> list[Job]:
         queues = list(dict.fromkeys(queues)) if queues else []
         params = {"now": now, "limit": limit, "lease": lease_until, "worker": worker}
@@ -263,11 +264,31 @@ class PostgresStore:
         if attempt_limits:
             params["lkinds"], params["llimits"] = list(attempt_limits), list(
                 attempt_limits.values())
-        rows = c.execute(sql.claim_sql(len(queues), bool(attempt_limits)), params).fetchall()
+        query, limited = self._claim_shape(c, queues, bool(attempt_limits))
+        if limited and not c.info.transaction_status:  # autocommit, idle: our own transaction
+            with c.transaction():
+                c.execute(sql.LOCK_LIMITED, (limited,))
+                rows = c.execute(query, params).fetchall()
+        else:
+            if limited:  # inside job_complete_and_claim's transaction
+                c.execute(sql.LOCK_LIMITED, (limited,))
+            rows = c.execute(query, params).fetchall()
         jobs = [claimed_job(r, lease_until, worker, now) for r in rows]
         if len(jobs) > 1:
             jobs.sort(key=_claim_order)  # RETURNING order is unspecified
         return jobs
+
+    def _claim_shape(self, c: psycopg.Connection, queues: list[str],
+                     clamped: bool = False) -> tuple[str, list[str]]:
+        """The claim statement for ``queues`` (see ``controls``), and the limited queues it
+        may start jobs of: their rows are locked before it runs."""
+        controls = self._controls.get(lambda: c.execute(sql.CONTROL_STATE).fetchall())
+        per_queue = not queues and controls.busy
+        if queues:
+            limited = [q for q in queues if q in controls.limited]
+        else:
+            limited = list(controls.limited) if per_queue else []
+        return sql.claim_sql(len(queues), per_queue, clamped), limited
 
     def job_extend_many(
         self, leases: Iterable[tuple[int, int]], now: float, lease_until: float
@@ -577,9 +598,59 @@ class PostgresStore:
                 return (c.execute(sql.PENDING_BY_QUEUE, (now, now)).fetchall(),
                         c.execute(sql.RUNNING_BY_QUEUE, (now,)).fetchall(),
                         c.execute(sql.DEAD_BY_QUEUE).fetchall(),
-                        dict(c.execute(sql.RECENT_FINISHED, (now - window,)).fetchall()))
+                        dict(c.execute(sql.RECENT_FINISHED, (now - window,)).fetchall()),
+                        c.execute(sql.QUEUE_CONTROLS).fetchall())
 
         return stats_from_rows(now, window, *self._conns.run(op))
+
+    # -- queue controls and schedules ------------------------------------------------------
+
+    def queue_pause(self, queue: str, paused: bool, now: float) -> None:
+        def op(c: psycopg.Connection, _again: bool) -> None:
+            with c.transaction():
+                c.execute(sql.PAUSE, (queue, paused, now))
+                c.execute(sql.DROP_UNCONTROLLED, (queue,))
+                if not paused:
+                    self._send(c, [queue])  # idle workers look again at once
+
+        self._conns.run(op)
+        self._controls.forget()
+
+    def queue_set_limit(self, queue: str, concurrency: int | None, rate: Rate | None,
+                        now: float) -> None:
+        def op(c: psycopg.Connection, _again: bool) -> None:
+            with c.transaction():
+                c.execute(sql.SET_LIMIT, (queue, concurrency, rate and rate.limit,
+                                          rate and rate.per, now))
+                c.execute(sql.DROP_UNCONTROLLED, (queue,))
+                self._send(c, [queue])
+
+        self._conns.run(op)
+        self._controls.forget()
+
+    def queue_controls(self) -> dict[str, QueueStats]:
+        return controls_from_rows(self._conns.run(
+            lambda c, _again: c.execute(sql.QUEUE_CONTROLS).fetchall()))
+
+    def schedule_register(self, schedule: ScheduleInfo) -> None:
+        s = schedule
+        self._conns.run(lambda c, _again: c.execute(sql.SCHEDULE_REGISTER, (
+            s.key, s.kind, s.queue, s.every, s.cron, s.tz, s.last_tick, s.updated_at)))
+
+    def schedule_tick(self, key: str, tick: float, job: NewJob, now: float) -> int | None:
+        def op(c: psycopg.Connection, again: bool) -> int | None:
+            with c.transaction():
+                if c.execute(sql.SCHEDULE_TICK, (tick, now, key, tick)).rowcount != 1:
+                    return None  # (after a break: the first try may have committed it)
+                job_id = self._insert_plain(c, [job], now, False, True)[0]
+                c.execute(sql.SCHEDULE_JOB, (job_id, key))
+                return job_id
+
+        return self._conns.run(op)
+
+    def schedule_list(self) -> list[ScheduleInfo]:
+        rows = self._conns.run(lambda c, _again: c.execute(sql.SCHEDULES).fetchall())
+        return [ScheduleInfo(*r) for r in rows]
 
     # -- workers ------------------------------------------------------------------------
 
@@ -681,7 +752,7 @@ class PostgresStore:
             params["queues"] = queues
 
         def op(c: psycopg.Connection, _again: bool) -> list[str]:
-            return [r[0] for r in c.execute("EXPLAIN " + sql.claim_sql(len(queues)), params)]
+            return [r[0] for r in c.execute("EXPLAIN " + self._claim_shape(c, queues)[0], params)]
 
         return self._conns.run(op)
 

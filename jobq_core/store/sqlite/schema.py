@@ -25,7 +25,8 @@ def payload_is_big(payload: str) -> bool:
     n = len(payload)  # characters; UTF-8 needs 1 to 4 bytes for each
     return n > INLINE_PAYLOAD_MAX or (
         n * 4 > INLINE_PAYLOAD_MAX and len(payload.encode()) > INLINE_PAYLOAD_MAX)
-TABLES = ("jobq_meta", "jobq_jobs", "jobq_attempts", "jobq_payloads", "jobq_workers")
+TABLES = ("jobq_meta", "jobq_jobs", "jobq_attempts", "jobq_payloads", "jobq_workers",
+          "jobq_queues", "jobq_schedules")
 
 _V1 = """
 CREATE TABLE jobq_meta(
@@ -119,7 +120,48 @@ ALTER TABLE jobq_workers ADD COLUMN beat_interval REAL;
 ALTER TABLE jobq_workers ADD COLUMN lease REAL;
 """
 
-MIGRATIONS: list[str] = [_V1, _V2]
+# v3: operator controls per queue (pause, concurrency and rate limits), read by the claim
+# statement itself, and periodic schedules with the latest tick each one enqueued.
+# A queue has a row only while it is paused or limited: the claim of other queues pays
+# one probe of an empty (or tiny) table. The rate window is counted by a trigger on the
+# claim's own update, so it moves in the claim's statement whichever process claims.
+_V3 = """
+CREATE TABLE jobq_queues(
+  name         TEXT PRIMARY KEY,
+  paused       INTEGER NOT NULL DEFAULT 0,
+  concurrency  INTEGER,                                -- NULL: no concurrency limit
+  rate_limit   INTEGER,                                -- jobs started per window; NULL: none
+  rate_per     REAL,                                   -- the window, seconds
+  window_start REAL,                                   -- when the current window opened
+  window_count INTEGER NOT NULL DEFAULT 0,             -- jobs started in it
+  updated_at   REAL    NOT NULL
+) WITHOUT ROWID;
+
+CREATE TRIGGER jobq_rate_window AFTER UPDATE OF status ON jobq_jobs
+  WHEN new.status = 'running' AND old.status = 'pending'
+BEGIN
+  UPDATE jobq_queues SET
+    window_count = CASE WHEN window_start IS NULL OR window_start + rate_per <= new.started_at
+                        THEN 1 ELSE window_count + 1 END,
+    window_start = CASE WHEN window_start IS NULL OR window_start + rate_per <= new.started_at
+                        THEN new.started_at ELSE window_start END
+  WHERE name = new.queue AND rate_limit IS NOT NULL;
+END;
+
+CREATE TABLE jobq_schedules(
+  key        TEXT PRIMARY KEY,
+  kind       TEXT    NOT NULL,
+  queue      TEXT    NOT NULL,
+  every      REAL,                                     -- seconds between ticks, or
+  cron       TEXT,                                     -- a cron expression
+  tz         TEXT,
+  last_tick  REAL,                                     -- latest tick recorded
+  last_job   INTEGER,                                  -- the job it enqueued
+  updated_at REAL    NOT NULL
+) WITHOUT ROWID;
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -24,8 +24,8 @@ from ...errors import (
     UnusableConnection,
 )
 from ...types import (
-    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, Stats, Throughput,
-    WorkerInfo,
+    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Rate, ScheduleInfo,
+    Stats, Throughput, WorkerInfo,
 )
 from ...textsafe import clean
 from .. import statements as shared
@@ -33,7 +33,10 @@ from ..base import (
     FINISHED_STATUSES, TAKEN_BACK, Completion, ConnectionIdentity, CopiedJob, ListFilter,
     NewJob, RetryDelay, lease_expired,
 )
-from ..rows import THROUGHPUT_FAILED, attempts_from_rows, stats_from_rows, throughput_from_rows
+from ..rows import (
+    THROUGHPUT_FAILED, attempts_from_rows, controls_from_rows, stats_from_rows,
+    throughput_from_rows,
+)
 from . import app_connection
 from . import statements as sql
 from .connection import (
@@ -43,6 +46,7 @@ from .connection import (
 from .rows import JOB_COLS, JOB_COLS_LEAN, claimed_job, decode, job_from_row, unreadable
 from .schema import SCHEMA_VERSION, installed_version, migrate, payload_is_big
 from .watch import SqliteWatch, file_identity
+from ..controls import ControlCache
 
 log = logging.getLogger("jobq.store")
 
@@ -113,6 +117,7 @@ class SqliteStore:
             self._conn.close()
             raise
         self._identity = file_identity(self.path)  # the file opened, for check()
+        self._controls = ControlCache()
 
     # -- transactions -------------------------------------------------------------------
 
@@ -220,15 +225,14 @@ class SqliteStore:
         # a run_at another program wrote as text sorts after every number: not a time
         return float(found) if isinstance(found, (int, float)) else None
 
-    @staticmethod
-    def _claim(c: sqlite3.Connection, worker: str, queues: Sequence[str] | None, now: float,
-               lease_until: float, limit: int,
+    def _claim(self, c: sqlite3.Connection, worker: str, queues: Sequence[str] | None,
+               now: float, lease_until: float, limit: int,
                attempt_limits: Mapping[str, int] | None = None) -> list[Job]:
         queues = list(dict.fromkeys(queues)) if queues else []
         limits = [v for kind_limit in (attempt_limits or {}).items() for v in kind_limit]
-        query = sql.claim_sql(len(queues), limit == 1, len(limits) // 2)
-        params = [lease_until, worker, *limits, now, now,
-                  *sql.claim_params(queues, now, limit)]
+        per_queue = not queues and self._controls.get(self._read_controls).busy
+        query = sql.claim_sql(len(queues), limit == 1, per_queue, len(limits) // 2)
+        params = sql.claim_params(queues, now, limit, lease_until, worker, limits)
         jobs = [claimed_job(r, lease_until, worker, now) for r in c.execute(query, params).fetchall()]
         if len(jobs) > 1:
             try:
@@ -511,6 +515,50 @@ class SqliteStore:
     def stats(self, now: float, window: float) -> Stats:
         return _stats(self, now, window)
 
+    # -- queue controls and schedules ------------------------------------------------------
+
+    @guarded
+    def queue_pause(self, queue: str, paused: bool, now: float) -> None:
+        with self._write() as c:
+            c.execute(sql.PAUSE, (queue, int(paused), now))
+            c.execute(sql.DROP_UNCONTROLLED, (queue,))
+        self._controls.forget()
+
+    @guarded
+    def queue_set_limit(self, queue: str, concurrency: int | None, rate: Rate | None,
+                        now: float) -> None:
+        with self._write() as c:
+            c.execute(sql.SET_LIMIT, (queue, concurrency, rate and rate.limit,
+                                      rate and rate.per, now))
+            c.execute(sql.DROP_UNCONTROLLED, (queue,))
+        self._controls.forget()
+
+    def _read_controls(self) -> list[tuple[str, bool, bool]]:
+        return self._conn.execute(sql.CONTROL_STATE).fetchall()
+
+    @guarded
+    def queue_controls(self) -> dict[str, QueueStats]:
+        return controls_from_rows(self._conn.execute(sql.QUEUE_CONTROLS).fetchall())
+
+    @guarded
+    def schedule_register(self, schedule: ScheduleInfo) -> None:
+        s = schedule
+        self._conn.execute(sql.SCHEDULE_REGISTER, (s.key, s.kind, s.queue, s.every, s.cron,
+                                                   s.tz, s.last_tick, s.updated_at))
+
+    @guarded
+    def schedule_tick(self, key: str, tick: float, job: NewJob, now: float) -> int | None:
+        with self._write() as c:
+            if c.execute(sql.SCHEDULE_TICK, (tick, now, key, tick)).rowcount != 1:
+                return None
+            job_id = self._insert_one(c, job, now)
+            c.execute(sql.SCHEDULE_JOB, (job_id, key))
+            return job_id
+
+    @guarded
+    def schedule_list(self) -> list[ScheduleInfo]:
+        return [ScheduleInfo(*r) for r in self._conn.execute(sql.SCHEDULES)]
+
     # -- workers ------------------------------------------------------------------------
 
     @guarded
@@ -589,8 +637,9 @@ class SqliteStore:
     def explain_claim(self, queues: Sequence[str] | None = None, limit: int = 1) -> list[str]:
         """The query plan of the claim statement (tests assert it uses the partial index)."""
         queues = list(queues or [])
-        query = "EXPLAIN QUERY PLAN " + sql.claim_sql(len(queues), limit == 1)
-        params = [0.0, "w", 0.0, 0.0, *sql.claim_params(queues, 0.0, limit)]
+        per_queue = not queues and self._controls.get(self._read_controls).busy
+        query = "EXPLAIN QUERY PLAN " + sql.claim_sql(len(queues), limit == 1, per_queue)
+        params = sql.claim_params(queues, 0.0, limit, 0.0, "w")
         return [r[3] for r in self._conn.execute(query, params)]
 
     def close(self) -> None:
@@ -661,7 +710,8 @@ def _stats(store: SqliteStore, now: float, window: float) -> Stats:
         rows = (c.execute(sql.PENDING_BY_QUEUE, (now, now)).fetchall(),
                 c.execute(sql.RUNNING_BY_QUEUE, (now,)).fetchall(),
                 c.execute(sql.DEAD_BY_QUEUE).fetchall(),
-                dict(c.execute(sql.RECENT_FINISHED, (now - window,)).fetchall()))
+                dict(c.execute(sql.RECENT_FINISHED, (now - window,)).fetchall()),
+                c.execute(sql.QUEUE_CONTROLS).fetchall())
     return stats_from_rows(now, window, *rows)
 
 

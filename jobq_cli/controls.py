@@ -1,0 +1,162 @@
+"""Commands for the operator's controls: pause, resume, limit, queues, schedules. None of
+them creates a missing database. Their ``--json`` keys are documented in the README."""
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+import typer
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from jobq_core import QueueStats, Rate, Schedule, ScheduleInfo
+from jobq_core.display import duration, timestamp
+
+from . import render
+from .common import DEFAULT_DB, DbOption, JsonOption, fail, friendly, open_queue, print_json
+
+QueueArg = Annotated[str, typer.Argument(metavar="QUEUE", help="The queue's name.")]
+
+
+@friendly
+def pause(queue: QueueArg, db: DbOption = DEFAULT_DB, as_json: JsonOption = False) -> None:
+    """Stop every worker from claiming QUEUE's jobs (running ones finish; enqueue works).
+
+    The pause is kept in the database: it holds for all workers and across restarts."""
+    with open_queue(db) as q:
+        q.pause(queue)
+    _said(as_json, {"queue": queue, "paused": True}, f"queue {queue!r} paused")
+
+
+@friendly
+def resume(queue: QueueArg, db: DbOption = DEFAULT_DB, as_json: JsonOption = False) -> None:
+    """Let workers claim QUEUE's jobs again."""
+    with open_queue(db) as q:
+        q.resume(queue)
+    _said(as_json, {"queue": queue, "paused": False}, f"queue {queue!r} resumed")
+
+
+@friendly
+def limit(
+    queue: QueueArg,
+    concurrency: Annotated[Optional[int], typer.Option(
+        metavar="N", help="At most N of its jobs running at once, across all workers.")] = None,
+    rate: Annotated[Optional[str], typer.Option(
+        metavar="N/s|N/m|N/h", help="At most N of its jobs started per second, minute or hour.",
+    )] = None,
+    clear: Annotated[bool, typer.Option(
+        "--clear", help="Remove the queue's limits (then set only those given).")] = False,
+    db: DbOption = DEFAULT_DB,
+    as_json: JsonOption = False,
+) -> None:
+    """Limit how many of QUEUE's jobs run at once, or start per window.
+
+    A limit not given is kept as it is; --clear removes both first."""
+    if concurrency is None and rate is None and not clear:
+        fail("give --concurrency N, --rate N/s (or N/m, N/h), or --clear")
+    if concurrency is not None and concurrency < 1:
+        fail(f"--concurrency must be at least 1, got {concurrency}")
+    new_rate = None if rate is None else Rate.parse(rate)
+    with open_queue(db) as q:
+        current = QueueStats() if clear else q.queues().get(queue, QueueStats())
+        concurrency = concurrency if concurrency is not None else current.concurrency
+        new_rate = new_rate or current.rate
+        q.set_limit(queue, concurrency=concurrency, rate=new_rate)
+    said = (f"queue {queue!r}: " + ", ".join(
+        [f"concurrency {concurrency}"] * (concurrency is not None)
+        + [f"rate {new_rate}"] * (new_rate is not None)) if concurrency or new_rate
+        else f"queue {queue!r}: no limits")
+    _said(as_json, {"queue": queue, "concurrency": concurrency,
+                    "rate": None if new_rate is None else str(new_rate)}, said)
+
+
+@friendly
+def queues(db: DbOption = DEFAULT_DB, as_json: JsonOption = False) -> None:
+    """Every queue: its counts, whether it is paused, and its limits."""
+    with open_queue(db) as q:
+        stats = q.stats(window=1.0)
+    if as_json:
+        print_json([queue_json(name, qs, stats.now) for name, qs in stats.queues.items()])
+    elif not stats.queues:
+        typer.echo("no queues (no jobs and no controls)", err=True)
+    else:
+        render.console().print(queues_table(stats.queues, stats.now))
+
+
+@friendly
+def schedules(db: DbOption = DEFAULT_DB, as_json: JsonOption = False) -> None:
+    """Every periodic schedule the workers have recorded: its spec, last and next tick."""
+    with open_queue(db) as q:
+        infos = q.schedules()
+        now = q.clock.now()
+    if as_json:
+        print_json([schedule_json(s, now) for s in infos])
+    elif not infos:
+        typer.echo("no schedules recorded (workers record those of their registry)", err=True)
+    else:
+        render.console().print(schedules_table(infos, now))
+
+
+def _said(as_json: bool, value: dict[str, Any], text: str) -> None:
+    if as_json:
+        print_json(value)
+    else:
+        render.console().print(render.cell(text, limit=200))
+
+
+# -- JSON and tables --------------------------------------------------------------------------
+
+def limits_text(qs: QueueStats) -> str:
+    """``≤3 running · 5/s`` (empty without limits)."""
+    parts = [f"≤{qs.concurrency} running"] * (qs.concurrency is not None)
+    parts += [str(qs.rate)] * (qs.rate is not None)
+    return " · ".join(parts)
+
+
+def queue_json(name: str, qs: QueueStats, now: float) -> dict[str, Any]:
+    return {"queue": name, "pending": qs.pending, "running": qs.running, "dead": qs.dead,
+            "oldest_pending_age": None if qs.oldest_pending_at is None
+            else max(0.0, now - qs.oldest_pending_at),
+            "paused": qs.paused, "concurrency": qs.concurrency,
+            "rate": None if qs.rate is None else str(qs.rate)}
+
+
+def queues_table(queues: dict[str, QueueStats], now: float) -> Table:
+    t = Table(box=box.SIMPLE_HEAD, show_edge=False)
+    for col in ("QUEUE", "STATE", "PENDING", "RUNNING", "DEAD", "LAG", "LIMITS"):
+        t.add_column(col, no_wrap=True, justify="right" if col in ("PENDING", "RUNNING",
+                                                                   "DEAD", "LAG") else "left")
+    for name, qs in queues.items():
+        lag = None if qs.oldest_pending_at is None else max(0.0, now - qs.oldest_pending_at)
+        running = f"{qs.running}/{qs.concurrency}" if qs.concurrency is not None else str(qs.running)
+        t.add_row(render.cell(name, limit=40),
+                  Text("⏸ paused", "yellow") if qs.paused else Text("active", "dim"),
+                  str(qs.pending), running, str(qs.dead),
+                  "-" if lag is None else duration(lag), limits_text(qs) or "-")
+    return t
+
+
+def next_tick(info: ScheduleInfo, now: float) -> float | None:
+    schedule = Schedule.from_info(info)
+    return None if schedule is None else schedule.next_tick(now)
+
+
+def schedule_json(s: ScheduleInfo, now: float) -> dict[str, Any]:
+    return {"key": s.key, "kind": s.kind, "queue": s.queue, "every": s.every, "cron": s.cron,
+            "tz": s.tz, "last_tick": s.last_tick, "last_job": s.last_job,
+            "next_tick": next_tick(s, now)}
+
+
+def schedules_table(infos: list[ScheduleInfo], now: float) -> Table:
+    t = Table(box=box.SIMPLE_HEAD, show_edge=False)
+    for col in ("KIND", "QUEUE", "SCHEDULE", "LAST TICK", "JOB", "NEXT TICK", "IN"):
+        t.add_column(col, no_wrap=True)
+    for s in infos:
+        nxt = next_tick(s, now)
+        t.add_row(render.cell(s.kind, limit=30), render.cell(s.queue, limit=20),
+                  render.cell(s.spec, limit=40),
+                  "-" if s.last_tick is None or s.last_job is None else timestamp(s.last_tick),
+                  "-" if s.last_job is None else str(s.last_job),
+                  "?" if nxt is None else timestamp(nxt),
+                  "?" if nxt is None else duration(max(0.0, nxt - now)))
+    return t

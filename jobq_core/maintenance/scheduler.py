@@ -1,0 +1,88 @@
+"""The scheduler: enqueues the jobs of periodic schedules (``registry.periodic``), one per
+tick, however many workers run it.
+
+Every worker whose registry has schedules runs one, on a thread of its own
+(``jobq-scheduler``): ticks need second precision, finer than the heartbeat's. Each
+``run_once`` reads the schedules' rows (one small query), and for each schedule whose
+latest tick at or before now is newer than the one recorded, asks the store to record
+that tick and enqueue its job in one transaction (``Queue.enqueue_tick``): the first
+worker to do so wins, the others find the tick taken. Between ticks the thread sleeps
+until the next one is due, so an idle worker wakes once per tick of its most frequent
+schedule, no more.
+
+Only the latest tick is ever enqueued: after downtime (or a pause longer than a period)
+the ticks missed are skipped, logged, and the most recent one enqueued once.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+
+from ..errors import JobqError
+from ..queue import Queue
+from ..schedule import Schedule
+
+log = logging.getLogger("jobq.maintenance")
+
+_LATE = 0.002  # wake this long after a tick: its time has surely passed by every clock
+_RETRY = 1.0  # seconds before trying again after a database error
+
+
+class Scheduler:
+    def __init__(self, queue: Queue, schedules: Sequence[Schedule]):
+        self.queue = queue
+        self.schedules = list(schedules)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="jobq-scheduler", daemon=True)
+
+    def run_once(self) -> float:
+        """Enqueue every schedule's due tick not enqueued yet; returns how many seconds
+        until the next tick of any schedule. Raises ``JobqError`` (nothing half-done: each
+        tick is one transaction)."""
+        now = self.queue.clock.now()
+        recorded = {s.key: s for s in self.queue.schedules()}
+        for schedule in self.schedules:
+            due = schedule.latest_tick(now)
+            row = recorded.get(schedule.key)
+            if row is None:  # new: count from here (the next tick is its first)
+                self.queue.register_schedule(schedule, since=due)
+                continue
+            last = row.last_tick
+            if last is not None and last >= due:
+                continue
+            job_id = self.queue.enqueue_tick(schedule, due)
+            if job_id is None:
+                continue  # another worker was first
+            missed = schedule.ticks_between(last, due) if last is not None else 0
+            if missed:
+                log.warning("schedule %s: %s tick(s) missed while no worker ran were skipped; "
+                            "enqueued only the latest (job %d, tick %.0f)",
+                            schedule.describe(), missed if missed < 1000 else "1000+",
+                            job_id, due)
+            else:
+                log.debug("schedule %s: enqueued job %d for tick %.0f",
+                          schedule.describe(), job_id, due)
+        now = self.queue.clock.now()
+        return max(0.0, min(s.next_tick(now) for s in self.schedules) - now) + _LATE
+
+    def start(self) -> None:
+        if self.schedules:
+            self._thread.start()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _loop(self) -> None:
+        wait = 0.0
+        while not self._stop.wait(wait):
+            try:
+                wait = self.run_once()
+            except JobqError as e:
+                log.warning("scheduler: %s (will retry)", e)
+                wait = _RETRY
+            except Exception:  # a bug: log it, and try again later
+                log.exception("scheduler failed unexpectedly (will retry)")
+                wait = _RETRY

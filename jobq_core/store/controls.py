@@ -1,0 +1,48 @@
+"""What both stores keep in memory about queue controls, to pick the claim's shape.
+
+Both shapes of a claim on every queue enforce every control from the rows they read; they
+differ in cost. The plain one scans the pending jobs of all queues in claim order and
+leaves out the queues that have controls (a paused or limited queue is claimed from by
+its own arm, or not at all): cheapest, but it would step over every pending job of a
+controlled queue that is ahead in that order. So while some controlled queue has pending
+jobs (``busy``), claims take the per-queue shape instead: one bounded seek per queue with
+pending jobs, each within the queue's room. The names of the limited queues tell the
+PostgreSQL store which rows to lock before a claim (see its ``LOCK_LIMITED``).
+
+The state is read again at most every ``TTL`` seconds, and at once after this store
+changed a control. A stale state is safe: a queue controlled since it was read is left
+out of the plain claim, never overrun, and is claimed from again within ``TTL`` seconds.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import NamedTuple
+
+TTL = 1.0
+
+
+class Controls(NamedTuple):
+    limited: tuple[str, ...]  # queues with a concurrency or rate limit (not paused)
+    busy: bool  # some paused or limited queue has pending jobs
+
+
+class ControlCache:
+    def __init__(self) -> None:
+        self._state = Controls((), False)
+        self._due = 0.0  # monotonic time of the next read
+
+    def get(self, read: Callable[[], list[tuple[str, bool, bool]]]) -> Controls:
+        """The state, from ``read()`` (on the caller's connection: rows of CONTROL_STATE,
+        ``(name, limited, has pending jobs)``) when it is due."""
+        now = time.monotonic()
+        if now >= self._due:
+            rows = read()
+            self._state = Controls(tuple(name for name, limited, _ in rows if limited),
+                                   any(pending for _, _, pending in rows))
+            self._due = now + TTL
+        return self._state
+
+    def forget(self) -> None:
+        """Read again before the next claim (this store changed a control)."""
+        self._due = 0.0

@@ -1,0 +1,214 @@
+"""Pause, limits and periodic schedules with real ``jobq run`` processes, and the commands
+that set and show them."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from jobq_cli.main import app
+from jobq_core import Queue
+
+from .conftest import HERE, wait_for
+
+runner = CliRunner()
+
+
+def jobq(*args):
+    return runner.invoke(app, list(args), catch_exceptions=False, env={"COLUMNS": "160"})
+
+
+@pytest.fixture
+def ctl_dir(app_dir):
+    shutil.copy(HERE / "ctlapp.py", app_dir / "ctlapp.py")
+    return app_dir
+
+
+def workers(procs, db, n, *args, every=None):
+    if every is not None:
+        os.environ["CTLAPP_EVERY"] = str(every)
+    try:
+        return [procs.start("run", "--app", "ctlapp", "--lease", "5", *args, "--db", db)
+                for _ in range(n)]
+    finally:
+        os.environ.pop("CTLAPP_EVERY", None)
+
+
+def stop(procs, ps):
+    for p in ps:
+        p.send_signal(signal.SIGTERM)
+    for p in ps:
+        assert p.wait(20) == 0, procs.log(p)
+
+
+def spans(log) -> list[tuple[int, float, float, int]]:
+    out = []
+    for line in open(log):
+        job_id, start, end, pid = line.split()
+        out.append((int(job_id), float(start), float(end), int(pid)))
+    return sorted(out, key=lambda s: s[1])
+
+
+# -- the commands ---------------------------------------------------------------------------
+
+def test_pause_limit_and_queues_show_each_control_in_text_and_json(db, queue):
+    queue.enqueue("k", queue="api")
+    assert jobq("pause", "api", "--db", db).stdout == "queue 'api' paused\n"
+    assert jobq("limit", "api", "--concurrency", "3", "--db", db).exit_code == 0
+    result = jobq("limit", "api", "--rate", "100/m", "--db", db, "--json")
+    assert json.loads(result.stdout) == {"queue": "api", "concurrency": 3, "rate": "100/m"}
+    [row] = json.loads(jobq("queues", "--db", db, "--json").stdout)
+    assert {k: row[k] for k in ("queue", "pending", "running", "paused", "concurrency",
+                                "rate")} == {"queue": "api", "pending": 1, "running": 0,
+                                             "paused": True, "concurrency": 3, "rate": "100/m"}
+    text = jobq("queues", "--db", db).stdout
+    assert "⏸ paused" in text and "0/3" in text and "≤3 running · 100/m" in text
+    jobq("resume", "api", "--db", db)
+    jobq("limit", "api", "--clear", "--db", db)
+    [row] = json.loads(jobq("queues", "--db", db, "--json").stdout)
+    assert (row["paused"], row["concurrency"], row["rate"]) == (False, None, None)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["limit", "api"], "give --concurrency"),
+    (["limit", "api", "--rate", "5/week"], "N/s, N/m or N/h"),
+    (["limit", "api", "--concurrency", "0"], "at least 1"),
+])
+def test_limit_refuses_bad_input_in_one_line(db, queue, args, message):
+    result = jobq(*args, "--db", db)
+    assert result.exit_code == 1 and message in result.stderr
+    assert json.loads(jobq("queues", "--db", db, "--json").stdout) == []
+
+
+def test_schedules_lists_what_workers_recorded_with_the_next_tick(db, queue):
+    from jobq_core import Registry
+
+    s = Registry().periodic("report", cron="0 6 * * *", tz="Europe/Paris")
+    queue.register_schedule(s, since=0.0)
+    [row] = json.loads(jobq("schedules", "--db", db, "--json").stdout)
+    assert (row["kind"], row["cron"], row["tz"], row["last_job"]) == (
+        "report", "0 6 * * *", "Europe/Paris", None)
+    assert row["next_tick"] == s.next_tick(time.time()) or row["next_tick"] > time.time()
+    assert "cron 0 6 * * * tz Europe/Paris" in jobq("schedules", "--db", db).stdout
+
+
+# -- with worker processes ------------------------------------------------------------------
+
+def test_three_workers_enqueue_exactly_one_job_per_tick_of_an_every_1_schedule(db, queue,
+                                                                               procs, ctl_dir):
+    ps = workers(procs, db, 3, every=1)
+    wait_for(lambda: len(queue.workers()) == 3, timeout=20)
+    time.sleep(10)  # the scenario: 10 s of ticks
+    stop(procs, ps)
+    runs = [j.run_at for j in queue.list(queue="ticks", limit=1000)]
+    assert len(runs) == len(set(runs)), "a tick was enqueued twice"
+    runs.sort()
+    assert runs == [runs[0] + i for i in range(len(runs))], "a tick was lost"
+    assert len(runs) >= 9
+    assert {j.status for j in queue.list(queue="ticks", limit=1000)} == {"succeeded"}
+
+
+def test_a_restart_after_downtime_enqueues_one_catch_up_job_and_logs_the_skip(db, queue, procs,
+                                                                              ctl_dir):
+    [a] = workers(procs, db, 1, every=1)
+    wait_for(lambda: queue.count(queue="ticks") >= 2, timeout=20)
+    stop(procs, [a])
+    last = max(j.run_at for j in queue.list(queue="ticks", limit=100))
+    time.sleep(4)  # about 4 ticks pass with no worker
+    restarted = time.time()
+    [b] = workers(procs, db, 1, every=1)
+    wait_for(lambda: max(j.run_at for j in queue.list(queue="ticks", limit=100)) > last,
+             timeout=20)
+    time.sleep(1.5)
+    stop(procs, [b])
+    after = sorted(j.run_at for j in queue.list(queue="ticks", limit=100) if j.run_at > last)
+    catch_up = after[0]
+    assert catch_up - last >= 3  # the missed ticks were not enqueued...
+    assert catch_up >= int(restarted) - 1  # ...only the latest one at the restart
+    assert after == [catch_up + i for i in range(len(after))]  # then every tick again
+    assert "tick(s) missed while no worker ran were skipped" in procs.log(b)
+
+
+def test_a_paused_queue_stays_pending_under_two_busy_workers_and_runs_after_resume(
+        db, queue, procs, ctl_dir):
+    log = str(ctl_dir / "spans.txt")
+    assert jobq("pause", "held", "--db", db).exit_code == 0
+    held = queue.enqueue_many([{"kind": "span", "payload": {"log": log}, "queue": "held"}
+                               for _ in range(10)])
+    queue.enqueue_many([("span", {"log": log, "sleep": 0.01}) for _ in range(80)])
+    ps = workers(procs, db, 2, "--concurrency", "4")
+    wait_for(lambda: queue.count("succeeded") == 80, timeout=60)
+    time.sleep(0.5)  # workers idle and free: still nothing of held
+    assert queue.count("pending", queue="held") == 10
+    assert not set(held) & {s[0] for s in spans(log)}
+    assert jobq("resume", "held", "--db", db).exit_code == 0
+    wait_for(lambda: queue.count("succeeded", queue="held") == 10, timeout=10)
+    stop(procs, ps)
+
+
+def test_a_concurrency_limit_of_1_under_two_workers_of_4_slots_never_overlaps_two_runs(
+        db, queue, procs, ctl_dir):
+    log = str(ctl_dir / "spans.txt")
+    assert jobq("limit", "api", "--concurrency", "1", "--db", db).exit_code == 0
+    queue.enqueue_many([{"kind": "span", "payload": {"log": log, "sleep": 0.05},
+                         "queue": "api"} for _ in range(16)])
+    # Other queues' jobs keep both workers' slots changing hands, so either may claim.
+    queue.enqueue_many([("span", {"log": log, "sleep": 0.03}) for _ in range(48)])
+    ps = workers(procs, db, 2, "--concurrency", "4")
+    wait_for(lambda: queue.count("succeeded") == 64, timeout=60)
+    stop(procs, ps)
+    api = {j.id for j in queue.list(queue="api", limit=100)}
+    runs = [s for s in spans(log) if s[0] in api]
+    assert len(runs) == 16
+    for before, after in zip(runs, runs[1:]):
+        assert after[1] >= before[2], f"job {after[0]} started before job {before[0]} ended"
+
+
+def test_a_rate_of_5_per_second_spreads_20_starts_over_about_4_seconds(db, queue, procs,
+                                                                       ctl_dir):
+    log = str(ctl_dir / "spans.txt")
+    assert jobq("limit", "api", "--rate", "5/s", "--db", db).exit_code == 0
+    ps = workers(procs, db, 2, "--concurrency", "4")
+    wait_for(lambda: len(queue.workers()) == 2, timeout=20)
+    queue.enqueue_many([{"kind": "span", "payload": {"log": log}, "queue": "api"}
+                        for _ in range(20)])
+    wait_for(lambda: queue.count("succeeded") == 20, timeout=30)
+    stop(procs, ps)
+    starts = sorted(j.started_at for j in queue.list(queue="api", limit=100))
+    assert 2.9 <= starts[-1] - starts[0] <= 6.0
+    for i in range(len(starts) - 5):
+        assert starts[i + 5] - starts[i] >= 0.99, "six starts within one window"
+
+
+def test_a_pause_and_a_limit_set_while_workers_run_take_effect_within_two_seconds(
+        db, queue, procs, ctl_dir):
+    log = str(ctl_dir / "spans.txt")
+    queue.enqueue_many([{"kind": "span", "payload": {"log": log, "sleep": 0.05},
+                         "queue": "live"} for _ in range(400)])
+    ps = workers(procs, db, 2, "--concurrency", "4")
+    wait_for(lambda: queue.count("succeeded", queue="live") >= 10, timeout=20)
+    jobq("pause", "live", "--db", db)
+    paused = time.time()
+    time.sleep(2.0)
+    late = [j for j in queue.list(queue="live", limit=1000) if j.started_at
+            and j.started_at > paused + 2.0]
+    assert late == []
+    assert queue.count("running", queue="live") == 0
+    left = queue.count("pending", queue="live")
+    assert left > 0
+    jobq("limit", "live", "--concurrency", "2", "--db", db)
+    jobq("resume", "live", "--db", db)
+    wait_for(lambda: queue.count("pending", queue="live") < left, timeout=5)
+    time.sleep(1.0)
+    peak = 0
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline:
+        peak = max(peak, queue.count("running", queue="live"))
+        time.sleep(0.02)
+    assert 1 <= peak <= 2
+    stop(procs, ps)

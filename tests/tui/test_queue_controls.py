@@ -1,0 +1,85 @@
+"""Queue controls and schedules in the monitor: paused queues marked in the header and the
+Queues view, limits beside the running count, ``P`` pausing or resuming the selected
+queue after a confirmation, schedules with a countdown to their next tick."""
+from conftest import make_app, settle
+from jobq_core import Queue
+from jobq_tui.screens import ConfirmScreen
+
+
+def rows(app):
+    return [[c.plain for c in r.cells] for r in app.table()._rows]
+
+
+def header(app) -> str:
+    return str(app.query_one("#header").render())
+
+
+async def test_a_paused_queue_is_marked_in_the_header_and_limits_show_beside_running(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        assert "⏸ export paused" in header(app)
+        assert "no live worker" not in header(app)  # its ready job waits on purpose
+        await pilot.press("2")
+        await settle(pilot)
+        by_name = {r[0]: r for r in rows(app)}
+        assert by_name["export"][1] == "⏸ paused"
+        assert by_name["mail"][3] == "3/3 limit" and by_name["mail"][6] == "≤3 running"
+        assert by_name["crm"][6] == "100/m" and by_name["crm"][1] == "active"
+
+
+async def test_P_pauses_the_selected_queue_after_confirmation_and_P_again_resumes_it(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        assert app.table().current_row().queue == "crm"
+        await pilot.press("P")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await settle(pilot)
+        with Queue(db, clock=clock) as q:
+            assert not q.queues()["crm"].paused
+        await pilot.press("P", "y")
+        await settle(pilot)
+        assert "queue 'crm' paused" in str(app.query_one("#status").render())
+        with Queue(db, clock=clock) as q:
+            assert q.queues()["crm"].paused
+        assert "⏸ 2 queues paused" in header(app)
+        await pilot.press("P", "y")
+        await settle(pilot)
+        with Queue(db, clock=clock) as q:
+            assert not q.queues()["crm"].paused
+
+
+async def test_P_is_hidden_in_a_read_only_monitor_and_outside_the_queues_view(db, clock):
+    app = make_app(db, clock, read_only=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("2", "P")
+        await settle(pilot)
+        assert not isinstance(app.screen, ConfirmScreen)
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("1", "P")
+        await settle(pilot)
+        assert not isinstance(app.screen, ConfirmScreen)
+
+
+async def test_schedules_count_down_to_their_next_tick_without_reading_again(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("7")
+        await settle(pilot)
+        by_kind = {r[0]: r for r in rows(app)}
+        assert by_kind["refresh_rates"][2] == "every 300s"
+        assert by_kind["refresh_rates"][4] == "5:00"  # the clock stands on a 300 s tick
+        clock.advance(61)
+        app._tick()
+        await settle(pilot)
+        by_kind = {r[0]: r for r in rows(app)}
+        assert by_kind["refresh_rates"][4] == "3:59"
+        assert by_kind["nightly_report"][4] == "2:58:59"
