@@ -152,6 +152,8 @@ def test_every_row_ends_at_exactly_one_with_workers_killed_and_one_frozen_past_i
     assert [r for r, n in counts.items() if n != 1] == [], counts
     assert sorted(j.id for j in jobs) == sorted(ids)
     assert {j.status for j in jobs} == {"succeeded"}
+    with Queue(run.db) as q:
+        assert q.store.integrity_check() == "ok"
     reruns = sum(1 for j in jobs if j.attempts > 1)
     print(f"\n{run.kills} SIGKILLs, {reruns} jobs run more than once, every row at 1")
     assert run.kills >= 3 and reruns >= 1  # the kills really hit running jobs

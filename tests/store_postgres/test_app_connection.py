@@ -38,6 +38,20 @@ def test_a_transactional_enqueue_wakes_a_listener_at_commit_and_never_on_rollbac
     assert took < 1.0  # the poll is 30 s away: only the notification can explain this
 
 
+def test_a_delayed_transactional_enqueue_wakes_a_listener_too(pg_url, queue):
+    """(The worker then reads when the next job is due.)"""
+    with Queue(pg_url, poll_interval=30.0) as listener, psycopg.connect(pg_url) as app:
+        watch = listener.watch()
+        try:
+            queue.enqueue("later", delay=60, conn=app)
+            threading.Timer(0.2, app.commit).start()
+            started = time.monotonic()
+            assert watch.wait(10)
+            assert time.monotonic() - started < 1.0
+        finally:
+            watch.close()
+
+
 def test_the_identity_follows_the_connections_search_path(pg_url, queue):
     with psycopg.connect(pg_url, autocommit=True) as admin:
         admin.execute("CREATE SCHEMA other")

@@ -125,3 +125,14 @@ def test_wake_interrupts_a_wait(pg_queue):
         assert time.monotonic() - started < 2
     finally:
         w.close()
+
+
+def test_a_notification_held_back_is_sent_when_the_queue_closes(pg_url, monkeypatch):
+    monkeypatch.setattr(Notifier, "EVERY", 30.0)  # the trailing one would come far too late
+    with psycopg.connect(pg_url, autocommit=True) as c:
+        c.execute("LISTEN jobq")
+        with Queue(pg_url) as producer:
+            producer.enqueue("k", queue="a")
+            producer.enqueue("k", queue="a")  # held back
+            assert len(list(c.notifies(timeout=0.3))) == 1
+        assert [n.payload for n in c.notifies(timeout=1.0)] == ["a"]

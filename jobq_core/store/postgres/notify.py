@@ -117,6 +117,15 @@ class Notifier:
                 log.debug("trailing notification failed: %s", e)
 
     def close(self) -> None:
+        """Stop the trailing thread; what it still held is sent now (a script that
+        enqueues twice and exits would otherwise leave its second job to the poll)."""
         with self._lock:
             self._closed = True
             self._lock.notify()
+            held = sorted(self._held) if self._pid == os.getpid() else []
+            self._held.clear()
+        if held:
+            try:
+                self._conns.run(lambda c, _again: c.execute(NOTIFY, (held,)))
+            except JobqError as e:
+                log.debug("the last trailing notification failed: %s", e)
