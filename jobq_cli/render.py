@@ -75,7 +75,9 @@ def worker_json(w: WorkerInfo, now: float) -> dict[str, Any]:
             "last_seen": w.last_seen,
             "last_seen_ago": max(0.0, now - checked(w)[0].last_seen),
             "state": str(worker_state(w, now)), "beat_interval": w.beat_interval,
-            "lease": w.lease}
+            "lease": w.lease, "pool": w.pool,
+            "children": None if w.children is None else
+            [{"pid": pid, "state": state, "job": job} for pid, state, job in w.children]}
 
 
 # -- people ---------------------------------------------------------------------------------

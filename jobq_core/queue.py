@@ -445,10 +445,11 @@ class Queue:
     def register_worker(self, worker_id: str, *, host: str, pid: int,
                         queues: Sequence[str] | None, concurrency: int,
                         beat_interval: float | None = None,
-                        lease: float | None = None) -> None:
+                        lease: float | None = None, pool: str | None = None) -> None:
         """Add the worker to the registry. ``beat_interval`` (seconds between its
         ``beat_worker`` calls) is what it is judged late or lost by; ``lease`` its lease
-        term, for people to read."""
+        term, for people to read; ``pool`` the pool its handlers run in (``"thread"`` or
+        ``"process"``)."""
         for name, value in (("beat_interval", beat_interval), ("lease", lease)):
             if value is not None:
                 check_seconds(name, value, positive=True, maximum=MAX_LEASE)
@@ -456,13 +457,17 @@ class Queue:
         info = WorkerInfo(worker_id, host, pid, None if queues is None else tuple(queues),
                           concurrency, now, now, 0,
                           None if beat_interval is None else float(beat_interval),
-                          None if lease is None else float(lease))
+                          None if lease is None else float(lease), pool,
+                          None if pool is None else ())
         self.store.worker_register(info)
 
-    def beat_worker(self, worker_id: str, *, busy: int = 0) -> bool:
-        """Record that the worker is alive; False when it has no registry entry (it was
-        forgotten, or never registered): then it should register again."""
-        return self.store.worker_beat(worker_id, self.clock.now(), busy)
+    def beat_worker(self, worker_id: str, *, busy: int = 0,
+                    children: Sequence[tuple[int, str, int | None]] | None = None) -> bool:
+        """Record that the worker is alive (and, for a process pool, each child's
+        ``(pid, state, job id)``); False when it has no registry entry (it was forgotten,
+        or never registered): then it should register again."""
+        return self.store.worker_beat(worker_id, self.clock.now(), busy,
+                                      None if children is None else list(children))
 
     def deregister_worker(self, worker_id: str) -> None:
         self.store.worker_deregister(worker_id)

@@ -113,6 +113,10 @@ class WorkerInfo:
     busy: int = 0
     beat_interval: float | None = None  # seconds between its beats; None: not recorded
     lease: float | None = None  # its default lease term; None: not recorded
+    pool: str | None = None  # "thread" or "process"; None: not recorded
+    # A process pool's children at its last beat: (pid, state, job id or None) each, the
+    # state "starting", "idle", "busy" or "stopping". None: not recorded (threads: ()).
+    children: tuple[tuple[int, str, int | None], ...] | None = None
 
     def expected_beat(self, beat: float) -> float:
         """The interval this worker is judged by: the one it recorded, else ``beat``."""

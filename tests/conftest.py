@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import os
 
+import logging
+
 import pytest
 
 from jobq_core import Queue
@@ -66,3 +68,16 @@ def pg_queue(pg_url, clock):
     q = Queue(pg_url, clock=clock)
     yield q
     q.close()
+
+
+@pytest.fixture(autouse=True)
+def _jobq_logger_restored():
+    """An in-process ``jobq run`` or ``jobq demo`` sets the "jobq" logger up for a terminal
+    (its own handler, no propagation): put it back after each test, so that a later test's
+    ``caplog`` sees jobq's records whatever ran before it."""
+    log = logging.getLogger("jobq")
+    handlers, level, propagate = log.handlers[:], log.level, log.propagate
+    yield
+    log.handlers[:] = handlers
+    log.setLevel(level)
+    log.propagate = propagate

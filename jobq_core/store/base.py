@@ -357,8 +357,10 @@ class Store(Protocol):
         and lease term included), or replace the entry with its id."""
         ...
 
-    def worker_beat(self, worker_id: str, now: float, busy: int) -> bool:
-        """Record a beat; False when the worker has no entry (it was forgotten)."""
+    def worker_beat(self, worker_id: str, now: float, busy: int,
+                    children: Sequence[tuple[int, str, int | None]] | None = None) -> bool:
+        """Record a beat (and, when given, the state of each child of a process pool);
+        False when the worker has no entry (it was forgotten)."""
         ...
 
     def worker_deregister(self, worker_id: str) -> None: ...

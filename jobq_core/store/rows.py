@@ -32,6 +32,20 @@ CLAIM_FIELDS = [name for name in Job.__slots__ if name not in SET_BY_CLAIM]
 """The fields a claim's RETURNING list holds, in this order (``claimed_job`` reads them)."""
 
 
+def worker_children(value: object) -> tuple[tuple[int, str, int | None], ...] | None:
+    """A registry entry's children, as stored (a JSON list of [pid, state, job id]); None
+    when the worker recorded none, or the value is not that shape (another program)."""
+    if not isinstance(value, list):
+        return None
+    out = []
+    for item in value:
+        if not (isinstance(item, list) and len(item) == 3 and type(item[0]) is int
+                and isinstance(item[1], str) and (item[2] is None or type(item[2]) is int)):
+            return None
+        out.append((item[0], item[1], item[2]))
+    return tuple(out)
+
+
 def decode(text: str | None):
     """JSON text to a value; text that is not JSON (written by something other than jobq)
     comes back as ``RawJSON``."""

@@ -91,7 +91,9 @@ class Heartbeat:
         with state.lock:
             runs = [r for r in state.runs.values() if r.state is not RunState.GONE]
         self.extend(runs)
-        if not self._queue.beat_worker(self._worker_id, busy=state.running):
+        pool = self._executor.pool
+        children = pool.children() if pool.kind == "process" else None
+        if not self._queue.beat_worker(self._worker_id, busy=state.running, children=children):
             self._on_forgotten()  # silent too long, or forgotten by an operator: back again
 
     def _guarded(self, what: str, step: Callable[[], object]) -> None:

@@ -219,7 +219,8 @@ class Worker:
         """Put this worker in the registry (at start, and again if it was forgotten)."""
         self.queue.register_worker(self.id, host=socket.gethostname(), pid=os.getpid(),
                                    queues=self.queues, concurrency=self.concurrency,
-                                   beat_interval=self.beat_interval, lease=self.lease)
+                                   beat_interval=self.beat_interval, lease=self.lease,
+                                   pool=self.pool)
 
     def _shutdown(self) -> None:
         self._scheduler.close()

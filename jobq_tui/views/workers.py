@@ -8,8 +8,8 @@ from .base import ROW_LIMIT, Column, Row, View, build, limit_for
 from .cells import DIM, age, badge, literal, text, worker_badge
 
 COLUMNS = (Column("id", "WORKER"), Column("host", "HOST:PID"), Column("state", "STATE"),
-           Column("busy", "BUSY"), Column("beat", "BEAT"), Column("queues", "QUEUES"),
-           Column("up", "UP", True))
+           Column("busy", "BUSY"), Column("pool", "POOL", True), Column("beat", "BEAT"),
+           Column("queues", "QUEUES"), Column("up", "UP", True))
 _SEVERITY = {state: i for i, state in enumerate(WorkerState)}  # sorts ok, late, lost
 
 
@@ -53,10 +53,23 @@ def _row(w: WorkerInfo, now: float, beat: float, wide: bool, held: int | None) -
         "host": (host, (w.host, w.pid)),
         "state": (badge(worker_badge(w, now, beat)), _SEVERITY[state]),
         "busy": (busy_cell, busy),
+        "pool": (text(pool_summary(w)), pool_summary(w)),
         "beat": (text(age(now - w.last_seen)), -w.last_seen),
         "queues": (literal(queues, limit=lim), queues),
         "up": (text(age(now - w.started_at)), -w.started_at),
     })
+
+
+def pool_summary(w: WorkerInfo) -> str:
+    """``thread``, or ``process 3 busy 1 idle`` from its children at its last beat."""
+    if w.pool is None:
+        return "-"
+    if w.pool != "process" or not w.children:
+        return w.pool
+    counts: dict[str, int] = {}
+    for _pid, state, _job in w.children:
+        counts[state] = counts.get(state, 0) + 1
+    return "process " + " ".join(f"{n} {state}" for state, n in sorted(counts.items()))
 
 
 VIEW = Workers()

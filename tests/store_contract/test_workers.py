@@ -98,3 +98,17 @@ def test_the_reaper_forgets_silent_workers(queue, clock):
     clock.advance(2)
     Reaper(queue).run_once()
     assert queue.workers(forgotten=True) == []
+
+
+def test_a_worker_records_its_pool_and_a_process_pools_beats_record_each_child(queue):
+    queue.register_worker("w-t", host="h", pid=1, queues=None, concurrency=4, pool="thread")
+    queue.register_worker("w-p", host="h", pid=2, queues=None, concurrency=2, pool="process")
+    assert (by_id(queue)["w-t"].pool, by_id(queue)["w-t"].children) == ("thread", ())
+    assert by_id(queue)["w-p"].children == ()
+    queue.beat_worker("w-p", busy=1, children=[(101, "busy", 42), (102, "idle", None)])
+    w = by_id(queue)["w-p"]
+    assert (w.pool, w.children, w.busy) == ("process", ((101, "busy", 42), (102, "idle", None)), 1)
+    queue.beat_worker("w-p", busy=0)  # a beat without children keeps the last ones
+    assert by_id(queue)["w-p"].children == ((101, "busy", 42), (102, "idle", None))
+    queue.register_worker("w-old", host="h", pid=3, queues=None, concurrency=1)
+    assert (by_id(queue)["w-old"].pool, by_id(queue)["w-old"].children) == (None, None)

@@ -146,7 +146,13 @@ CREATE TABLE jobq_schedules(
 );
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3]
+# v4: the pool a worker runs its handlers in, and (a process pool's) each child's state,
+# written by the worker's beat: for `jobq workers` and the monitor's Workers view.
+_V4 = """
+ALTER TABLE jobq_workers ADD COLUMN pool text, ADD COLUMN children jsonb;
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _OURS = (

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import psycopg
 from psycopg import errors as pgerrors
+from psycopg.types.json import Jsonb
 
 from ...checks import check_int, check_seconds
 from ...clock import Clock
@@ -40,7 +41,7 @@ from ..base import (
 )
 from ..rows import (
     THROUGHPUT_FAILED, attempts_from_rows, claimed_job, controls_from_rows, job_from_row,
-    stats_from_rows, throughput_from_rows,
+    stats_from_rows, throughput_from_rows, worker_children,
 )
 from . import app_connection
 from . import statements as sql
@@ -659,19 +660,27 @@ class PostgresStore:
         queues = None if info.queues is None else list(info.queues)
         self._conns.run(lambda c, _again: c.execute(
             "INSERT INTO jobq_workers(id, host, pid, queues, concurrency, started_at, last_seen, "
-            "busy, beat_interval, lease) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "busy, beat_interval, lease, pool, children) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
             "ON CONFLICT (id) DO UPDATE SET "
             "host=excluded.host, pid=excluded.pid, queues=excluded.queues, "
             "concurrency=excluded.concurrency, started_at=excluded.started_at, "
             "last_seen=excluded.last_seen, busy=excluded.busy, "
-            "beat_interval=excluded.beat_interval, lease=excluded.lease",
+            "beat_interval=excluded.beat_interval, lease=excluded.lease, pool=excluded.pool, "
+            "children=excluded.children",
             (info.id, info.host, info.pid, queues, info.concurrency, info.started_at,
-             info.last_seen, info.busy, info.beat_interval, info.lease)))
+             info.last_seen, info.busy, info.beat_interval, info.lease, info.pool,
+             None if info.children is None else Jsonb(list(info.children)))))
 
-    def worker_beat(self, worker_id: str, now: float, busy: int) -> bool:
+    def worker_beat(self, worker_id: str, now: float, busy: int,
+                    children: Sequence[tuple[int, str, int | None]] | None = None) -> bool:
+        if children is None:
+            return self._conns.run(lambda c, _again: c.execute(
+                "UPDATE jobq_workers SET last_seen=%s, busy=%s WHERE id=%s",
+                (now, busy, worker_id)).rowcount > 0)
         return self._conns.run(lambda c, _again: c.execute(
-            "UPDATE jobq_workers SET last_seen=%s, busy=%s WHERE id=%s",
-            (now, busy, worker_id)).rowcount > 0)
+            "UPDATE jobq_workers SET last_seen=%s, busy=%s, children=%s WHERE id=%s",
+            (now, busy, Jsonb(list(children)), worker_id)).rowcount > 0)
 
     def worker_deregister(self, worker_id: str) -> None:
         self._conns.run(lambda c, _again: c.execute(
@@ -687,9 +696,9 @@ class PostgresStore:
     def worker_list(self) -> list[WorkerInfo]:
         rows = self._conns.run(lambda c, _again: c.execute(
             "SELECT id, host, pid, queues, concurrency, started_at, last_seen, busy, "
-            "beat_interval, lease FROM jobq_workers ORDER BY id").fetchall())
+            "beat_interval, lease, pool, children FROM jobq_workers ORDER BY id").fetchall())
         return [WorkerInfo(r[0], r[1], r[2], None if r[3] is None else tuple(r[3]), r[4], r[5],
-                           r[6], r[7], r[8], r[9]) for r in rows]
+                           r[6], r[7], r[8], r[9], r[10], worker_children(r[11])) for r in rows]
 
     # -- misc ---------------------------------------------------------------------------
 

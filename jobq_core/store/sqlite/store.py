@@ -35,7 +35,7 @@ from ..base import (
 )
 from ..rows import (
     THROUGHPUT_FAILED, attempts_from_rows, controls_from_rows, stats_from_rows,
-    throughput_from_rows,
+    throughput_from_rows, worker_children,
 )
 from . import app_connection
 from . import statements as sql
@@ -566,16 +566,23 @@ class SqliteStore:
         queues = None if info.queues is None else json.dumps(list(info.queues))
         self._conn.execute(
             "INSERT OR REPLACE INTO jobq_workers(id, host, pid, queues, concurrency, started_at, "
-            "last_seen, busy, beat_interval, lease) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "last_seen, busy, beat_interval, lease, pool, children) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (info.id, info.host, info.pid, queues, info.concurrency, info.started_at,
-             info.last_seen, info.busy, info.beat_interval, info.lease),
+             info.last_seen, info.busy, info.beat_interval, info.lease, info.pool,
+             None if info.children is None else json.dumps(info.children)),
         )
 
     @guarded
-    def worker_beat(self, worker_id: str, now: float, busy: int) -> bool:
+    def worker_beat(self, worker_id: str, now: float, busy: int,
+                    children: Sequence[tuple[int, str, int | None]] | None = None) -> bool:
+        if children is None:
+            return self._conn.execute(
+                "UPDATE jobq_workers SET last_seen=?, busy=? WHERE id=?", (now, busy, worker_id)
+            ).rowcount > 0
         return self._conn.execute(
-            "UPDATE jobq_workers SET last_seen=?, busy=? WHERE id=?", (now, busy, worker_id)
-        ).rowcount > 0
+            "UPDATE jobq_workers SET last_seen=?, busy=?, children=? WHERE id=?",
+            (now, busy, json.dumps(children), worker_id)).rowcount > 0
 
     @guarded
     def worker_deregister(self, worker_id: str) -> None:
@@ -591,10 +598,11 @@ class SqliteStore:
     def worker_list(self) -> list[WorkerInfo]:
         rows = self._conn.execute(
             "SELECT id, host, pid, queues, concurrency, started_at, last_seen, busy, "
-            "beat_interval, lease FROM jobq_workers ORDER BY id"
+            "beat_interval, lease, pool, children FROM jobq_workers ORDER BY id"
         ).fetchall()
         return [
-            WorkerInfo(r[0], r[1], r[2], _worker_queues(r[3]), r[4], r[5], r[6], r[7], r[8], r[9])
+            WorkerInfo(r[0], r[1], r[2], _worker_queues(r[3]), r[4], r[5], r[6], r[7], r[8], r[9],
+                       r[10], worker_children(decode(r[11])))
             for r in rows
         ]
 
