@@ -77,9 +77,11 @@ class View:
 
 
 def narrow(filt: Filter) -> dict[str, Any]:
-    """``Queue.list`` arguments for the filter's database terms."""
+    """``Queue.list`` arguments for the filter's database terms (its free words too: a
+    search reaches every job, not only the rows already read)."""
     return dict(queue=filt.queue, kind=filt.kind, worker=filt.worker,
-                error_contains=filt.error, limit=ROW_LIMIT, payloads=False)
+                error_contains=filt.error, limit=ROW_LIMIT, payloads=False,
+                prefix=filt.prefix, search=filt.words)
 
 
 def build(columns: Sequence[Column], wide: bool, key: str,

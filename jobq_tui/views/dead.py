@@ -26,7 +26,8 @@ class Dead(View):
     def read(self, q, filt, grouped):
         if grouped:
             return tuple(q.dead_groups(queue=filt.queue, kind=filt.kind,
-                                       error_contains=filt.error, limit=ROW_LIMIT))
+                                       error_contains=filt.error, limit=ROW_LIMIT,
+                                       prefix=filt.prefix))
         return tuple(q.list("dead", **narrow(filt)))
 
     def all_columns(self, grouped):

@@ -21,7 +21,7 @@ class Queues(View):
     def rows(self, snap, now, *, wide, beat):
         f = snap.filter
         return [_row(name, qs, now) for name, qs in snap.stats.queues.items()
-                if f.queue in (None, name) and f.matches(name)]
+                if f.names(name, None) and f.matches(name)]
 
 
 def _row(name: str, qs: QueueStats, now: float) -> Row:

@@ -35,7 +35,7 @@ class Running(View):
         f = snap.filter
         states = worker_states(snap.workers, now, beat)
         return [_row(j, now, wide, states.get(j.worker or "")) for j in snap.running
-                if f.queue in (None, j.queue) and f.kind in (None, j.kind)
+                if f.names(j.queue, j.kind)
                 and f.worker in (None, j.worker) and (not f.error or f.error in (j.error or ""))
                 and f.matches(j.id, j.kind, j.queue, j.worker, j.progress_message)]
 

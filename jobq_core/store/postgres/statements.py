@@ -165,6 +165,15 @@ LIST_ORDER = {
 }
 
 
+SEARCH = (
+    "(strpos(lower(kind), lower(%s)) > 0 OR strpos(lower(queue), lower(%s)) > 0 "
+    "OR strpos(lower(coalesce(worker, '')), lower(%s)) > 0 "
+    "OR strpos(lower(coalesce(error, '')), lower(%s)) > 0 OR id::text=%s)"
+)
+"""A free word of a search: in the kind, queue, worker or error (case folded), or the id.
+Parameters: the word, five times."""
+
+
 def list_conditions(where: ListFilter, now: float) -> tuple[list[str], list, str]:
     """WHERE fragments for a listing; each is a fixed string, every value a parameter."""
     conds: list[str] = []
@@ -180,9 +189,17 @@ def list_conditions(where: ListFilter, now: float) -> tuple[list[str], list, str
         if status in FINISHED:  # true for them anyway; matches the finished index
             conds.append("finished_at IS NOT NULL")
     for column, value in (("queue", where.queue), ("kind", where.kind), ("worker", where.worker)):
-        if value is not None:
+        if value is None:
+            continue
+        if where.prefix and column != "worker":
+            conds.append(f"starts_with({column}, %s)")  # a prefix
+            params += [value] * 1
+        else:
             conds.append(f"{column}=%s")
             params.append(value)
+    for word in where.search:
+        conds.append(SEARCH)
+        params += [word] * 5
     if where.error_contains:
         conds.append("strpos(error, %s) > 0")
         params.append(where.error_contains)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 
 import psycopg
 from psycopg import errors as pgerrors
@@ -444,7 +445,7 @@ class PostgresStore:
 
     def job_retry_dead(self, where: ListFilter, now: float) -> int:
         conds, params, _ = sql.list_conditions(
-            ListFilter(JobStatus.DEAD, where.queue, where.kind, where.worker, where.error_contains),
+            replace(where, status=JobStatus.DEAD),
             now)
         match = " AND ".join(conds)
 
@@ -561,7 +562,7 @@ class PostgresStore:
 
     def job_dead_groups(self, where: ListFilter) -> list[ErrorGroup]:
         conds, params, _ = sql.list_conditions(
-            ListFilter(JobStatus.DEAD, where.queue, where.kind, where.worker, where.error_contains),
+            replace(where, status=JobStatus.DEAD),
             0.0)
         # SQL groups by first line and the error's tail (where a traceback's exception
         # line is); Python then merges groups whose error line differs only in numbers.

@@ -133,6 +133,16 @@ LIST_ORDER = {
 
 
 
+SEARCH = (
+    "(instr(lower(kind), lower(?)) > 0 OR instr(lower(queue), lower(?)) > 0 "
+    "OR instr(lower(coalesce(worker, '')), lower(?)) > 0 "
+    "OR instr(lower(coalesce(error, '')), lower(?)) > 0 OR CAST(id AS TEXT)=?)"
+)
+"""A free word of a search: in the kind, queue, worker or error (ASCII case folded), or the
+id. Parameters: the word, five times. No index helps: it scans the rows the other
+conditions leave until the listing's LIMIT of them match."""
+
+
 def list_conditions(where: ListFilter, now: float) -> tuple[list[str], list, str]:
     """WHERE fragments for a listing; each is a fixed string, every value a parameter."""
     conds: list[str] = []
@@ -148,9 +158,17 @@ def list_conditions(where: ListFilter, now: float) -> tuple[list[str], list, str
         if status in FINISHED:  # true for them anyway; lets SQLite use the finished index
             conds.append("finished_at IS NOT NULL")
     for column, value in (("queue", where.queue), ("kind", where.kind), ("worker", where.worker)):
-        if value is not None:
+        if value is None:
+            continue
+        if where.prefix and column != "worker":
+            conds.append(f"substr({column}, 1, length(?))=?")  # a prefix
+            params += [value] * 2
+        else:
             conds.append(f"{column}=?")
             params.append(value)
+    for word in where.search:
+        conds.append(SEARCH)
+        params += [word] * 5
     if where.error_contains:
         conds.append("instr(error, ?) > 0")
         params.append(where.error_contains)

@@ -15,6 +15,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from contextlib import contextmanager
 
 from ...checks import INT64_MAX, MAX_LEASE, check_seconds
@@ -404,7 +405,7 @@ class SqliteStore:
     @guarded
     def job_retry_dead(self, where: ListFilter, now: float) -> int:
         conds, params, _ = sql.list_conditions(
-            ListFilter(JobStatus.DEAD, where.queue, where.kind, where.worker, where.error_contains),
+            replace(where, status=JobStatus.DEAD),
             now,
         )
         with self._write() as c:
@@ -512,7 +513,7 @@ class SqliteStore:
     @guarded
     def job_dead_groups(self, where: ListFilter) -> list[ErrorGroup]:
         conds, params, _ = sql.list_conditions(
-            ListFilter(JobStatus.DEAD, where.queue, where.kind, where.worker, where.error_contains),
+            replace(where, status=JobStatus.DEAD),
             0.0,
         )
         # SQL groups by first line and the error's tail (where a traceback's exception

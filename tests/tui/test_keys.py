@@ -1,0 +1,112 @@
+"""Keys as an operator types them, over ssh: in bursts, into the filter as they arrive,
+and never acting on a row the operator cannot see."""
+from textual import events
+from textual.keys import _character_to_key
+
+from conftest import make_app, settle
+from jobq_core import Queue
+
+
+def rows(app):
+    t = app.table()
+    return [[c.plain for c in t.get_row_at(i)] for i in range(t.row_count)]
+
+
+def status(app):
+    return str(app.query_one("#status").render())
+
+
+async def burst(pilot, *keys: str) -> None:
+    """Keys that arrive together (one read from the terminal): all queued before the app
+    handles the first. A one-character string is that character; longer ones key names."""
+    app = pilot.app
+    for key in keys:
+        for k in ([key] if len(key) > 1 else list(key)):
+            name = _character_to_key(k) if len(k) == 1 and not k.isalnum() else k
+            char = k if len(k) == 1 else ("\r" if k == "enter" else None)
+            event = events.Key(name, char)
+            event.set_sender(app)
+            app._driver.send_message(event)
+    await settle(pilot)
+
+
+async def test_a_filter_typed_in_one_burst_goes_into_the_filter_and_does_not_quit(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("6")
+        await settle(pilot)
+        await burst(pilot, *"/queue:mail", "enter", "j")
+        assert app.is_running and app.return_code is None
+        assert app.filter.text == "queue:mail"
+        assert {r[3] for r in rows(app)} == {"mail"}
+        # the key after enter went to the table, not into the box
+        assert app.focused is app.table() and app.query_one("#filter").value == "queue:mail"
+        assert app.table().current_row().job_id != 57  # moved off the first row
+
+
+async def test_the_filter_applies_as_you_type_and_queue_and_kind_match_prefixes(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("6")
+        await settle(pilot)
+        await burst(pilot, *"/queue:ma")  # no enter yet
+        assert app.focused.id == "filter"
+        assert app.filter.queue == "ma" and {r[3] for r in rows(app)} == {"mail"}
+        await burst(pilot, "backspace", "backspace", *"cr")
+        assert {r[3] for r in rows(app)} == {"crm"}
+        await burst(pilot, *' kind:sync_')
+        assert {r[2] for r in rows(app)} == {"sync_crm"}
+        await burst(pilot, "enter")
+        assert app.focused is app.table()
+
+
+async def test_free_words_search_the_whole_database_not_only_the_rows_loaded(tmp_path):
+    from jobq_core.testing import FakeClock
+
+    clock = FakeClock(1_767_225_600.0)
+    path = tmp_path / "jobs.db"
+    with Queue(path, clock=clock, max_attempts=1) as q:
+        q.enqueue("import.csv", {"file": "old.csv"})
+        job = q.claim("w")
+        q.fail(job.id, job.token, "ValueError: bad row in old.csv")
+        q.enqueue_many([("noise", {"i": i}) for i in range(400)])  # the newest 200 are noise
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("6")
+        await settle(pilot)
+        assert job.id not in {int(r[0]) for r in rows(app)}
+        await burst(pilot, *"/OLD.CSV", "enter")
+        assert [int(r[0]) for r in rows(app)] == [job.id]
+
+
+async def test_hash_and_an_id_in_the_filter_box_opens_that_job(db, clock):
+    from jobq_tui.screens import DetailScreen
+
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await burst(pilot, *"/#46", "enter")
+        assert isinstance(app.screen, DetailScreen) and app.screen.job_id == 46
+        assert app.filter.empty  # not a filter
+        await settle(pilot)
+        assert "a.png" in str(app.screen.query_one("#detail-body").render())
+
+
+async def test_A_retries_the_dead_jobs_a_prefix_and_words_select_and_says_so_first(db, clock):
+    from jobq_tui.screens import ConfirmScreen
+
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("5")
+        await burst(pilot, *"/kind:build 502", "enter", "A")
+        assert isinstance(app.screen, ConfirmScreen)
+        message = str(app.screen.message)
+        assert message.startswith("Retry 5 dead jobs?")
+        assert "kind starts with: build" in message and "words: 502" in message
+        await burst(pilot, "y")
+    with Queue(db, clock=clock) as q:
+        assert [j.kind for j in q.list("dead")] == ["resize"]
