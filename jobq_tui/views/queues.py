@@ -7,7 +7,7 @@ from jobq_core import QueueStats
 from .base import Column, Row, View, build
 from .cells import BAD, age, literal, number, text
 
-COLUMNS = (Column("queue", "QUEUE"), Column("pending", "PENDING"), Column("running", "RUNNING"),
+COLUMNS = (Column("queue", "QUEUE", shrink=1, least=10), Column("pending", "PENDING"), Column("running", "RUNNING"),
            Column("dead", "DEAD"), Column("lag", "LAG"))
 
 

@@ -110,3 +110,88 @@ async def test_A_retries_the_dead_jobs_a_prefix_and_words_select_and_says_so_fir
         await burst(pilot, "y")
     with Queue(db, clock=clock) as q:
         assert [j.kind for j in q.list("dead")] == ["resize"]
+
+
+async def test_the_highlighted_row_stays_in_view_as_new_rows_arrive_above_it(tmp_path):
+    from jobq_core.testing import FakeClock
+
+    clock = FakeClock(1_767_225_600.0)
+    path = tmp_path / "jobs.db"
+    with Queue(path, clock=clock) as q:
+        q.enqueue_many([("old", {"i": i}) for i in range(40)])
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("6")
+        await settle(pilot)
+        await pilot.press("j", "j", "j")
+        table = app.table()
+        chosen, line = table.current_row().job_id, table.cursor_row - table.scroll_offset.y
+        with Queue(path, clock=clock) as q:
+            q.enqueue_many([("new", {"i": i}) for i in range(25)])  # newest first: above it
+        app.request_poll(force=True)
+        await settle(pilot)
+        await pilot.pause()
+        assert table.current_row().job_id == chosen
+        assert table.cursor_row - table.scroll_offset.y == line  # same place on the screen
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen.job_id == chosen
+
+
+async def test_enter_and_j_on_a_row_scrolled_out_of_view_first_show_it(tmp_path):
+    from jobq_core.testing import FakeClock
+    from jobq_tui.screens import DetailScreen
+
+    clock = FakeClock(1_767_225_600.0)
+    path = tmp_path / "jobs.db"
+    with Queue(path, clock=clock) as q:
+        q.enqueue_many([("old", {"i": i}) for i in range(60)])
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("6")
+        await settle(pilot)
+        table = app.table()
+        table.scroll_to(y=40, animate=False)  # the mouse wheel: the cursor (row 0) is gone
+        await pilot.pause()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, DetailScreen)
+        assert table.scroll_offset.y == 0 and table.cursor_row == 0
+        table.scroll_to(y=40, animate=False)
+        await pilot.pause()
+        await pilot.press("j")
+        assert table.cursor_row == 0 and table.scroll_offset.y == 0
+
+
+async def test_text_is_cut_only_when_the_screen_is_full_and_errors_keep_their_telling_end(
+        tmp_path):
+    from jobq_core.testing import FakeClock
+
+    clock = FakeClock(1_767_225_600.0)
+    path = tmp_path / "jobs.db"
+    kind = "billing.invoice.send_payment_reminder"
+    with Queue(path, clock=clock, max_attempts=1) as q:
+        q.enqueue(kind, queue="billing")
+        job = q.claim("w1")
+        q.fail(job.id, job.token, "RuntimeError: billing API returned HTTP 502 for invoice "
+                                  "INV-59476 after 3 tries")
+        q.enqueue(kind, queue="billing")
+        q.claim("w1")
+    app = make_app(path, clock)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await settle(pilot)
+        assert rows(app)[0][1] == kind  # room enough: not cut to 14 characters
+        await pilot.press("5")
+        await settle(pilot)
+        line = app.table().render_line(1).text
+        assert kind in line
+        assert "RuntimeError" in line and "INV-59476 after 3 tries" in line and "…" in line
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("5")
+        await settle(pilot)
+        line = app.table().render_line(1).text
+        assert len(line.rstrip()) <= 80 and "3 tries" in line and "Runtime" in line
