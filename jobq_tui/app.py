@@ -15,6 +15,7 @@ Invariants and hazards:
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 from rich.text import Text
@@ -28,6 +29,7 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from jobq_core import SYSTEM_CLOCK, Clock
+from jobq_core.display import cut_middle
 
 from .actions import WriteActions
 from .filters import Filter, FilterError, group_filter, job_ref, parse_filter
@@ -302,12 +304,16 @@ class MonitorApp(WriteActions, App):
     def _render_table(self, now: float) -> None:
         v = self.shown
         table = self.table(v.name)
-        table.set_columns(v.columns(self.grouped, self.wide))
+        col, rev = self.sort_by.get(v.layout(self.grouped), (None, False))
+        columns = v.columns(self.grouped, self.wide)
+        if col is not None and col < len(columns):  # the sort column says so in its header
+            marked = f"{columns[col].label} {'▼' if rev else '▲'}"
+            columns[col] = replace(columns[col], label=marked)
+        table.set_columns(columns)
         snap = self._snapshot_for(v)
         if snap is None:
             return  # this view's rows have not been read yet: the poll is on its way
         rows = v.rows(snap, now, wide=self.wide, beat=self.beat)
-        col, rev = self.sort_by.get(v.layout(self.grouped), (None, False))
         if col is not None:
             sort_rows(rows, col, rev)
         table.set_rows(rows)
@@ -364,7 +370,12 @@ class MonitorApp(WriteActions, App):
         t.append(f"{table.row_count} row{'' if table.row_count == 1 else 's'}", "dim")
         if self.snapshot is not None and table.row_count >= ROW_LIMIT:
             t.append(f" (first {ROW_LIMIT}; filter to narrow)", "dim")
-        if not self.filter.empty:
+        if self.filter.group is not None:  # a dead group's jobs: say which group
+            t.append("  group ", "dim")
+            t.append_text(literal(f"{self.filter.kind}: {cut_middle(self.filter.group, 44)}",
+                                  "bold"))
+            t.append("  esc: all", "dim")
+        elif not self.filter.empty:
             t.append("  filter ", "dim")
             t.append_text(literal(self.filter.text, "bold", limit=60))
         v = self.shown
@@ -372,7 +383,7 @@ class MonitorApp(WriteActions, App):
         if col is not None:
             cols = v.columns(self.grouped, self.wide)
             if col < len(cols):
-                t.append(f"  sorted by {cols[col].label} {'↓' if rev else '↑'}", "dim")
+                t.append(f"  sorted by {cols[col].label} {'▼' if rev else '▲'}", "dim")
         if v.groups:
             t.append("  grouped by error (d: one row per job)" if self.grouped
                      else "  one row per job (d: group by error)", "dim")
@@ -535,13 +546,18 @@ class MonitorApp(WriteActions, App):
         self.request_poll(force=True)
 
     def action_sort(self, reverse: bool = False) -> None:
+        """``s``: sort by the next column; after the last, back to the order as read
+        (None). ``S``: reverse the order."""
         layout = self.shown.layout(self.grouped)
         n = len(self.shown.columns(self.grouped, self.wide))
         col, rev = self.sort_by.get(layout, (None, False))
         if reverse:
             self.sort_by[layout] = (col if col is not None else 0, not rev)
+        elif col is not None and col + 1 >= n:
+            self.sort_by.pop(layout, None)
+            self.say("sorted as read (the view's own order)")
         else:
-            self.sort_by[layout] = (0 if col is None else (col + 1) % n, rev)
+            self.sort_by[layout] = (0 if col is None else col + 1, rev)
         self.render_all()
 
     def action_sort_reverse(self) -> None:

@@ -113,7 +113,12 @@ class JobTable(ScrollView, can_focus=True):
         return list(self._rows[index].cells)
 
     def set_columns(self, cols: list[Column]) -> None:
-        if [c.key for c in cols] == [c.key for c in self._columns]:
+        if [(c.key, c.label) for c in cols] == [(c.key, c.label) for c in self._columns]:
+            return
+        if [c.key for c in cols] == [c.key for c in self._columns]:  # a label changed
+            self._columns = list(cols)
+            self._set_widths([max(w, len(c.label)) for w, c in zip(self._natural, cols)])
+            self.refresh()
             return
         self._columns = list(cols)
         self._rows, self._index, self._sigs, self.rows_by_key = [], {}, {}, {}

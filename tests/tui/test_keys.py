@@ -195,3 +195,66 @@ async def test_text_is_cut_only_when_the_screen_is_full_and_errors_keep_their_te
         await settle(pilot)
         line = app.table().render_line(1).text
         assert len(line.rstrip()) <= 80 and "3 tries" in line and "Runtime" in line
+
+
+async def test_help_fits_80x24_and_scrolls_with_the_list_keys_when_smaller(db, clock):
+    from jobq_tui.screens import HelpScreen
+    from jobq_tui.screens.help import HELP
+
+    lines = HELP.splitlines()
+    assert len(lines) <= 22 and max(len(line) for line in lines) <= 76  # inside its border
+    assert "PgUp" in HELP and "X" in HELP and "#123" in HELP
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 16)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        scroll = app.screen.query_one("#help")
+        await pilot.press("G")
+        assert scroll.scroll_offset.y > 0
+        await pilot.press("g")
+        assert scroll.scroll_offset.y == 0
+        await pilot.press("j", "j")
+        assert scroll.scroll_offset.y == 2
+
+
+async def test_G_and_g_jump_to_the_end_and_top_of_the_job_detail(tmp_path):
+    from jobq_core.testing import FakeClock
+    from jobq_tui.screens import DetailScreen
+
+    clock = FakeClock(1_767_225_600.0)
+    path = tmp_path / "jobs.db"
+    with Queue(path, clock=clock, max_attempts=5) as q:
+        job_id = q.enqueue("flaky", {"n": 1})
+        for i in range(4):
+            job = q.claim("w")
+            q.fail(job.id, job.token, "Traceback (most recent call last):\n"
+                   + "".join(f"  File \"f{n}.py\", line {n}\n" for n in range(8))
+                   + f"RuntimeError: attempt {i}", retry_in=0)
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await burst(pilot, *f"/#{job_id}", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, DetailScreen)
+        scroll = app.screen.query_one("#detail-scroll")
+        await pilot.press("G")
+        await pilot.pause()
+        assert scroll.scroll_offset.y == scroll.max_scroll_y > 0
+        await pilot.press("g")
+        await pilot.pause()
+        assert scroll.scroll_offset.y == 0
+
+
+async def test_a_dead_groups_jobs_say_which_group_in_the_status_line(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("5")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        line = status(app)
+        assert line.startswith("5 rows  group build_report: RuntimeError:")
+        assert "INV-#" in line and "esc: all" in line
