@@ -13,7 +13,12 @@ a fresh table:
   bloat      --bloat-jobs jobs drained by a Worker, jobq_jobs' size (table + indexes +
              TOAST) sampled every --sample seconds
   latency    --latency jobs enqueued one at a time, --gap seconds apart, to an idle Worker
-             (another connection of the same process): enqueue-to-start p50 and p95, in ms
+             (another connection of the same process): enqueue-to-start p50 and p95, in ms;
+             with --delay D each job is delayed by D s and the figures are from its run_at
+  burst      --burst N: N jobs enqueued one per transaction, from 1 and from 4 processes,
+             while a LISTEN connection counts the notifications they sent (the per-queue
+             limiter should send few); --notify-window W sets the limiter's window (0:
+             a notification per enqueue) to compare
   scale      --scale: claims (with completions) per second through the API with 10,000
              and with 1,000,000 jobs pending (filled by generate_series), 3,000 claims each
   steady     --steady seconds of a producer keeping --backlog jobs pending while a Worker
@@ -206,7 +211,7 @@ def steady(url: str, seconds: float, backlog: int, sample: float) -> dict:
     return {"seconds": seconds, "backlog": backlog, "samples": samples}
 
 
-def latency(url: str, n: int, gap: float, poll_only: bool) -> dict:
+def latency(url: str, n: int, gap: float, poll_only: bool, delay: float = 0.0) -> dict:
     registry = Registry()
     delays: list[float] = []
     registry.task("stamp")(lambda payload: delays.append(time.time() - payload["t"]))
@@ -216,7 +221,7 @@ def latency(url: str, n: int, gap: float, poll_only: bool) -> dict:
         runner.start()
         time.sleep(1.0)  # the worker is idle, waiting on its watch
         for _ in range(n):
-            producer.enqueue("stamp", {"t": time.time()})
+            producer.enqueue("stamp", {"t": time.time() + delay}, delay=delay)
             time.sleep(gap)
         deadline = time.monotonic() + 10
         while len(delays) < n and time.monotonic() < deadline:
@@ -224,7 +229,44 @@ def latency(url: str, n: int, gap: float, poll_only: bool) -> dict:
         w.stop()
         runner.join(30)
     ms = sorted(d * 1000 for d in delays)
-    return {"jobs": n, "gap_s": gap, "poll_only": poll_only, "p50_ms": ms[len(ms) // 2], "p95_ms": ms[int(len(ms) * 0.95)]}
+    return {"jobs": n, "gap_s": gap, "delay_s": delay, "poll_only": poll_only, "p50_ms": ms[len(ms) // 2], "p95_ms": ms[int(len(ms) * 0.95)]}
+
+
+def _enqueue_singles(url: str, n: int, window: float | None, start, out) -> None:
+    if window is not None:
+        from jobq_core.store.postgres.notify import Notifier
+        Notifier.EVERY = window
+    with Queue(url) as q:
+        start.wait()
+        t0 = time.perf_counter()
+        for i in range(n):
+            q.enqueue("noop", {"i": i})
+        out.put(time.perf_counter() - t0)
+
+
+def burst(url: str, n: int, processes: int, window: float | None) -> dict:
+    """``n`` single enqueues split over ``processes`` processes (spawned: none shares a
+    connection), and how many notifications a listener received meanwhile."""
+    import multiprocessing
+    ctx = multiprocessing.get_context("spawn")
+    start, out = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_enqueue_singles, args=(url, n // processes, window, start, out))
+             for _ in range(processes)]
+    for p in procs:
+        p.start()
+    with psycopg.connect(url, autocommit=True) as listener:
+        listener.execute("LISTEN jobq")
+        time.sleep(2.0)  # every process has opened its queue
+        t0 = time.perf_counter()
+        start.set()
+        seconds = [out.get(timeout=600) for _ in procs]
+        wall = time.perf_counter() - t0
+        for p in procs:
+            p.join()
+        notes = sum(1 for _ in listener.notifies(timeout=0.5))
+    jobs = n // processes * processes
+    return {"jobs": jobs, "processes": processes, "window_s": window, "rate": jobs / wall,
+            "notifications": notes, "slowest_s": max(seconds)}
 
 
 def claims_with_pending(url: str, pending: int, claims: int = 3000) -> float:
@@ -252,8 +294,14 @@ def main() -> None:
     p.add_argument("--latency", type=int, default=0)
     p.add_argument("--scale", action="store_true")
     p.add_argument("--gap", type=float, default=0.15)
+    p.add_argument("--delay", type=float, default=0.0,
+                   help="--latency jobs are enqueued with this delay; the figures are then "
+                        "how late they start after their run_at")
     p.add_argument("--poll-only", action="store_true", help="the latency worker polls only")
     p.add_argument("--backlog", type=int, default=5000)
+    p.add_argument("--burst", type=int, default=0)
+    p.add_argument("--notify-window", type=float, default=None,
+                   help="the notification limiter's window in seconds for --burst")
     p.add_argument("--skip-rates", action="store_true")
     p.add_argument("--json")
     args = p.parse_args()
@@ -286,9 +334,17 @@ def main() -> None:
                 rate = claims_with_pending(db.url, pending)
             report["scale"].setdefault(str(pending), []).append(rate)
             print(f"claims with {pending:,} pending: {rate:.0f}/s", flush=True)
+    if args.burst:
+        report["burst"] = []
+        for processes in (1, 4):
+            with Database(args.url) as db:
+                row = burst(db.url, args.burst, processes, args.notify_window)
+            report["burst"].append(row)
+            print(f"burst {row}", flush=True)
     if args.latency:
         with Database(args.url) as db:
-            report["latency"] = latency(db.url, args.latency, args.gap, args.poll_only)
+            report["latency"] = latency(db.url, args.latency, args.gap, args.poll_only,
+                                        args.delay)
         print(f"enqueue-to-start {report['latency']}")
     if args.steady:
         with Database(args.url) as db:

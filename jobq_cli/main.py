@@ -15,7 +15,7 @@ from typer.core import TyperGroup
 from jobq_core import JobqError
 from jobq_core.textsafe import clean
 
-from . import admin, bench, copy, demo, produce, run
+from . import admin, bench, copy, demo, metrics, produce, run
 from .common import DEFAULT_DB, DbOption
 
 # Click's exceptions, found through the one Typer exports (Typer vendors Click).
@@ -70,6 +70,7 @@ app.command()(admin.retry)
 app.command()(admin.cancel)
 app.command()(admin.reap)
 app.command()(admin.prune)
+app.command()(metrics.metrics)
 app.command()(copy.copy)
 app.command()(demo.demo)
 app.command()(bench.bench)

@@ -20,7 +20,7 @@ from rich.text import Text
 
 from jobq_core import Registry, Worker
 
-from . import render
+from . import metrics, render
 from .common import DEFAULT_DB, DbOption, Duration, fail, friendly, open_queue, usage
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -88,6 +88,13 @@ def run(
         help="FULL: every commit reaches the disk before it returns (survives power loss). "
              "Default: NORMAL on SQLite; the server's synchronous_commit on PostgreSQL.",
     )] = None,
+    metrics_port: Annotated[Optional[int], typer.Option(
+        metavar="PORT", min=0, max=65535,
+        help="Serve Prometheus metrics on http://HOST:PORT/metrics while the worker runs "
+             "(the queue's gauges and this worker's outcomes and durations).")] = None,
+    metrics_host: Annotated[str, typer.Option(
+        metavar="HOST", help="Address for --metrics-port (loopback by default: exposing "
+                             "it further is the operator's choice).")] = "127.0.0.1",
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Run a worker: claim jobs, run their handlers, record the outcomes.
@@ -115,11 +122,19 @@ def run(
         worker = Worker(q, registry, concurrency=concurrency, queues=queue or None, lease=lease,
                         grace=grace, pool=pool, max_jobs_per_child=max_jobs_per_child,
                         app=app_name(app) if pool == "process" else None)
-        if sys.stderr.isatty() and sys.stdout.isatty():
-            _run_live(worker, level, str(db), burst)
-        else:
-            _setup_plain_logging(level)
-            worker.run(burst=burst)
+        server = None
+        if metrics_port is not None:  # before the worker registers: a taken port stops here
+            server = metrics.serve(worker, metrics_host, metrics_port)
+        try:
+            if sys.stderr.isatty() and sys.stdout.isatty():
+                _run_live(worker, level, str(db), burst, server)
+            else:
+                _setup_plain_logging(level)
+                _say_where(server)
+                worker.run(burst=burst)
+        finally:
+            if server is not None:
+                server.close()
 
 
 def _setup_plain_logging(level: str) -> None:
@@ -131,7 +146,14 @@ def _setup_plain_logging(level: str) -> None:
     root.propagate = False
 
 
-def _run_live(worker: Worker, level: str, db: str, burst: bool) -> None:
+def _say_where(server) -> None:
+    if server is not None:
+        host = f"[{server.host}]" if ":" in server.host else server.host
+        logging.getLogger("jobq.metrics").info("serving metrics on http://%s:%d/metrics",
+                                               host, server.port)
+
+
+def _run_live(worker: Worker, level: str, db: str, burst: bool, server) -> None:
     from rich.logging import RichHandler
 
     console = Console(stderr=True, highlight=False)
@@ -140,6 +162,7 @@ def _run_live(worker: Worker, level: str, db: str, burst: bool) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level)
     root.propagate = False
+    _say_where(server)
     with Live(LiveView(worker, db), console=console, refresh_per_second=4, transient=True):
         worker.run(burst=burst)
 

@@ -6,7 +6,9 @@ Names and labels are a stable contract (the README lists them):
   ``jobq_jobs{queue,status}`` (status ``pending`` — scheduled and retrying included, as in
   ``jobq stats`` — ``running``, ``dead``), ``jobq_queue_lag_seconds{queue}`` (the age of
   the oldest ready job, 0 when none waits), ``jobq_expired_leases`` and
-  ``jobq_workers{state}`` (``ok``, ``late``, ``lost``);
+  ``jobq_workers{state}`` (``ok``, ``late``, ``lost``, each worker judged by the heartbeat
+  interval it registered, as ``jobq workers`` and the monitor judge it; workers silent
+  past their forget time are not counted, as they are not listed);
 * a worker's own, since it started: ``jobq_job_outcomes_total{queue,kind,outcome}`` with
   ``succeeded``, ``failed`` (to be retried), ``dead``, ``lease_lost``, ``timed_out`` (the
   run hit its task's timeout; the job is retried or dead as for any failure), plus
@@ -28,13 +30,14 @@ from __future__ import annotations
 import bisect
 import http.server
 import logging
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import JobqError
-from .types import WorkerState
+from .types import DEFAULT_BEAT, WorkerState
 
 if TYPE_CHECKING:
     from .queue import Queue
@@ -48,7 +51,6 @@ OUTCOMES = ("succeeded", "failed", "dead", "lease_lost", "timed_out", "cancelled
 # Handler durations in seconds: from a no-op to an hour-long job.
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
            300.0, 900.0, 3600.0)
-DEFAULT_BEAT = 10.0  # workers' heartbeat interval assumed for ok/late/lost (the monitor's)
 
 
 # -- a worker's runs ------------------------------------------------------------------------
@@ -94,14 +96,15 @@ class QueueGauges:
 
 def read_gauges(queue: Queue, *, beat: float = DEFAULT_BEAT) -> QueueGauges:
     """The gauges' values: two reads, no write."""
-    stats = queue.stats(window=0.0)  # finished jobs: not read at all
+    stats = queue.stats(window=0.0)  # finished jobs: an empty index range, none read
     workers = queue.workers()
     now = queue.clock.now()
     jobs, lag = {}, {}
     for name, q in stats.queues.items():
         for status in JOB_STATUSES:
             jobs[(name, status)] = getattr(q, status)
-        lag[name] = 0.0 if q.oldest_pending_at is None else max(0.0, stats.now - q.oldest_pending_at)
+        oldest = q.oldest_pending_at
+        lag[name] = 0.0 if oldest is None else max(0.0, stats.now - oldest)
     states = dict.fromkeys(WORKER_STATES, 0)
     for w in workers:
         states[w.state(now, beat).value] += 1
@@ -208,7 +211,10 @@ class MetricsServer:
             def log_message(self, *args) -> None:  # scrapes every few seconds: not logged
                 pass
 
-        self._httpd = http.server.ThreadingHTTPServer((host, port), Handler)
+        class Server(http.server.ThreadingHTTPServer):
+            address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+
+        self._httpd = Server((host, port), Handler)
         self._httpd.daemon_threads = True
         self.host, self.port = self._httpd.server_address[:2]
         self._thread = threading.Thread(target=self._httpd.serve_forever,

@@ -156,6 +156,12 @@ class Queue:
         return self.store.job_claim(worker_id, queues, now, now + lease, limit,
                                     _limits(attempt_limits))
 
+    def next_run_at(self, *, queues: Sequence[str] | None = None) -> float | None:
+        """When the next pending job that is not ready yet (delayed, or a retry waiting out
+        its backoff) becomes ready, in this queue's clock; None when there is none. A cheap
+        read: an idle worker sets its timer by it."""
+        return self.store.job_next_run_at(_check_queues(queues), self.clock.now())
+
     def extend(self, job_id: int, token: int, *, lease: float = DEFAULT_LEASE) -> None:
         """Push the lease ``lease`` seconds past now. Raises ``LeaseLost`` (and writes
         nothing) when the job is no longer running under this token."""
@@ -488,6 +494,11 @@ def _claim_args(worker_id: Any, limit: Any, queues: Sequence[str] | str | None, 
     check_name("worker_id", worker_id)
     check_int("limit", limit, minimum=least)
     _check_lease(lease)
+    return _check_queues(queues)
+
+
+def _check_queues(queues: Sequence[str] | str | None) -> Sequence[str] | None:
+    """Queue names to claim from (None: all); a single name may be given as a string."""
     if isinstance(queues, str):
         queues = [queues]
     for q in queues or ():

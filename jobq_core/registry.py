@@ -5,7 +5,10 @@ a ``JobContext``. Its return value (JSON) is stored as the job's result.
 
 Delivery is at-least-once: after a crash or an expired lease a handler may run again for
 the same job, possibly while a stalled earlier run is still going. Handlers must be
-idempotent; ``ctx.cancelled`` tells a run that its result will be thrown away.
+idempotent; ``ctx.cancelled`` tells a run that its result will be thrown away. Writes to
+the queue's own database can be exactly once: ``ctx.complete(conn=...)`` completes the job
+inside the application's transaction, fenced, so they commit with the completion or not
+at all.
 """
 from __future__ import annotations
 

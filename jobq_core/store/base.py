@@ -190,6 +190,12 @@ class Store(Protocol):
         monitor) sees the limit that applies."""
         ...
 
+    def job_next_run_at(self, queues: Sequence[str] | None, after: float) -> float | None:
+        """The earliest ``run_at`` later than ``after`` among pending jobs (in ``queues``, or
+        any): when the next delayed job or retry becomes ready; None when none waits. Cheap
+        however many jobs are pending (an idle worker asks after a claim came up short)."""
+        ...
+
     def job_extend_many(
         self, leases: Iterable[tuple[int, int]], now: float, lease_until: float
     ) -> ExtendResult:

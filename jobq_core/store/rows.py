@@ -1,4 +1,5 @@
-"""How a database row becomes a ``Job`` record, for every store.
+"""How database rows become jobq's records, for every store: a ``Job`` from a row (below),
+and the records built from several rows (attempts, stats, throughput; at the end).
 
 Reading a job is on the hot path of every claim, so the readers are built for speed:
 ``Job`` is frozen, and its ``__init__`` sets each field through ``object.__setattr__``,
@@ -17,7 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from ..types import Job, JobStatus, RawJSON
+from ..types import Attempt, Job, JobStatus, Outcome, QueueStats, RawJSON, Stats, Throughput
 
 # What a claim sets itself, so its RETURNING need not send it back (each returned column
 # costs time in the database and in Python): the reader takes these from its arguments.
@@ -67,3 +68,62 @@ job_from_row: Callable[[tuple], Job] = _reader(list(Job.__slots__), {}, "")
 claimed_job: Callable[[tuple, float, str, float], Job] = _reader(
     CLAIM_FIELDS, SET_BY_CLAIM, "lease_until, worker, now")
 """A Job from a claim's row of ``CLAIM_FIELDS``: ``claimed_job(row, lease_until, worker, now)``."""
+
+
+# -- records built from several rows (the reads are in ``store.statements``) ------------------
+
+
+def attempts_from_rows(job_id: int, ended: list[tuple], current: tuple | None) -> list[Attempt]:
+    """``job_attempts``: the ended attempts, then the running or succeeded one the job row
+    describes (see the History rule in ``store.base``)."""
+    out = [Attempt(r[0], r[1], r[2], r[3], r[4], r[5], Outcome(r[6]), r[7]) for r in ended]
+    if current:
+        attempt, worker, token, started, finished, status = current
+        outcome = Outcome.RUNNING if status == JobStatus.RUNNING else Outcome.SUCCEEDED
+        out.append(Attempt(job_id, attempt, worker, token, started, finished, outcome, None))
+    return out
+
+
+def stats_from_rows(now: float, window: float, pending_rows, running_rows, dead_rows,
+                    recent: dict) -> Stats:
+    """``stats``: the four reads of ``statements.stats_reads``, added up per queue and in
+    all."""
+    queues: dict[str, dict] = {}
+    pending = scheduled = retrying = 0
+    oldest = None
+    for q, n, sched, retry, first in pending_rows:
+        queues.setdefault(q, {})["pending"] = n
+        queues[q]["oldest_pending_at"] = first
+        pending, scheduled, retrying = pending + n, scheduled + sched, retrying + retry
+        if first is not None and (oldest is None or first < oldest):
+            oldest = first
+    running = expired = 0
+    for q, n, exp in running_rows:
+        queues.setdefault(q, {})["running"] = n
+        running, expired = running + n, expired + exp
+    dead = 0
+    for q, n in dead_rows:
+        queues.setdefault(q, {})["dead"] = n
+        dead += n
+    return Stats(
+        now=now, window=window, pending=pending, scheduled=scheduled, retrying=retrying,
+        running=running, dead=dead, succeeded_recent=recent.get("succeeded", 0),
+        dead_recent=recent.get("dead", 0), cancelled_recent=recent.get("cancelled", 0),
+        expired_leases=expired, oldest_pending_at=oldest,
+        queues={q: QueueStats(**v) for q, v in sorted(queues.items())},
+    )
+
+
+THROUGHPUT_FAILED = (Outcome.FAILED, Outcome.LEASE_EXPIRED, Outcome.LEASE_LOST)
+"""The attempt outcomes ``job_throughput`` counts as failed."""
+
+
+def throughput_from_rows(start: float, bucket: float, buckets: int, rows) -> Throughput:
+    """``job_throughput``: rows of (``succeeded``, ``dead`` or ``failed``, bucket number,
+    count) into per-bucket counts; buckets outside the span are dropped."""
+    counts = {s: [0] * buckets for s in ("succeeded", "dead", "failed")}
+    for status, b, n in rows:
+        if 0 <= b < buckets:
+            counts[status][b] += n
+    return Throughput(start, bucket, tuple(counts["succeeded"]), tuple(counts["failed"]),
+                      tuple(counts["dead"]))

@@ -25,8 +25,10 @@ wiring; ``state.py`` the one object the parts share (the runs, their counters, o
 Invariants: a job's lease is extended until its outcome is written; a run whose lease was
 lost, that timed out, or that was released is *abandoned*: whatever its handler returns
 later is discarded, and the store's fencing token rejects it anyway (a process pool also
-stops the child that runs it). Delivery is
-at-least-once; handlers must be idempotent.
+stops the child that runs it). Delivery is at-least-once; handlers must be idempotent,
+except in their writes to the queue's own database when they complete the job in the same
+transaction (``ctx.complete(conn=...)``): the completer then reads the job to learn
+whether that transaction committed.
 """
 from .worker import Worker
 

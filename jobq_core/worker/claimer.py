@@ -6,9 +6,17 @@ completions wait to be written it leaves the claim to the completer, which claim
 slots they free in the same transaction (``adopt`` serves both).
 
 Idle wait: with nothing running, it sleeps on the store's change signal
-(``queue.watch()``) until another process commits, the next look for delayed jobs is due
-(``idle_claim_interval``), or the worker is stopped. While some slots are busy it looks for
-work every ``poll_interval`` and is woken early when a written outcome frees a slot.
+(``queue.watch()``) until another process commits, the next delayed job or retry becomes
+ready, the next look for work is due anyway (``idle_claim_interval``), or the worker is
+stopped. While some slots are busy it looks for work every ``poll_interval`` and is woken
+early when a written outcome frees a slot.
+
+The timer for delayed jobs: after a claim came up short (no more ready jobs), the claimer
+asks the store when the next pending job becomes ready (``Queue.next_run_at``, a loose
+index scan on either store) and claims again at that moment, so a job delayed by 0.2 s or a
+retry after 1 s backoff starts on time rather than at the next ``idle_claim_interval``. A
+change signal (new work, possibly delayed) makes it ask again; while handlers are busy it
+asks at most every ``DUE_REFRESH`` seconds.
 """
 from __future__ import annotations
 
@@ -27,6 +35,9 @@ from .runs import Run
 from .state import State
 
 log = logging.getLogger("jobq.worker")
+
+DUE_REFRESH = 0.1  # busy: ask for the next run_at at most this often (a round trip each)
+DUE_LATE = 0.001  # claim this long after a run_at: never before it, by the queue's clock
 
 
 class Claimer:
@@ -51,6 +62,9 @@ class Claimer:
                                if (task := registry.get(kind)) and task.max_attempts} or None
         self.lock = threading.Lock()  # one claim at a time: slots are never overbooked
         self._backlog = True  # the last claim filled every free slot: more may be ready
+        self._due: float | None = None  # monotonic time the next delayed job becomes ready
+        self._due_stale = True  # a claim came up short since ``_due`` was read
+        self._due_read = -1e9  # monotonic time of that read
         self._watch = queue.watch()
 
     def loop(self, burst: bool) -> None:
@@ -69,7 +83,10 @@ class Claimer:
                 changed = self._changed(0.0) or changed
                 now = time.monotonic()
                 idle = not state.runs
-                if self._backlog or changed or now >= next_claim or (burst and idle):
+                due = self._due is not None and now >= self._due
+                if self._backlog or changed or due or now >= next_claim or (burst and idle):
+                    if changed or due:
+                        self._due, self._due_stale = None, True  # read it again
                     changed = False
                     next_claim = now + self._idle_claim_interval
                     got = self._claim()
@@ -77,10 +94,14 @@ class Claimer:
                         return
                     if got:
                         continue
+                if not burst:
+                    self._read_due(idle=not state.runs)
                 if not state.runs and not burst:
-                    # Nothing running: sleep until another process commits, the next look
-                    # for delayed jobs is due, or the worker is woken.
-                    changed = self._changed(max(0.0, next_claim - time.monotonic()))
+                    # Nothing running: sleep until another process commits, the next
+                    # delayed job is ready, the next look for work is due, or the worker
+                    # is woken.
+                    until = next_claim if self._due is None else min(next_claim, self._due)
+                    changed = self._changed(max(0.0, until - time.monotonic()))
                     continue
             state.wake.wait(self._wait_time(free > 0))
 
@@ -97,6 +118,8 @@ class Claimer:
         holds ``lock``). A claim that filled every slot asked for suggests more are ready."""
         if asked > 0:
             self._backlog = len(jobs) == asked
+            if not self._backlog:
+                self._due_stale = True
         runs = [self._new_run(job) for job in jobs]
         self._state.add(runs)
         longer = [r for r in runs if r.lease != self._lease]
@@ -121,6 +144,11 @@ class Claimer:
                 return 0
             return self.adopt(jobs, free)
 
+    def expect_retry(self) -> None:
+        """This worker scheduled a retry: read the next run_at again before sleeping (its
+        own commit may not wake its watch)."""
+        self._due_stale = True
+
     def _new_run(self, job: Job) -> Run:
         task = self._registry.get(job.kind)
         lease = task.lease if task and task.lease else self._lease
@@ -129,6 +157,24 @@ class Claimer:
         now = time.monotonic()
         deadline = now + task.timeout if task and task.timeout else None
         return Run(job, task, ctx, lease, now, deadline)
+
+    def _read_due(self, idle: bool) -> None:
+        """Read when the next delayed job becomes ready, if a short claim made the last
+        answer stale (while busy, at most every ``DUE_REFRESH`` seconds)."""
+        now = time.monotonic()
+        if not self._due_stale or (not idle and now - self._due_read < DUE_REFRESH):
+            return
+        self._due_stale, self._due_read = False, now
+        try:
+            run_at = self._queue.next_run_at(queues=self._queues)
+        except JobqError as e:  # the next claim reports the outage; until then, no timer
+            log.debug("reading the next run_at failed: %s", e)
+            self._due = None
+            return
+        if run_at is None:
+            self._due = None
+        else:  # the queue's clock (the server's on PostgreSQL) to this host's monotonic one
+            self._due = time.monotonic() + max(0.0, run_at - self._queue.clock.now()) + DUE_LATE
 
     def _changed(self, timeout: float) -> bool:
         """Whether another process may have committed, waiting up to ``timeout``."""
@@ -143,6 +189,8 @@ class Claimer:
         """How long the loop may sleep: ``poll_interval`` while slots are free (0.25 s when
         none is), and never past the next deadline of a running handler."""
         wait = self._poll_interval if polling else 0.25
+        if polling and self._due is not None:
+            wait = min(wait, max(0.0, self._due - time.monotonic()))
         timed = self._state.timed_runs()
         if timed:
             wait = min(wait, max(0.0, min(r.deadline for r in timed) - time.monotonic()))

@@ -264,6 +264,7 @@ class Completer:
         if failed.timed_out:
             self._state.count(run, "timed_out")
         if job.status == JobStatus.PENDING:
+            self._claimer.expect_retry()
             if not failed.timed_out:
                 self._state.count(run, "failed")
             log.warning("%s failed in %.3fs, retry in %.1fs: %s", run.describe(), run.took(),

@@ -4,7 +4,8 @@ processes (``child.py``), started once and reused, each running one handler at a
 The worker process keeps everything else: claims, leases and heartbeats, the completer,
 the reaper, signals. It hands a run to an idle child over a socket and hears back how the
 handler ended; children never open the database (a ``ctx.heartbeat()`` or
-``ctx.progress()`` in a child is a request the worker carries out). One thread,
+``ctx.progress()`` in a child is a request the worker carries out; ``ctx.complete(conn=...)``
+writes on the child's own application connection, with the worker's check and time). One thread,
 ``jobq-processes``, reads every child's socket, starts children and hears of their exits;
 ctx calls run on ``jobq-ctx-call-N`` threads so that a slow database write never stalls
 that reading.

@@ -39,7 +39,9 @@ class Worker:
     another process writes the database (inotify, on Linux) and then starts new jobs within
     a millisecond or two; where that is unavailable it checks every ``poll_interval``
     seconds (a cheap read), and while some slots are busy it looks for work as often.
-    Delayed jobs and retries are looked for every ``idle_claim_interval`` seconds.
+    Delayed jobs and retries start when they become ready: after a claim finds nothing
+    more, the worker asks the store when the next one is due and sleeps until then at
+    most; it also looks for work every ``idle_claim_interval`` seconds whatever it heard.
 
     ``pool="thread"`` (the default) runs handlers on threads of this process;
     ``pool="process"`` in ``concurrency`` child processes, one handler at a time each, which

@@ -28,10 +28,11 @@ class ChaosRun:
         Queue(self.db).close()
 
     def _spawn(self, script: str, *args: str, env: dict | None = None,
-               file_limit: int | None = None) -> subprocess.Popen:
+               file_limit: int | None = None, host=None) -> subprocess.Popen:
         n = len(self.procs)
         log = open(self.logs / f"proc{n}.log", "w")
-        p = subprocess.Popen([sys.executable, os.path.join(HERE, script), *args],
+        argv = [sys.executable, os.path.join(HERE, script), *args]
+        p = subprocess.Popen(host.command(argv) if host else argv,
                              stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
                              preexec_fn=None if file_limit is None else _limit_files(file_limit))
         log.close()
@@ -39,11 +40,13 @@ class ChaosRun:
         return p
 
     def worker(self, *opts: str, env: dict | None = None,
-               file_limit: int | None = None) -> subprocess.Popen:
+               file_limit: int | None = None, host=None) -> subprocess.Popen:
         """``file_limit``: RLIMIT_FSIZE for the process (a full disk, as it sees it);
-        SIGUSR1 lifts it."""
-        return self._spawn("chaos_worker.py", self.db, self.history, *opts, env=env,
-                           file_limit=file_limit)
+        SIGUSR1 lifts it. ``host``: a ``netns.Host`` to run it on, reaching the database
+        through that host's relay."""
+        db = host.url(self.db) if host else self.db
+        return self._spawn("chaos_worker.py", db, self.history, *opts, env=env,
+                           file_limit=file_limit, host=host)
 
     def producer(self, batches: int, size: int) -> subprocess.Popen:
         return self._spawn("producer.py", self.db, self.history, str(batches), str(size))

@@ -38,3 +38,9 @@ def stuck(payload, ctx):
     of its process runs until it ends."""
     ctx.progress(0.0, str(os.getpid()))
     return bool(re.match(r"(a+)+$", "a" * 64 + "!"))
+
+
+@registry.task("slow", timeout=0.3, max_attempts=1)
+def slow(payload, ctx):
+    """Runs past its timeout (the worker gives up on it at 0.3 s)."""
+    ctx.cancelled.wait(5)

@@ -146,3 +146,33 @@ def test_a_claim_stores_the_lower_of_a_jobs_attempt_limit_and_its_kinds(queue, c
     assert queue.get(jobs[0].id).status == "pending"
     with pytest.raises(ValueError):
         queue.claim_many("w", 1, attempt_limits={"email.send": 0})
+
+
+def test_next_run_at_is_when_the_earliest_waiting_job_of_the_named_queues_becomes_ready(
+        queue, clock):
+    now = clock.now()
+    assert queue.next_run_at() is None
+    queue.enqueue("k", queue="a")  # ready now: not waiting
+    queue.enqueue("k", queue="a", priority=5, delay=30)
+    queue.enqueue("k", queue="b", priority=-1, delay=10)
+    queue.enqueue("k", queue="a", delay=20)
+    assert queue.next_run_at() == now + 10
+    assert queue.next_run_at(queues=["a"]) == now + 20
+    assert queue.next_run_at(queues="b") == now + 10
+    assert queue.next_run_at(queues=["a", "c"]) == now + 20
+    assert queue.next_run_at(queues=["c"]) is None
+    clock.advance(10)  # b's job is ready now: the next one to wait for is a's
+    assert queue.next_run_at() == now + 20
+
+
+def test_next_run_at_counts_only_pending_jobs(queue, clock):
+    job_id = queue.enqueue("k", delay=5)
+    queue.enqueue("k", delay=50)
+    clock.advance(5)
+    job = queue.claim("w")
+    assert job.id == job_id
+    queue.fail(job.id, job.token, "boom", retry_in=7)  # a retry waits too
+    assert queue.next_run_at() == clock.now() + 7
+    job = queue.get(job_id)
+    queue.cancel(job_id)
+    assert queue.next_run_at() == clock.now() + 45

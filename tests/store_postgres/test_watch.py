@@ -1,6 +1,7 @@
 """The change signal on PostgreSQL: an enqueue in another process wakes a waiter through
-LISTEN/NOTIFY within milliseconds; notifications are limited per queue but the last job
-of a burst still wakes; poll-only mode finds changes by its snapshot poll; the poll
+LISTEN/NOTIFY within milliseconds; notifications are limited per queue (the first after a
+quiet window at once, one trailing at the window's end) and the last job of a burst still
+wakes; poll-only mode finds changes by its snapshot poll; the poll
 writes nothing (it works on a read-only session)."""
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import psycopg
 import pytest
 
 from jobq_core import Queue
+from jobq_core.store.postgres.notify import Notifier
 
 
 def _after(seconds, fn):
@@ -43,21 +45,43 @@ def test_an_enqueue_wakes_a_listening_waiter_at_once(pg_url, producer):
 def test_a_burst_sends_few_notifications_and_the_last_job_still_wakes(pg_url, producer):
     with Queue(pg_url, poll_interval=30.0) as q, psycopg.connect(pg_url, autocommit=True) as c:
         c.execute("LISTEN jobq")
+        started = time.monotonic()
         for _ in range(50):
             producer.enqueue("k", queue="burst")
+        took = time.monotonic() - started
         w = q.watch()
         try:
             got = list(c.notifies(timeout=0.5))
-            assert 1 <= len(got) <= 3  # 50 enqueues within ~100 ms: the first, and a trailing one
+            # at most one per window while the burst lasts, and a trailing one
+            assert 1 <= len(got) <= took / Notifier.EVERY + 2 and len(got) < 25, (len(got), took)
             assert {n.payload for n in got} == {"burst"}
             w.wait(0)  # take what is pending
-            time.sleep(0.15)  # past the window
+            time.sleep(2 * Notifier.EVERY)  # past the window
             producer.enqueue("k", queue="burst")
             producer.enqueue("k", queue="burst")  # held back: sent by the trailing timer
             assert w.wait(0.2)
             assert w.wait(1.0)
         finally:
             w.close()
+
+
+def test_the_first_enqueue_after_a_quiet_window_notifies_at_once_and_a_held_one_at_its_end(
+        pg_url, producer, monkeypatch):
+    monkeypatch.setattr(Notifier, "EVERY", 0.3)  # wider than three enqueues on a busy machine
+    with psycopg.connect(pg_url, autocommit=True) as c:
+        c.execute("LISTEN jobq")
+        time.sleep(2 * Notifier.EVERY)
+        producer.enqueue("k", queue="a")
+        first = time.monotonic()
+        producer.enqueue("k", queue="a")  # inside the window: held
+        producer.enqueue("k", queue="b")  # another queue has a window of its own
+        got = []
+        for n in c.notifies(timeout=1.0, stop_after=3):
+            got.append((n.payload, time.monotonic() - first))
+        assert [p for p, _ in got] == ["a", "b", "a"], got
+        assert got[0][1] < Notifier.EVERY and got[1][1] < Notifier.EVERY, got
+        # the held one: after the window, and not long after (not the next poll)
+        assert 0.5 * Notifier.EVERY < got[2][1] < Notifier.EVERY + 0.25, got
 
 
 def test_poll_only_mode_sends_no_notification_and_finds_changes_by_polling(pg_url):

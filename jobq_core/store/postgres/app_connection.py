@@ -48,7 +48,8 @@ from .connection import translate
 
 STORE = "postgresql"
 IDENTITY = (
-    "SELECT pg_postmaster_start_time()::text, current_database(), "
+    # epoch seconds, not text: the text form follows each session's TimeZone and DateStyle
+    "SELECT extract(epoch FROM pg_postmaster_start_time())::float8, current_database(), "
     "to_regclass('jobq_jobs')::oid::bigint, "
     "coalesce(host(inet_server_addr()), 'local socket'), current_setting('port')"
 )

@@ -1,23 +1,27 @@
 """jobq's SQL for PostgreSQL: every statement the store runs that is worth a name.
 
 Statements are fixed strings; every value is a bound parameter. Batches travel as arrays
-(``unnest``), so a batch of any size is one statement and one round trip.
+(``unnest``), so a batch of any size is one statement and one round trip. What both stores
+share is written once in ``store/statements.py`` and named here in PostgreSQL's dialect.
 """
 from __future__ import annotations
 
 import functools
 
-from ...types import FINISHED, Job, JobStatus
+from ...types import Job
+from .. import statements as shared
 from ..base import ListFilter
 from ..rows import CLAIM_FIELDS
 
-FENCE = "{t}id={id} AND {t}status='running' AND {t}token={token}"
-"""The fence every write for a running job carries: it changes the job only while it is
-still running under the claim's token. ``fence()`` fills it in."""
+D = shared.POSTGRES
 
 
-def fence(table: str = "", job_id: str = "%s", token: str = "%s") -> str:
-    return FENCE.format(t=f"{table}." if table else "", id=job_id, token=token)
+def fence(table: str = "", job_id: str | None = None, token: str | None = None) -> str:
+    """The fence every write for a running job carries (``store.statements.fence``)."""
+    return shared.fence(D, table, job_id, token)
+
+
+FENCE = fence()
 
 
 JOB_COLS = ", ".join(Job.__slots__)
@@ -63,10 +67,7 @@ COMPLETE_MANY = (
 )
 # One completion (a worker's usual batch outside a burst): a plain fenced update is
 # cheaper for the server than a join with unnest.
-COMPLETE = (
-    "UPDATE jobq_jobs SET status='succeeded', result=%s, finished_at=%s, lease_until=NULL, "
-    "cancel_requested=false WHERE " + fence()
-)
+COMPLETE = shared.complete(D)
 # After a connection broke mid-commit: which of these completions did commit? (A
 # succeeded job keeps the token of the claim that completed it.)
 COMPLETED_WITH = (
@@ -82,18 +83,12 @@ RUNNING_ROW = (
     "SELECT attempts, max_attempts, worker, started_at, cancel_requested, queue FROM jobq_jobs "
     "WHERE " + fence() + " FOR UPDATE"
 )
-RECORD_ATTEMPT = (
-    "INSERT INTO jobq_attempts(job_id, attempt, worker, token, started_at, ended_at, outcome, "
-    "error) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)"
-)
+RECORD_ATTEMPT = shared.record_attempt(D)
 ATTEMPT_RECORDED = "SELECT outcome FROM jobq_attempts WHERE job_id=%s AND token=%s"
-# Status a job leaves "running" for, with the columns every such move resets.
-LEAVE_RUNNING = (
-    "UPDATE jobq_jobs SET status=%s, run_at=%s, attempts=%s, error=coalesce(%s, error), "
-    "finished_at=%s, lease_until=NULL, token=NULL, heartbeat_at=NULL, cancel_requested=false "
-    "WHERE " + fence() + f" RETURNING {JOB_COLS}"
-)
-PROGRESS = "UPDATE jobq_jobs SET progress=%s, progress_message=%s WHERE " + fence()
+# Status a job leaves "running" for, with the columns every such move resets; the row as
+# it is afterwards.
+LEAVE_RUNNING = shared.leave_running(D) + f" RETURNING {JOB_COLS}"
+PROGRESS = shared.progress(D)
 
 # The reaper: expired leases, locked so that a completion or another reaper racing it
 # either finishes first (the row is no longer running when we read it) or waits.
@@ -116,7 +111,7 @@ RECORD_ATTEMPTS = (
     "%s::float8[], %s::float8[], %s::text[], %s::text[])"
 )
 
-ORDER_PENDING = "ORDER BY priority DESC, run_at, id"
+ORDER_PENDING = shared.ORDER_PENDING
 
 
 @functools.lru_cache(maxsize=8)
@@ -152,74 +147,11 @@ def claim_sql(n_queues: int, limited: bool = False) -> str:
     )
 
 
-REVIVE = (
-    "UPDATE jobq_jobs SET status='pending', run_at=%s, attempts=0, finished_at=NULL, "
-    "lease_until=NULL, token=NULL, cancel_requested=false, progress=NULL, progress_message=NULL"
-)
-
-LIST_ORDER = {
-    JobStatus.PENDING: ORDER_PENDING[len("ORDER BY "):],
-    "scheduled": "run_at, id",
-    "retrying": "run_at, id",
-    JobStatus.RUNNING: "lease_until, id",
-}
-
-
-SEARCH = (
-    "(strpos(lower(kind), lower(%s)) > 0 OR strpos(lower(queue), lower(%s)) > 0 "
-    "OR strpos(lower(coalesce(worker, '')), lower(%s)) > 0 "
-    "OR strpos(lower(coalesce(error, '')), lower(%s)) > 0 OR id::text=%s)"
-)
-"""A free word of a search: in the kind, queue, worker or error (case folded), or the id.
-Parameters: the word, five times."""
+REVIVE = shared.revive(D)
 
 
 def list_conditions(where: ListFilter, now: float) -> tuple[list[str], list, str]:
-    """WHERE fragments for a listing; each is a fixed string, every value a parameter."""
-    conds: list[str] = []
-    params: list = []
-    status = where.status
-    if status in ("scheduled", "retrying"):
-        conds.append("status='pending'")
-        conds.append("run_at>%s" if status == "scheduled" else "attempts>0")
-        params += [now] if status == "scheduled" else []
-    elif status is not None:
-        conds.append("status=%s")
-        params.append(str(status))
-        if status in FINISHED:  # true for them anyway; matches the finished index
-            conds.append("finished_at IS NOT NULL")
-    for column, value in (("queue", where.queue), ("kind", where.kind), ("worker", where.worker)):
-        if value is None:
-            continue
-        if where.prefix and column != "worker":
-            conds.append(f"starts_with({column}, %s)")  # a prefix
-            params += [value] * 1
-        else:
-            conds.append(f"{column}=%s")
-            params.append(value)
-    for word in where.search:
-        conds.append(SEARCH)
-        params += [word] * 5
-    if where.error_contains:
-        conds.append("strpos(error, %s) > 0")
-        params.append(where.error_contains)
-    if status is None:
-        order = "id DESC"
-    else:
-        order = LIST_ORDER.get(status, "finished_at DESC, id DESC")
-    return conds, params, order
+    return shared.list_conditions(D, where, now)
 
 
-PENDING_BY_QUEUE = (
-    "SELECT queue, count(*), count(*) FILTER (WHERE run_at>%s), count(*) FILTER (WHERE attempts>0), "
-    "min(run_at) FILTER (WHERE run_at<=%s) FROM jobq_jobs WHERE status='pending' GROUP BY queue"
-)
-RUNNING_BY_QUEUE = (
-    "SELECT queue, count(*), count(*) FILTER (WHERE lease_until<%s) FROM jobq_jobs "
-    "WHERE status='running' GROUP BY queue"
-)
-DEAD_BY_QUEUE = "SELECT queue, count(*) FROM jobq_jobs WHERE status='dead' GROUP BY queue"
-RECENT_FINISHED = (
-    "SELECT status, count(*) FROM jobq_jobs WHERE status IN "
-    "('succeeded','dead','cancelled') AND finished_at>=%s GROUP BY status"
-)
+PENDING_BY_QUEUE, RUNNING_BY_QUEUE, DEAD_BY_QUEUE, RECENT_FINISHED = shared.stats_reads(D)

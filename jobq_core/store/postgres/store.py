@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 
 import psycopg
 from psycopg import errors as pgerrors
@@ -31,19 +30,24 @@ from ...errors import (
     DatabaseError, DatabaseUnavailable, InvalidState, JobNotFound, UnusableConnection,
 )
 from ...types import (
-    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Stats, Throughput,
+    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, Stats, Throughput,
     WorkerInfo,
 )
+from .. import statements as shared
 from ..base import (
     FINISHED_STATUSES, TAKEN_BACK, Completion, ConnectionIdentity, CopiedJob, ListFilter,
     NewJob, RetryDelay, lease_expired,
 )
-from ..rows import claimed_job, job_from_row
+from ..rows import (
+    THROUGHPUT_FAILED, attempts_from_rows, claimed_job, job_from_row, stats_from_rows,
+    throughput_from_rows,
+)
 from . import app_connection
 from . import statements as sql
 from .connection import Connections, ServerClock, parse_url
+from .notify import Notifier
 from .schema import SCHEMA_VERSION, installed_version, migrate
-from .watch import SNAPSHOT, Notifier, PgWatch
+from .watch import SNAPSHOT, PgWatch
 
 _BATCH = 1000  # rows per transaction for maintenance work (reap, prune)
 SYNCHRONOUS = {"NORMAL": "off", "FULL": "on"}
@@ -137,14 +141,23 @@ class PostgresStore:
         self._notifier = Notifier(self._conns)
 
     def _notify(self, queues: Iterable[str]) -> list[str]:
-        """The queues this transaction should notify (none in poll-only mode)."""
+        """The queues this transaction should notify now (none in poll-only mode); the
+        others get a trailing notification once ``_run_notifying`` saw the transaction end.
+        Delayed jobs notify too: an idle worker then sets its timer for their ``run_at``."""
         return [] if self.poll_only else self._notifier.due(queues)
+
+    def _run_notifying(self, op):
+        """``Connections.run`` for an operation that may notify (see ``notify.py``)."""
+        try:
+            return self._conns.run(op)
+        finally:
+            self._notifier.flush()
 
     # -- producing ----------------------------------------------------------------------
 
     def job_insert_many(self, jobs: Sequence[NewJob], now: float) -> list[int]:
         if not any(j.unique_key is not None for j in jobs):
-            return self._conns.run(lambda c, again: self._insert_plain(c, jobs, now, again, True))
+            return self._run_notifying(lambda c, again: self._insert_plain(c, jobs, now, again, True))
 
         def op(c: psycopg.Connection, again: bool) -> list[int]:
             _refuse_if_maybe_committed(again, self.display)
@@ -159,19 +172,19 @@ class PostgresStore:
                     plain = []
                     ids.append(self._insert_unique(c, job, now))
                 ids += self._insert_plain(c, plain, now, again, False)
-                queues = self._notify(j.queue for j in jobs if j.run_at <= now)
+                queues = self._notify(j.queue for j in jobs)
                 if queues:
                     c.execute(sql.NOTIFY, (queues,))
             return ids
 
-        return self._conns.run(op)
+        return self._run_notifying(op)
 
     def _insert_plain(self, c: psycopg.Connection, jobs: Sequence[NewJob], now: float,
                       again: bool, notify: bool) -> list[int]:
         if not jobs:
             return []
         _refuse_if_maybe_committed(again, self.display)
-        queues = self._notify(j.queue for j in jobs if j.run_at <= now) if notify else []
+        queues = self._notify(j.queue for j in jobs) if notify else []
         rows = c.execute(sql.INSERT_MANY, {
             "now": now, "kind": [j.kind for j in jobs], "payload": [j.payload for j in jobs],
             "queue": [j.queue for j in jobs], "priority": [j.priority for j in jobs],
@@ -214,9 +227,13 @@ class PostgresStore:
     def _check_app_connection(self, conn: object) -> None:
         identity = app_connection.identity(conn)
         if not self.same_database(identity):
+            how = ""
+            if identity.key[1] == self._identity[1] and identity.key[2] is not None:
+                how = (" (a database of that name, but another server, or another jobq_jobs "
+                       "table through the connection's search_path)")
             raise UnusableConnection(f"the connection given with conn= is to {identity.where}, "
-                                     f"not to this queue's database {self.display}; nothing "
-                                     "was written")
+                                     f"not to this queue's database {self.display}{how}; "
+                                     "nothing was written")
 
     # -- consuming ----------------------------------------------------------------------
 
@@ -226,6 +243,12 @@ class PostgresStore:
     ) -> list[Job]:
         return self._conns.run(lambda c, _again: self._claim(
             c, worker, queues, now, lease_until, limit, attempt_limits))
+
+    def job_next_run_at(self, queues: Sequence[str] | None, after: float) -> float | None:
+        queues = list(dict.fromkeys(queues)) if queues else []
+        query = shared.next_run_at_sql(sql.D, len(queues))
+        params = shared.next_run_at_params(queues, after)
+        return self._conns.run(lambda c, _again: c.execute(query, params).fetchone()[0])
 
     @staticmethod
     def _claim(c: psycopg.Connection, worker: str, queues: Sequence[str] | None, now: float,
@@ -304,11 +327,11 @@ class PostgresStore:
                                      retry_delay, error)
                 c.execute(sql.RECORD_ATTEMPT, (job_id, attempts, worker, token, started_at, now,
                                                outcome, error))
-                if job.status == JobStatus.PENDING and job.run_at <= now:
+                if job.status == JobStatus.PENDING:
                     self._send(c, [queue])
                 return job
 
-        return self._conns.run(op)
+        return self._run_notifying(op)
 
     def job_release(self, job_id: int, token: int, now: float) -> bool:
         def op(c: psycopg.Connection, again: bool) -> bool:
@@ -317,19 +340,15 @@ class PostgresStore:
                 if row is None:
                     return again and _attempt_recorded(c, job_id, token)
                 attempts, _max, worker, started_at, cancel, queue = row
-                if cancel:
-                    status, finished, outcome = JobStatus.CANCELLED, now, Outcome.CANCELLED
-                else:
-                    status, finished, outcome = JobStatus.PENDING, None, Outcome.RELEASED
-                c.execute(sql.LEAVE_RUNNING, (status, now, attempts - 1, None, finished,
-                                              job_id, token))
+                moved, outcome = shared.after_release(attempts, cancel, now)
+                c.execute(sql.LEAVE_RUNNING, (*moved, job_id, token))
                 c.execute(sql.RECORD_ATTEMPT, (job_id, attempts, worker, token, started_at, now,
                                                outcome, None))
                 if not cancel:
                     self._send(c, [queue])
                 return True
 
-        return self._conns.run(op)
+        return self._run_notifying(op)
 
     def job_progress(
         self, job_id: int, token: int, fraction: float | None, message: str | None
@@ -350,9 +369,9 @@ class PostgresStore:
                 for job_id, token, attempts, max_attempts, worker, started, lease, cancel, queue \
                         in rows:
                     error = lease_expired(lease, now)
-                    status, run_at, finished = _next_state(attempts, max_attempts, cancel, now,
-                                                           retry_delay)
-                    if status == JobStatus.PENDING and run_at <= now:
+                    status, run_at, finished = shared.after_attempt(
+                        attempts, max_attempts, cancel, now, retry_delay)
+                    if status == JobStatus.PENDING:
                         queues.add(queue)
                     for col, value in zip(cols, (job_id, token, str(status), run_at, error,
                                                  finished)):
@@ -368,7 +387,7 @@ class PostgresStore:
 
         reaped = 0
         while True:
-            read, moved = self._conns.run(batch)
+            read, moved = self._run_notifying(batch)
             reaped += moved
             if read < _BATCH:
                 return reaped
@@ -389,33 +408,20 @@ class PostgresStore:
         return self._conns.run(lambda c, _again: self._get(c, job_id))
 
     def job_list(self, where: ListFilter, now: float) -> list[Job]:
-        conds, params, order = sql.list_conditions(where, now)
-        query = f"SELECT {sql.JOB_COLS if where.payloads else sql.JOB_COLS_LEAN} FROM jobq_jobs"
-        if conds:
-            query += " WHERE " + " AND ".join(conds)
-        query += f" ORDER BY {order} LIMIT %s OFFSET %s"
-        rows = self._conns.run(lambda c, _again: c.execute(
-            query, [*params, where.limit, where.offset]).fetchall())
+        query, params = shared.list_query(sql.D, where, now,
+                                          sql.JOB_COLS if where.payloads else sql.JOB_COLS_LEAN)
+        rows = self._conns.run(lambda c, _again: c.execute(query, params).fetchall())
         return [job_from_row(r) for r in rows]
 
     def job_attempts(self, job_id: int) -> list[Attempt]:
+        ended, current = shared.attempts_of(sql.D)
+
         def op(c: psycopg.Connection, _again: bool):
             with _snapshot(c):
-                rows = c.execute(
-                    "SELECT job_id, attempt, worker, token, started_at, ended_at, outcome, error "
-                    "FROM jobq_attempts WHERE job_id=%s ORDER BY seq", (job_id,)).fetchall()
-                current = c.execute(
-                    "SELECT attempts, worker, token, started_at, finished_at, status FROM jobq_jobs "
-                    "WHERE id=%s AND status IN ('running','succeeded')", (job_id,)).fetchone()
-            return rows, current
+                return (c.execute(ended, (job_id,)).fetchall(),
+                        c.execute(current, (job_id,)).fetchone())
 
-        rows, current = self._conns.run(op)
-        out = [Attempt(r[0], r[1], r[2], r[3], r[4], r[5], Outcome(r[6]), r[7]) for r in rows]
-        if current:
-            attempt, worker, token, started, finished, status = current
-            outcome = Outcome.RUNNING if status == JobStatus.RUNNING else Outcome.SUCCEEDED
-            out.append(Attempt(job_id, attempt, worker, token, started, finished, outcome, None))
-        return out
+        return attempts_from_rows(job_id, *self._conns.run(op))
 
     # -- administering ------------------------------------------------------------------
 
@@ -441,12 +447,10 @@ class PostgresStore:
                     ) from None
                 self._send(c, [row[1]])
 
-        self._conns.run(op)
+        self._run_notifying(op)
 
     def job_retry_dead(self, where: ListFilter, now: float) -> int:
-        conds, params, _ = sql.list_conditions(
-            replace(where, status=JobStatus.DEAD),
-            now)
+        conds, params, _ = sql.list_conditions(shared.dead_filter(where), now)
         match = " AND ".join(conds)
 
         def op(c: psycopg.Connection, _again: bool) -> int:
@@ -468,7 +472,7 @@ class PostgresStore:
                 self._send(c, set(queues))
                 return len(queues)
 
-        return self._conns.run(op)
+        return self._run_notifying(op)
 
     def job_cancel(self, job_id: int, now: float) -> str:
         def op(c: psycopg.Connection, _again: bool) -> str:
@@ -502,7 +506,7 @@ class PostgresStore:
                 self._send(c, {x.job.queue for x in jobs if x.status == JobStatus.PENDING})
             return ids
 
-        return self._conns.run(op)
+        return self._run_notifying(op)
 
     def job_prune(self, finished_before: float, statuses: Sequence[str] = FINISHED_STATUSES,
                   dry_run: bool = False) -> dict[str, int]:
@@ -532,13 +536,11 @@ class PostgresStore:
                 return pruned
 
     def job_count(self, where: ListFilter, now: float) -> int:
-        conds, params, _ = sql.list_conditions(where, now)
-        query = "SELECT count(*) FROM jobq_jobs" + (" WHERE " + " AND ".join(conds) if conds else "")
+        query, params = shared.count_query(sql.D, where, now)
         return self._conns.run(lambda c, _again: c.execute(query, params).fetchone()[0])
 
     def job_throughput(self, start: float, bucket: float, buckets: int) -> Throughput:
         end = start + bucket * buckets
-        counts = {s: [0] * buckets for s in ("succeeded", "dead", "failed")}
 
         def op(c: psycopg.Connection, _again: bool) -> list:
             with _snapshot(c):
@@ -550,22 +552,15 @@ class PostgresStore:
                     "SELECT 'failed', floor((ended_at - %s) / %s)::bigint, count(*) "
                     "FROM jobq_attempts WHERE ended_at>=%s AND ended_at<%s "
                     "AND outcome = ANY(%s) GROUP BY 2",
-                    (start, bucket, start, end, [str(Outcome.FAILED), str(Outcome.LEASE_EXPIRED),
-                                                 str(Outcome.LEASE_LOST)])).fetchall()
+                    (start, bucket, start, end, [str(x) for x in THROUGHPUT_FAILED])).fetchall()
             return rows
 
-        for status, b, n in self._conns.run(op):
-            if 0 <= b < buckets:
-                counts[status][b] += n
-        return Throughput(start, bucket, tuple(counts["succeeded"]), tuple(counts["failed"]),
-                          tuple(counts["dead"]))
+        return throughput_from_rows(start, bucket, buckets, self._conns.run(op))
 
     def job_dead_groups(self, where: ListFilter) -> list[ErrorGroup]:
-        conds, params, _ = sql.list_conditions(
-            replace(where, status=JobStatus.DEAD),
-            0.0)
+        conds, params, _ = sql.list_conditions(shared.dead_filter(where), 0.0)
         # SQL groups by first line and the error's tail (where a traceback's exception
-        # line is); Python then merges groups whose error line differs only in numbers.
+        # line is); Python then merges groups whose error lines fold alike (group_key).
         query = (
             "SELECT kind, split_part(coalesce(error, ''), E'\\n', 1), right(coalesce(error, ''), 300), "
             "count(*), max(finished_at), max(id), array_agg(DISTINCT queue) FROM jobq_jobs "
@@ -584,8 +579,7 @@ class PostgresStore:
                         c.execute(sql.DEAD_BY_QUEUE).fetchall(),
                         dict(c.execute(sql.RECENT_FINISHED, (now - window,)).fetchall()))
 
-        pending_rows, running_rows, dead_rows, recent = self._conns.run(op)
-        return _stats(now, window, pending_rows, running_rows, dead_rows, recent)
+        return stats_from_rows(now, window, *self._conns.run(op))
 
     # -- workers ------------------------------------------------------------------------
 
@@ -760,51 +754,12 @@ def _attempt_recorded(c: psycopg.Connection, job_id: int, token: int) -> bool:
     return c.execute(sql.ATTEMPT_RECORDED, (job_id, token)).fetchone() is not None
 
 
-def _next_state(attempts: int, max_attempts: int, cancel: bool, now: float,
-                retry_delay: RetryDelay) -> tuple[JobStatus, float, float | None]:
-    """(status, run_at, finished_at) after a failed or expired attempt: cancelled, dead,
-    or pending after backoff."""
-    if cancel:
-        return JobStatus.CANCELLED, now, now
-    if attempts >= max_attempts:
-        return JobStatus.DEAD, now, now
-    return JobStatus.PENDING, now + max(0.0, retry_delay(attempts)), None
-
-
 def _leave_running(c: psycopg.Connection, job_id: int, token: int, attempts: int,
                    max_attempts: int, cancel: bool, now: float, retry_delay: RetryDelay,
                    error: str) -> Job:
-    status, run_at, finished = _next_state(attempts, max_attempts, cancel, now, retry_delay)
-    row = c.execute(sql.LEAVE_RUNNING, (str(status), run_at, attempts, error, finished, job_id,
-                                        token)).fetchone()
+    row = c.execute(sql.LEAVE_RUNNING, shared.leave_running_params(
+        job_id, token, attempts, max_attempts, cancel, now, retry_delay, error)).fetchone()
     return job_from_row(row)  # the row is locked (RUNNING_ROW ... FOR UPDATE): it matched
-
-
-def _stats(now: float, window: float, pending_rows, running_rows, dead_rows, recent) -> Stats:
-    queues: dict[str, dict] = {}
-    pending = scheduled = retrying = 0
-    oldest = None
-    for q, n, sched, retry, first in pending_rows:
-        queues.setdefault(q, {})["pending"] = n
-        queues[q]["oldest_pending_at"] = first
-        pending, scheduled, retrying = pending + n, scheduled + sched, retrying + retry
-        if first is not None and (oldest is None or first < oldest):
-            oldest = first
-    running = expired = 0
-    for q, n, exp in running_rows:
-        queues.setdefault(q, {})["running"] = n
-        running, expired = running + n, expired + exp
-    dead = 0
-    for q, n in dead_rows:
-        queues.setdefault(q, {})["dead"] = n
-        dead += n
-    return Stats(
-        now=now, window=window, pending=pending, scheduled=scheduled, retrying=retrying,
-        running=running, dead=dead, succeeded_recent=recent.get("succeeded", 0),
-        dead_recent=recent.get("dead", 0), cancelled_recent=recent.get("cancelled", 0),
-        expired_leases=expired, oldest_pending_at=oldest,
-        queues={q: QueueStats(**v) for q, v in sorted(queues.items())},
-    )
 
 
 __all__ = ["PostgresStore"]

@@ -1,12 +1,7 @@
 """The PostgreSQL store's change signal: LISTEN/NOTIFY for new work, a snapshot poll for
 everything else.
 
-Sending. A transaction that makes jobs runnable (enqueue, retry, release, a reaped
-lease) sends ``pg_notify('jobq', queue)`` in the same transaction, so the signal arrives
-when the jobs are visible. NOTIFY takes a cluster-wide lock at commit, so a process sends
-at most one per queue per ``Notifier.EVERY`` seconds (River's limit); a queue held back
-is notified once the window ends, from a timer, so no job waits for the poll. There is no
-per-row trigger.
+Sending: see ``notify.py`` (one ``pg_notify`` per queue per window, after the commit).
 
 Waiting. ``PgWatch`` holds one LISTEN connection of its own, outside the pool, and sleeps
 in ``select`` on its socket and a wake pipe. Every ``poll_interval`` (with jitter) it also
@@ -32,64 +27,11 @@ import psycopg
 
 from ...errors import DatabaseUnavailable, JobqError
 from .connection import Connections, one_line
-from .statements import NOTIFY, NOTIFY_CHANNEL
+from .statements import NOTIFY_CHANNEL
 
 log = logging.getLogger("jobq.store")
 
 SNAPSHOT = "SELECT pg_current_snapshot()::text"
-
-
-class Notifier:
-    """Which queues a transaction should notify: at most one NOTIFY per queue per
-    ``EVERY`` seconds from this process; a queue held back gets a trailing one."""
-
-    EVERY = 0.1
-
-    def __init__(self, conns: Connections):
-        self._conns = conns
-        self._lock = threading.Lock()
-        self._sent: dict[str, float] = {}
-        self._held: set[str] = set()
-        self._timer: threading.Timer | None = None
-        self._pid = os.getpid()
-
-    def due(self, queues) -> list[str]:
-        """The queues among ``queues`` to notify now (marked as sent); the others are held
-        for the trailing notification."""
-        now = time.monotonic()
-        out = []
-        with self._lock:
-            if self._pid != os.getpid():  # a forked child: the timer thread is not ours
-                self._pid, self._timer, self._held, self._sent = os.getpid(), None, set(), {}
-            for q in set(queues):
-                if now - self._sent.get(q, -1e9) >= self.EVERY:
-                    self._sent[q] = now
-                    out.append(q)
-                else:
-                    self._held.add(q)
-            if self._held and self._timer is None:
-                self._timer = threading.Timer(self.EVERY, self._trailing)
-                self._timer.daemon = True
-                self._timer.start()
-        return out
-
-    def _trailing(self) -> None:
-        with self._lock:
-            queues, self._held, self._timer = sorted(self._held), set(), None
-            now = time.monotonic()
-            for q in queues:
-                self._sent[q] = now
-        if queues:
-            try:
-                self._conns.run(lambda c, _again: c.execute(NOTIFY, (queues,)))
-            except JobqError as e:  # the watchers' poll will find the jobs
-                log.debug("trailing notification failed: %s", e)
-
-    def close(self) -> None:
-        with self._lock:
-            timer, self._timer = self._timer, None
-        if timer is not None and self._pid == os.getpid():
-            timer.cancel()
 
 
 class PgWatch:

@@ -1,20 +1,21 @@
 """jobq's SQL for SQLite: every statement the store runs that is worth a name.
 
 Statements are fixed strings; every value is a bound parameter. The claim's shape varies
-only with how many queues are named, never with data.
+only with how many queues are named, never with data. What both stores share is written
+once in ``store/statements.py`` and named here in SQLite's dialect.
 """
 from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
 
-from ...types import FINISHED, JobStatus
+from .. import statements as shared
 from ..base import ListFilter
 from .rows import CLAIM_RETURNING
 
-FENCE = "id=? AND status='running' AND token=?"
-"""The fence every write for a running job carries: it changes the job only while it is
-still running under the claim's token. Parameters: (job id, token)."""
+FENCE = shared.fence(shared.SQLITE)
+"""The fence every write for a running job carries (``store.statements.fence``).
+Parameters: (job id, token)."""
 
 INSERT = (
     "INSERT INTO jobq_jobs(kind, payload, queue, priority, run_at, max_attempts, unique_key, "
@@ -28,25 +29,20 @@ INSERT_UNIQUE = (
     "AND status IN ('pending','running') DO NOTHING RETURNING id"
 )
 LIVE_WITH_KEY = "SELECT id FROM jobq_jobs WHERE unique_key=? AND status IN ('pending','running')"
-COMPLETE = (
-    "UPDATE jobq_jobs SET status='succeeded', result=?, finished_at=?, lease_until=NULL, "
-    "cancel_requested=0 WHERE " + FENCE
-)
+COMPLETE = shared.complete(shared.SQLITE)
 EXTEND = (
     "UPDATE jobq_jobs SET lease_until=?, heartbeat_at=? "
     "WHERE " + FENCE + " RETURNING cancel_requested"
 )
-RECORD_ATTEMPT = (
-    "INSERT INTO jobq_attempts(job_id, attempt, worker, token, started_at, ended_at, outcome, "
-    "error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-)
-# Status a job leaves "running" for, with the columns every such move resets.
-LEAVE_RUNNING = (
-    "UPDATE jobq_jobs SET status=?, run_at=?, attempts=?, error=coalesce(?, error), "
-    "finished_at=?, lease_until=NULL, token=NULL, heartbeat_at=NULL, cancel_requested=0 "
+RECORD_ATTEMPT = shared.record_attempt(shared.SQLITE)
+LEAVE_RUNNING = shared.leave_running(shared.SQLITE)
+PROGRESS = shared.progress(shared.SQLITE)
+REVIVE = shared.revive(shared.SQLITE)
+ORDER_PENDING = shared.ORDER_PENDING
+RUNNING_ROW = (
+    "SELECT attempts, max_attempts, worker, started_at, cancel_requested FROM jobq_jobs "
     "WHERE " + FENCE
 )
-ORDER_PENDING = "ORDER BY priority DESC, run_at, id"
 
 # Reads that must stay cheap however many finished jobs pile up (tests check their plans).
 # Also leases jobq never grants (none, or past the longest lease from now, or not a
@@ -61,21 +57,8 @@ QUARANTINE = (
     "UPDATE jobq_jobs SET status='dead', error=?, finished_at=?, lease_until=NULL, "
     "token=NULL, heartbeat_at=NULL, cancel_requested=0 WHERE " + FENCE
 )
-PENDING_BY_QUEUE = (
-    "SELECT queue, count(*), sum(run_at>?), sum(attempts>0), "
-    "min(CASE WHEN run_at<=? THEN run_at END) "
-    "FROM jobq_jobs WHERE status='pending' GROUP BY queue"
-)
-RUNNING_BY_QUEUE = (
-    "SELECT queue, count(*), sum(lease_until<?) FROM jobq_jobs WHERE status='running' "
-    "GROUP BY queue"
-)
-DEAD_BY_QUEUE = "SELECT queue, count(*) FROM jobq_jobs WHERE status='dead' GROUP BY queue"
-RECENT_FINISHED = (
-    "SELECT status, count(*) FROM jobq_jobs WHERE status IN "
-    "('succeeded','dead','cancelled') AND finished_at>=? GROUP BY status"
-)
-
+PENDING_BY_QUEUE, RUNNING_BY_QUEUE, DEAD_BY_QUEUE, RECENT_FINISHED = shared.stats_reads(
+    shared.SQLITE)
 
 
 @functools.lru_cache(maxsize=64)
@@ -117,71 +100,5 @@ def claim_params(queues: Sequence[str], now: float, limit: int) -> list:
     return [*params, limit]
 
 
-REVIVE = (
-    "UPDATE jobq_jobs SET status='pending', run_at=?, attempts=0, finished_at=NULL, "
-    "lease_until=NULL, token=NULL, cancel_requested=0, progress=NULL, progress_message=NULL"
-)
-
-
-
-LIST_ORDER = {
-    JobStatus.PENDING: ORDER_PENDING[len("ORDER BY "):],
-    "scheduled": "run_at, id",
-    "retrying": "run_at, id",
-    JobStatus.RUNNING: "lease_until, id",
-}
-
-
-
-SEARCH = (
-    "(instr(lower(kind), lower(?)) > 0 OR instr(lower(queue), lower(?)) > 0 "
-    "OR instr(lower(coalesce(worker, '')), lower(?)) > 0 "
-    "OR instr(lower(coalesce(error, '')), lower(?)) > 0 OR CAST(id AS TEXT)=?)"
-)
-"""A free word of a search: in the kind, queue, worker or error (ASCII case folded), or the
-id. Parameters: the word, five times. No index helps: it scans the rows the other
-conditions leave until the listing's LIMIT of them match."""
-
-
 def list_conditions(where: ListFilter, now: float) -> tuple[list[str], list, str]:
-    """WHERE fragments for a listing; each is a fixed string, every value a parameter."""
-    conds: list[str] = []
-    params: list = []
-    status = where.status
-    if status in ("scheduled", "retrying"):
-        conds.append("status='pending'")
-        conds.append("run_at>?" if status == "scheduled" else "attempts>0")
-        params += [now] if status == "scheduled" else []
-    elif status is not None:
-        conds.append("status=?")
-        params.append(str(status))
-        if status in FINISHED:  # true for them anyway; lets SQLite use the finished index
-            conds.append("finished_at IS NOT NULL")
-    for column, value in (("queue", where.queue), ("kind", where.kind), ("worker", where.worker)):
-        if value is None:
-            continue
-        if where.prefix and column != "worker":
-            conds.append(f"substr({column}, 1, length(?))=?")  # a prefix
-            params += [value] * 2
-        else:
-            conds.append(f"{column}=?")
-            params.append(value)
-    for word in where.search:
-        conds.append(SEARCH)
-        params += [word] * 5
-    if where.error_contains:
-        conds.append("instr(error, ?) > 0")
-        params.append(where.error_contains)
-    if status is None:
-        order = "id DESC"
-    else:
-        order = LIST_ORDER.get(status, "finished_at DESC, id DESC")
-    return conds, params, order
-
-
-
-RUNNING_ROW = (
-    "SELECT attempts, max_attempts, worker, started_at, cancel_requested FROM jobq_jobs "
-    "WHERE " + FENCE
-)
-PROGRESS = "UPDATE jobq_jobs SET progress=?, progress_message=? WHERE " + FENCE
+    return shared.list_conditions(shared.SQLITE, where, now)

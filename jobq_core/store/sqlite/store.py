@@ -25,14 +25,16 @@ from ...errors import (
     UnusableConnection,
 )
 from ...types import (
-    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats, Stats, Throughput,
+    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, Stats, Throughput,
     WorkerInfo,
 )
 from ...textsafe import clean
+from .. import statements as shared
 from ..base import (
     FINISHED_STATUSES, TAKEN_BACK, Completion, ConnectionIdentity, CopiedJob, ListFilter,
     NewJob, RetryDelay, lease_expired,
 )
+from ..rows import THROUGHPUT_FAILED, attempts_from_rows, stats_from_rows, throughput_from_rows
 from . import app_connection
 from . import statements as sql
 from .connection import (
@@ -211,6 +213,14 @@ class SqliteStore:
     ) -> list[Job]:
         return self._claim(self._conn, worker, queues, now, lease_until, limit, attempt_limits)
 
+    @guarded
+    def job_next_run_at(self, queues: Sequence[str] | None, after: float) -> float | None:
+        queues = list(dict.fromkeys(queues)) if queues else []
+        found = self._conn.execute(shared.next_run_at_sql(shared.SQLITE, len(queues)),
+                                   shared.next_run_at_params(queues, after)).fetchone()[0]
+        # a run_at another program wrote as text sorts after every number: not a time
+        return float(found) if isinstance(found, (int, float)) else None
+
     @staticmethod
     def _claim(c: sqlite3.Connection, worker: str, queues: Sequence[str] | None, now: float,
                lease_until: float, limit: int,
@@ -303,11 +313,8 @@ class SqliteStore:
             if row is None:
                 return False
             attempts, _max_attempts, worker, started_at, cancel = row
-            if cancel:
-                status, finished, outcome = JobStatus.CANCELLED, now, Outcome.CANCELLED
-            else:
-                status, finished, outcome = JobStatus.PENDING, None, Outcome.RELEASED
-            c.execute(sql.LEAVE_RUNNING, (status, now, attempts - 1, None, finished, job_id, token))
+            moved, outcome = shared.after_release(attempts, bool(cancel), now)
+            c.execute(sql.LEAVE_RUNNING, (*moved, job_id, token))
             c.execute(sql.RECORD_ATTEMPT, (job_id, attempts, worker, token, started_at, now,
                                         outcome, None))
             return True
@@ -351,33 +358,17 @@ class SqliteStore:
 
     @guarded
     def job_list(self, where: ListFilter, now: float) -> list[Job]:
-        conds, params, order = sql.list_conditions(where, now)
-        query = f"SELECT {JOB_COLS if where.payloads else JOB_COLS_LEAN} FROM jobq_jobs"
-        if conds:
-            query += " WHERE " + " AND ".join(conds)
-        query += f" ORDER BY {order} LIMIT ? OFFSET ?"
-        rows = self._conn.execute(query, [*params, where.limit, where.offset]).fetchall()
-        return [job_from_row(r) for r in rows]
+        query, params = shared.list_query(shared.SQLITE, where, now,
+                                          JOB_COLS if where.payloads else JOB_COLS_LEAN)
+        return [job_from_row(r) for r in self._conn.execute(query, params).fetchall()]
 
     @guarded
     def job_attempts(self, job_id: int) -> list[Attempt]:
+        ended, current = shared.attempts_of(shared.SQLITE)
         with self._read() as c:
-            rows = c.execute(
-                "SELECT job_id, attempt, worker, token, started_at, ended_at, outcome, error "
-                "FROM jobq_attempts WHERE job_id=? ORDER BY seq",
-                (job_id,),
-            ).fetchall()
-            current = c.execute(
-                "SELECT attempts, worker, token, started_at, finished_at, status FROM jobq_jobs "
-                "WHERE id=? AND status IN ('running','succeeded')",
-                (job_id,),
-            ).fetchone()
-        out = [Attempt(r[0], r[1], r[2], r[3], r[4], r[5], Outcome(r[6]), r[7]) for r in rows]
-        if current:
-            attempt, worker, token, started, finished, status = current
-            outcome = Outcome.RUNNING if status == JobStatus.RUNNING else Outcome.SUCCEEDED
-            out.append(Attempt(job_id, attempt, worker, token, started, finished, outcome, None))
-        return out
+            rows = c.execute(ended, (job_id,)).fetchall()
+            row = c.execute(current, (job_id,)).fetchone()
+        return attempts_from_rows(job_id, rows, row)
 
     # -- administering ------------------------------------------------------------------
 
@@ -404,10 +395,7 @@ class SqliteStore:
 
     @guarded
     def job_retry_dead(self, where: ListFilter, now: float) -> int:
-        conds, params, _ = sql.list_conditions(
-            replace(where, status=JobStatus.DEAD),
-            now,
-        )
+        conds, params, _ = sql.list_conditions(shared.dead_filter(where), now)
         with self._write() as c:
             # OR IGNORE: a job whose unique key is live again elsewhere stays dead.
             query = sql.REVIVE.replace("UPDATE", "UPDATE OR IGNORE", 1) + " WHERE " + " AND ".join(conds)
@@ -483,14 +471,12 @@ class SqliteStore:
 
     @guarded
     def job_count(self, where: ListFilter, now: float) -> int:
-        conds, params, _ = sql.list_conditions(where, now)
-        query = "SELECT count(*) FROM jobq_jobs" + (" WHERE " + " AND ".join(conds) if conds else "")
+        query, params = shared.count_query(shared.SQLITE, where, now)
         return self._conn.execute(query, params).fetchone()[0]
 
     @guarded
     def job_throughput(self, start: float, bucket: float, buckets: int) -> Throughput:
         end = start + bucket * buckets
-        counts = {s: [0] * buckets for s in ("succeeded", "dead", "failed")}
         with self._read() as c:
             rows = c.execute(
                 "SELECT status, CAST((finished_at - ?) / ? AS INTEGER), count(*) FROM jobq_jobs "
@@ -501,23 +487,15 @@ class SqliteStore:
             rows += c.execute(
                 "SELECT 'failed', CAST((ended_at - ?) / ? AS INTEGER), count(*) FROM jobq_attempts "
                 "WHERE ended_at>=? AND ended_at<? AND outcome IN (?, ?, ?) GROUP BY 2",
-                (start, bucket, start, end, Outcome.FAILED, Outcome.LEASE_EXPIRED,
-                 Outcome.LEASE_LOST),
+                (start, bucket, start, end, *THROUGHPUT_FAILED),
             ).fetchall()
-        for status, b, n in rows:
-            if 0 <= b < buckets:
-                counts[status][b] += n
-        return Throughput(start, bucket, tuple(counts["succeeded"]), tuple(counts["failed"]),
-                          tuple(counts["dead"]))
+        return throughput_from_rows(start, bucket, buckets, rows)
 
     @guarded
     def job_dead_groups(self, where: ListFilter) -> list[ErrorGroup]:
-        conds, params, _ = sql.list_conditions(
-            replace(where, status=JobStatus.DEAD),
-            0.0,
-        )
+        conds, params, _ = sql.list_conditions(shared.dead_filter(where), 0.0)
         # SQL groups by first line and the error's tail (where a traceback's exception
-        # line is); Python then merges groups whose error line differs only in numbers.
+        # line is); Python then merges groups whose error lines fold alike (group_key).
         rows = self._conn.execute(
             "SELECT kind, substr(coalesce(error, ''), 1, "
             "instr(coalesce(error, '') || char(10), char(10)) - 1), "
@@ -674,43 +652,18 @@ def _leave_running(
     cancel: bool, now: float, retry_delay: RetryDelay, error: str,
 ) -> None:
     """Move a failed or expired attempt's job on: cancelled, dead, or pending after backoff."""
-    if cancel:
-        status, run_at, finished = JobStatus.CANCELLED, now, now
-    elif attempts >= max_attempts:
-        status, run_at, finished = JobStatus.DEAD, now, now
-    else:
-        status, run_at, finished = JobStatus.PENDING, now + max(0.0, retry_delay(attempts)), None
-    c.execute(sql.LEAVE_RUNNING, (status, run_at, attempts, error, finished, job_id, token))
+    c.execute(sql.LEAVE_RUNNING, shared.leave_running_params(
+        job_id, token, attempts, max_attempts, cancel, now, retry_delay, error))
 
 
 
 def _stats(store: SqliteStore, now: float, window: float) -> Stats:
-    queues: dict[str, dict] = {}
     with store._read() as c:
-        pending = scheduled = retrying = 0
-        oldest = None
-        for q, n, sched, retry, first in c.execute(sql.PENDING_BY_QUEUE, (now, now)):
-            queues.setdefault(q, {})["pending"] = n
-            queues[q]["oldest_pending_at"] = first
-            pending, scheduled, retrying = pending + n, scheduled + sched, retrying + retry
-            if first is not None and (oldest is None or first < oldest):
-                oldest = first
-        running = expired = 0
-        for q, n, exp in c.execute(sql.RUNNING_BY_QUEUE, (now,)):
-            queues.setdefault(q, {})["running"] = n
-            running, expired = running + n, expired + exp
-        dead = 0
-        for q, n in c.execute(sql.DEAD_BY_QUEUE):
-            queues.setdefault(q, {})["dead"] = n
-            dead += n
-        recent = dict(c.execute(sql.RECENT_FINISHED, (now - window,)).fetchall())
-    return Stats(
-        now=now, window=window, pending=pending, scheduled=scheduled, retrying=retrying,
-        running=running, dead=dead, succeeded_recent=recent.get("succeeded", 0),
-        dead_recent=recent.get("dead", 0), cancelled_recent=recent.get("cancelled", 0),
-        expired_leases=expired, oldest_pending_at=oldest,
-        queues={q: QueueStats(**v) for q, v in sorted(queues.items())},
-    )
+        rows = (c.execute(sql.PENDING_BY_QUEUE, (now, now)).fetchall(),
+                c.execute(sql.RUNNING_BY_QUEUE, (now,)).fetchall(),
+                c.execute(sql.DEAD_BY_QUEUE).fetchall(),
+                dict(c.execute(sql.RECENT_FINISHED, (now - window,)).fetchall()))
+    return stats_from_rows(now, window, *rows)
 
 
 # -- opening ----------------------------------------------------------------------------

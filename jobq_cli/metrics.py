@@ -1,0 +1,50 @@
+"""``jobq metrics``: the queue's state in the Prometheus text format, read without writing
+(the names are in ``jobq_core.metrics`` and the README). ``jobq run --metrics-port`` serves
+the same gauges with the worker's own counts; ``serve`` starts that server."""
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from .common import DEFAULT_DB, DbOption, fail, friendly, open_queue
+
+BeatOption = Annotated[float, typer.Option(
+    "--beat", metavar="S", min=0.001,
+    help="The heartbeat interval assumed for a worker that registered none (an older jobq): "
+         "late after one missed beat, lost after two. Others are judged by their own.")]
+
+
+def _metrics_module() -> Any:
+    try:
+        import prometheus_client  # noqa: F401
+    except ImportError:
+        fail("metrics need the prometheus_client package: pip install 'jobq[metrics]'")
+    from jobq_core import metrics
+
+    return metrics
+
+
+@friendly
+def metrics(db: DbOption = DEFAULT_DB, beat: BeatOption = 10.0) -> None:
+    """Print the queue's state in the Prometheus text format: jobq_jobs{queue,status},
+    jobq_queue_lag_seconds{queue}, jobq_expired_leases, jobq_workers{state}.
+
+    Reads only (a read-only connection): safe to run every few seconds, e.g. for
+    node_exporter's textfile collector."""
+    module = _metrics_module()
+    with open_queue(db, read_only=True) as q:
+        text = module.queue_metrics(q, beat=beat)
+    sys.stdout.buffer.write(text)
+    sys.stdout.flush()
+
+
+def serve(worker: Any, host: str, port: int) -> Any:
+    """Start serving ``worker``'s /metrics on ``host``:``port`` (0: a free port); the
+    caller closes what this returns. Fails with one line when the port is taken."""
+    module = _metrics_module()
+    try:
+        return module.MetricsServer(worker, host, port).start()
+    except OSError as e:
+        fail(f"--metrics-port: cannot listen on {host}:{port} ({e.strerror or e})")
