@@ -266,7 +266,8 @@ class Source:
         with self._reading() as q:
             if filt.group is not None:
                 return len(_group_ids(q, filt))
-            return q.count("dead", filt.queue, filt.kind, error_contains=filt.error)
+            return q.count("dead", filt.queue, filt.kind, error_contains=filt.error,
+                           prefix=filt.prefix, search=filt.words)
 
     def retry_dead(self, filt: Filter) -> int:
         if filt.group is not None:  # only the group's jobs, not others that start alike
@@ -274,7 +275,8 @@ class Source:
                 ids = _group_ids(q, filt)
             return self.retry_many(ids)[0]
         with self._writer() as q:
-            return q.retry_dead(queue=filt.queue, kind=filt.kind, error_contains=filt.error)
+            return q.retry_dead(queue=filt.queue, kind=filt.kind, error_contains=filt.error,
+                                prefix=filt.prefix, search=filt.words)
 
 
 def rates(recent: Throughput, at: float, window: float = 2.0) -> tuple[float, float]:
@@ -302,7 +304,7 @@ def _group_ids(q: Queue, filt: Filter, page: int = 1000) -> list[int]:
     offset = 0
     while True:
         jobs = q.list("dead", filt.queue, filt.kind, error_contains=filt.error, limit=page,
-                      offset=offset, payloads=False)
+                      offset=offset, payloads=False, prefix=filt.prefix)
         ids += [j.id for j in jobs if group_key(j.error) == filt.group]
         if len(jobs) < page:
             return ids

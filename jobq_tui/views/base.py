@@ -32,9 +32,19 @@ ROW_LIMIT = 200  # rows read per list: more than any terminal shows, few enough 
 
 @dataclass(frozen=True)
 class Column:
+    """A column, and what its text may lose when the table is too wide for the screen:
+    columns with a ``shrink`` order are cut, the lowest first, down to ``want`` and then,
+    all of them there, to ``least`` (``display.cut_widths``); the others (ids, states,
+    counts, times) are never cut. ``middle``: cut in the middle (errors keep their type
+    and their telling end; a worker keeps its ``✗ lost``)."""
+
     key: str
     label: str
     wide_only: bool = False  # hidden below the wide layout
+    shrink: int | None = None  # None: never cut
+    least: int = 6
+    want: int = 0
+    middle: bool = False
 
 
 @dataclass(frozen=True)
@@ -79,9 +89,11 @@ class View:
 
 
 def narrow(filt: Filter) -> dict[str, Any]:
-    """``Queue.list`` arguments for the filter's database terms."""
+    """``Queue.list`` arguments for the filter's database terms (its free words too: a
+    search reaches every job, not only the rows already read)."""
     return dict(queue=filt.queue, kind=filt.kind, worker=filt.worker,
-                error_contains=filt.error, limit=ROW_LIMIT, payloads=False)
+                error_contains=filt.error, limit=ROW_LIMIT, payloads=False,
+                prefix=filt.prefix, search=filt.words)
 
 
 def build(columns: Sequence[Column], wide: bool, key: str,
@@ -93,8 +105,9 @@ def build(columns: Sequence[Column], wide: bool, key: str,
 
 
 def limit_for(wide: bool) -> int:
-    """How many characters of a name (kind, worker) a cell shows at this width."""
-    return 40 if wide else 14
+    """How many characters of a name (kind, queue, worker) a row carries at most; the table
+    cuts them further only when the screen is too narrow for every column (``Column``)."""
+    return 60
 
 
 def sort_rows(rows: list[Row], column: int, reverse: bool) -> None:

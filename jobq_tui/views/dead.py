@@ -10,11 +10,14 @@ from jobq_core.error_groups import group_key
 from .base import ROW_LIMIT, Column, Row, View, build, limit_for, narrow
 from .cells import BAD, age, error_cell, literal, number, text, tries
 
-JOB_COLUMNS = (Column("id", "ID"), Column("kind", "KIND"), Column("queue", "QUEUE"),
-               Column("try", "TRY"), Column("when", "DIED"), Column("error", "LAST ERROR"))
-GROUP_COLUMNS = (Column("count", "COUNT"), Column("kind", "KIND"),
-                 Column("queues", "QUEUES", True), Column("last", "LAST"),
-                 Column("error", "ERROR"))
+JOB_COLUMNS = (Column("id", "ID"), Column("kind", "KIND", shrink=3, least=10, want=16),
+               Column("queue", "QUEUE", shrink=2, least=6, want=10),
+               Column("try", "TRY"), Column("when", "DIED"),
+               Column("error", "LAST ERROR", shrink=1, least=20, want=36, middle=True))
+GROUP_COLUMNS = (Column("count", "COUNT"), Column("kind", "KIND", shrink=3, least=10, want=16),
+                 Column("queues", "QUEUES", True, shrink=2, least=8, want=16),
+                 Column("last", "LAST"),
+                 Column("error", "ERROR", shrink=1, least=24, want=40, middle=True))
 
 
 class Dead(View):
@@ -26,7 +29,8 @@ class Dead(View):
     def read(self, q, filt, grouped):
         if grouped:
             return tuple(q.dead_groups(queue=filt.queue, kind=filt.kind,
-                                       error_contains=filt.error, limit=ROW_LIMIT))
+                                       error_contains=filt.error, limit=ROW_LIMIT,
+                                       prefix=filt.prefix))
         return tuple(q.list("dead", **narrow(filt)))
 
     def all_columns(self, grouped):

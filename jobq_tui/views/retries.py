@@ -7,8 +7,10 @@ from jobq_core.display import countdown
 from .base import Column, Row, View, build, limit_for, narrow
 from .cells import WARN, error_cell, literal, number, text, tries
 
-COLUMNS = (Column("id", "ID"), Column("kind", "KIND"), Column("queue", "QUEUE"),
-           Column("try", "TRY"), Column("next", "NEXT RUN"), Column("error", "LAST ERROR"))
+COLUMNS = (Column("id", "ID"), Column("kind", "KIND", shrink=3, least=10, want=16),
+           Column("queue", "QUEUE", shrink=2, least=6, want=10),
+           Column("try", "TRY"), Column("next", "NEXT RUN"),
+           Column("error", "LAST ERROR", shrink=1, least=20, want=36, middle=True))
 
 
 class Retries(View):

@@ -17,9 +17,11 @@ from .cells import (
 )
 
 COLUMNS = (
-    Column("id", "ID"), Column("kind", "KIND"), Column("queue", "QUEUE"),
-    Column("worker", "WORKER"), Column("try", "TRY"), Column("runtime", "RUNTIME"),
-    Column("lease", "LEASE"), Column("beat", "BEAT", True), Column("progress", "PROGRESS", True),
+    Column("id", "ID"), Column("kind", "KIND", shrink=4, least=10, want=20),
+    Column("queue", "QUEUE", shrink=2, least=6, want=10),
+    Column("worker", "WORKER", shrink=3, least=10, want=16, middle=True),
+    Column("try", "TRY"), Column("runtime", "RUNTIME"), Column("lease", "LEASE"),
+    Column("beat", "BEAT", True), Column("progress", "PROGRESS", True, shrink=1, least=10),
 )
 
 
@@ -35,7 +37,7 @@ class Running(View):
         f = snap.filter
         states = worker_states(snap.workers, now, beat)
         return [_row(j, now, wide, states.get(j.worker or "")) for j in snap.running
-                if f.queue in (None, j.queue) and f.kind in (None, j.kind)
+                if f.names(j.queue, j.kind)
                 and f.worker in (None, j.worker) and (not f.error or f.error in (j.error or ""))
                 and f.matches(j.id, j.kind, j.queue, j.worker, j.progress_message)]
 

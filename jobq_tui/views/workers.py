@@ -7,9 +7,11 @@ from jobq_core import WorkerInfo, WorkerState
 from .base import ROW_LIMIT, Column, Row, View, build, limit_for
 from .cells import DIM, age, badge, literal, text, worker_badge
 
-COLUMNS = (Column("id", "WORKER"), Column("host", "HOST:PID"), Column("state", "STATE"),
-           Column("busy", "BUSY"), Column("pool", "POOL", True), Column("beat", "BEAT"),
-           Column("queues", "QUEUES"), Column("up", "UP", True))
+COLUMNS = (Column("id", "WORKER", shrink=3, least=16, want=24, middle=True),
+           Column("host", "HOST:PID", shrink=2, least=10, want=16, middle=True),
+           Column("state", "STATE"), Column("busy", "BUSY"), Column("pool", "POOL", True),
+           Column("beat", "BEAT"), Column("queues", "QUEUES", shrink=1, least=6, want=12),
+           Column("up", "UP", True))
 _SEVERITY = {state: i for i, state in enumerate(WorkerState)}  # sorts ok, late, lost
 
 

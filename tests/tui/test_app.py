@@ -206,7 +206,12 @@ async def test_s_sorts_by_the_next_column_and_S_reverses(db, clock):
         assert [r[0] for r in rows(app)] == ["50", "53", "54", "55", "⊘57"]
         await pilot.press("S")
         assert [r[0] for r in rows(app)] == ["⊘57", "55", "54", "53", "50"]
-        assert "sorted by ID ↓" in str(app.query_one("#status").render())
+        assert "sorted by ID ▼" in str(app.query_one("#status").render())
+        assert app.table().render_line(0).text.split()[:2] == ["ID", "▼"]  # in its header
+        await pilot.press(*["s"] * 7)  # through the other six columns, and past the last
+        assert [r[0] for r in rows(app)] == ["53", "50", "54", "55", "⊘57"]  # as read
+        assert "▲" not in app.table().render_line(0).text
+        assert "▼" not in app.table().render_line(0).text
 
 
 async def test_R_retries_the_selected_dead_job_after_confirmation(db, clock):
@@ -255,7 +260,7 @@ async def test_A_refuses_filter_terms_it_cannot_honour(db, clock):
         await pilot.press("A")
         await settle(pilot)
         assert not isinstance(app.screen, ConfirmScreen)
-        assert "only queue:" in str(app.query_one("#status").render())
+        assert "remove worker: and status:" in str(app.query_one("#status").render())
 
 
 async def test_space_marks_dead_jobs_and_R_retries_only_the_marked_ones(db, clock):

@@ -582,7 +582,7 @@ class PostgresStore:
     def job_dead_groups(self, where: ListFilter) -> list[ErrorGroup]:
         conds, params, _ = sql.list_conditions(shared.dead_filter(where), 0.0)
         # SQL groups by first line and the error's tail (where a traceback's exception
-        # line is); Python then merges groups whose error line differs only in numbers.
+        # line is); Python then merges groups whose error lines fold alike (group_key).
         query = (
             "SELECT kind, split_part(coalesce(error, ''), E'\\n', 1), right(coalesce(error, ''), 300), "
             "count(*), max(finished_at), max(id), array_agg(DISTINCT queue) FROM jobq_jobs "
