@@ -21,7 +21,7 @@ Rules, checked before anything is written (``UnusableConnection`` otherwise):
   commit on its own, at once.
 
 jobq never commits or rolls back. An enqueue sends ``pg_notify`` for the queues of its
-ready jobs in the caller's transaction, so idle workers hear of them when it commits (and
+jobs (delayed ones too: idle workers then set their timers) in the caller's transaction, so idle workers hear of them when it commits (and
 never when it rolls back); it does not go through the store's per-process rate limit,
 whose trailing notification could arrive before the caller commits.
 
@@ -115,7 +115,7 @@ def insert_many(conn: psycopg.Connection, jobs: Sequence[NewJob], now: float) ->
             plain = []
             ids.append(_insert_unique(c, job, now))
         ids += _insert_plain(c, plain, now)
-        keyed = sorted({j.queue for j in jobs if j.unique_key is not None and j.run_at <= now})
+        keyed = sorted({j.queue for j in jobs if j.unique_key is not None})
         if keyed:
             c.execute(sql.NOTIFY, (keyed,))
     except psycopg.Error as e:
@@ -140,7 +140,7 @@ def _insert_plain(c: psycopg.Cursor, jobs: Sequence[NewJob], now: float) -> list
         "now": now, "kind": [j.kind for j in jobs], "payload": [j.payload for j in jobs],
         "queue": [j.queue for j in jobs], "priority": [j.priority for j in jobs],
         "run_at": [j.run_at for j in jobs], "max_attempts": [j.max_attempts for j in jobs],
-        "notify": sorted({j.queue for j in jobs if j.run_at <= now}),
+        "notify": sorted({j.queue for j in jobs}),
     }).fetchall()
     return sorted(r[0] for r in rows)  # ids follow the batch's order
 
