@@ -5,14 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any, Optional
 
 import typer
-from rich import box
-from rich.table import Table
 from rich.text import Text
 
 from jobq_core import QueueStats, Rate, Schedule, ScheduleInfo
 from jobq_core.display import duration, timestamp
 
-from . import render
+from . import render, tables
 from .common import DEFAULT_DB, DbOption, JsonOption, fail, friendly, open_queue, print_json
 
 QueueArg = Annotated[str, typer.Argument(metavar="QUEUE", help="The queue's name.")]
@@ -80,7 +78,7 @@ def queues(db: DbOption = DEFAULT_DB, as_json: JsonOption = False) -> None:
     elif not stats.queues:
         typer.echo("no queues (no jobs and no controls)", err=True)
     else:
-        render.console().print(queues_table(stats.queues, stats.now))
+        tables.print_table(render.console(), QUEUE_COLS, queues_rows(stats.queues, stats.now))
 
 
 @friendly
@@ -94,7 +92,7 @@ def schedules(db: DbOption = DEFAULT_DB, as_json: JsonOption = False) -> None:
     elif not infos:
         typer.echo("no schedules recorded (workers record those of their registry)", err=True)
     else:
-        render.console().print(schedules_table(infos, now))
+        tables.print_table(render.console(), SCHEDULE_COLS, schedules_rows(infos, now))
 
 
 def _said(as_json: bool, value: dict[str, Any], text: str) -> None:
@@ -121,19 +119,27 @@ def queue_json(name: str, qs: QueueStats, now: float) -> dict[str, Any]:
             "rate": None if qs.rate is None else str(qs.rate)}
 
 
-def queues_table(queues: dict[str, QueueStats], now: float) -> Table:
-    t = Table(box=box.SIMPLE_HEAD, show_edge=False)
-    for col in ("QUEUE", "STATE", "PENDING", "RUNNING", "DEAD", "LAG", "LIMITS"):
-        t.add_column(col, no_wrap=True, justify="right" if col in ("PENDING", "RUNNING",
-                                                                   "DEAD", "LAG") else "left")
+QUEUE_COLS = (
+    tables.Col("QUEUE", tables.NEVER_DROPPED, least=8, want=20, shrink=1),
+    tables.Col("STATE", 90, fixed=True), tables.Col("PENDING", 95, fixed=True, justify="right"),
+    tables.Col("RUNNING", 95, fixed=True, justify="right"),
+    tables.Col("DEAD", 80, fixed=True, justify="right"),
+    tables.Col("LAG", 70, fixed=True, justify="right"),
+    tables.Col("LIMITS", 85, least=6, want=12, shrink=2),
+)
+
+
+def queues_rows(queues: dict[str, QueueStats], now: float) -> list[list]:
+    rows = []
     for name, qs in queues.items():
         lag = None if qs.oldest_pending_at is None else max(0.0, now - qs.oldest_pending_at)
-        running = f"{qs.running}/{qs.concurrency}" if qs.concurrency is not None else str(qs.running)
-        t.add_row(render.cell(name, limit=40),
-                  Text("⏸ paused", "yellow") if qs.paused else Text("active", "dim"),
-                  str(qs.pending), running, str(qs.dead),
-                  "-" if lag is None else duration(lag), limits_text(qs) or "-")
-    return t
+        running = (f"{qs.running}/{qs.concurrency}" if qs.concurrency is not None
+                   else str(qs.running))
+        rows.append([render.cell(name, limit=60),
+                     Text("⏸ paused", "yellow") if qs.paused else Text("active", "dim"),
+                     str(qs.pending), running, str(qs.dead),
+                     "-" if lag is None else duration(lag), limits_text(qs) or "-"])
+    return rows
 
 
 def next_tick(info: ScheduleInfo, now: float) -> float | None:
@@ -147,16 +153,25 @@ def schedule_json(s: ScheduleInfo, now: float) -> dict[str, Any]:
             "next_tick": next_tick(s, now)}
 
 
-def schedules_table(infos: list[ScheduleInfo], now: float) -> Table:
-    t = Table(box=box.SIMPLE_HEAD, show_edge=False)
-    for col in ("KIND", "QUEUE", "SCHEDULE", "LAST TICK", "JOB", "NEXT TICK", "IN"):
-        t.add_column(col, no_wrap=True)
+SCHEDULE_COLS = (
+    tables.Col("KIND", tables.NEVER_DROPPED, least=8, want=16, shrink=2),
+    tables.Col("QUEUE", 60, least=6, want=10, shrink=1),
+    tables.Col("SCHEDULE", 90, least=10, want=18, shrink=3),
+    tables.Col("LAST TICK", 80, fixed=True, justify="right"),
+    tables.Col("JOB", 30, fixed=True, justify="right"),
+    tables.Col("NEXT TICK", 35, fixed=True), tables.Col("IN", 95, fixed=True, justify="right"),
+)
+
+
+def schedules_rows(infos: list[ScheduleInfo], now: float) -> list[list]:
+    rows = []
     for s in infos:
         nxt = next_tick(s, now)
-        t.add_row(render.cell(s.kind, limit=30), render.cell(s.queue, limit=20),
-                  render.cell(s.spec, limit=40),
-                  "-" if s.last_tick is None or s.last_job is None else timestamp(s.last_tick),
-                  "-" if s.last_job is None else str(s.last_job),
-                  "?" if nxt is None else timestamp(nxt),
-                  "?" if nxt is None else duration(max(0.0, nxt - now)))
-    return t
+        ticked = s.last_tick is not None and s.last_job is not None
+        rows.append([render.cell(s.kind, limit=60), render.cell(s.queue, limit=40),
+                     render.cell(s.spec, limit=60),
+                     f"{duration(max(0.0, now - s.last_tick))} ago" if ticked else "-",
+                     "-" if s.last_job is None else str(s.last_job),
+                     "?" if nxt is None else timestamp(nxt),
+                     "?" if nxt is None else duration(max(0.0, nxt - now))])
+    return rows

@@ -4,7 +4,7 @@ and run with ``jobq run --app ctlapp``. The schedule's period comes from $CTLAPP
 import os
 import time
 
-from jobq_core import Registry
+from jobq_core import Backoff, Registry
 
 registry = Registry()
 if os.environ.get("CTLAPP_EVERY"):
@@ -24,3 +24,12 @@ def span(payload, ctx):
     end = time.time()
     with open(payload["log"], "a") as f:
         f.write(f"{ctx.job_id} {start:.6f} {end:.6f} {os.getpid()}\n")
+
+
+@registry.task("flaky_span", backoff=Backoff(base=0.01, cap=0.01))
+def flaky_span(payload, ctx):
+    """A span that fails its first attempt once recorded: the failure frees its slot
+    outside a completion, so every worker's claim loop races for the next job."""
+    span(payload, ctx)
+    if ctx.attempt == 1:
+        raise RuntimeError("first attempt fails")

@@ -29,6 +29,18 @@ def ctl_dir(app_dir):
     return app_dir
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def target(request, db):
+    """The database of a worker-process test: each guarantee holds on both stores."""
+    return db if request.param == "sqlite" else request.getfixturevalue("pg_url")
+
+
+@pytest.fixture
+def tq(target):
+    with Queue(target) as q:
+        yield q
+
+
 def workers(procs, db, n, *args, every=None):
     if every is not None:
         os.environ["CTLAPP_EVERY"] = str(every)
@@ -37,6 +49,11 @@ def workers(procs, db, n, *args, every=None):
                 for _ in range(n)]
     finally:
         os.environ.pop("CTLAPP_EVERY", None)
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def stop(procs, ps):
@@ -99,34 +116,34 @@ def test_schedules_lists_what_workers_recorded_with_the_next_tick(db, queue):
 
 # -- with worker processes ------------------------------------------------------------------
 
-def test_three_workers_enqueue_exactly_one_job_per_tick_of_an_every_1_schedule(db, queue,
-                                                                               procs, ctl_dir):
-    ps = workers(procs, db, 3, every=1)
-    wait_for(lambda: len(queue.workers()) == 3, timeout=20)
+def test_three_workers_enqueue_exactly_one_job_per_tick_of_an_every_1_schedule(
+        target, tq, procs, ctl_dir):
+    ps = workers(procs, target, 3, every=1)
+    wait_for(lambda: len(tq.workers()) == 3, timeout=20)
     time.sleep(10)  # the scenario: 10 s of ticks
     stop(procs, ps)
-    runs = [j.run_at for j in queue.list(queue="ticks", limit=1000)]
+    runs = [j.run_at for j in tq.list(queue="ticks", limit=1000)]
     assert len(runs) == len(set(runs)), "a tick was enqueued twice"
     runs.sort()
     assert runs == [runs[0] + i for i in range(len(runs))], "a tick was lost"
     assert len(runs) >= 9
-    assert {j.status for j in queue.list(queue="ticks", limit=1000)} == {"succeeded"}
+    assert {j.status for j in tq.list(queue="ticks", limit=1000)} == {"succeeded"}
 
 
-def test_a_restart_after_downtime_enqueues_one_catch_up_job_and_logs_the_skip(db, queue, procs,
-                                                                              ctl_dir):
-    [a] = workers(procs, db, 1, every=1)
-    wait_for(lambda: queue.count(queue="ticks") >= 2, timeout=20)
+def test_a_restart_after_downtime_enqueues_one_catch_up_job_and_logs_the_skip(
+        target, tq, procs, ctl_dir):
+    [a] = workers(procs, target, 1, every=1)
+    wait_for(lambda: tq.count(queue="ticks") >= 2, timeout=20)
     stop(procs, [a])
-    last = max(j.run_at for j in queue.list(queue="ticks", limit=100))
+    last = max(j.run_at for j in tq.list(queue="ticks", limit=100))
     time.sleep(4)  # about 4 ticks pass with no worker
     restarted = time.time()
-    [b] = workers(procs, db, 1, every=1)
-    wait_for(lambda: max(j.run_at for j in queue.list(queue="ticks", limit=100)) > last,
+    [b] = workers(procs, target, 1, every=1)
+    wait_for(lambda: max(j.run_at for j in tq.list(queue="ticks", limit=100)) > last,
              timeout=20)
     time.sleep(1.5)
     stop(procs, [b])
-    after = sorted(j.run_at for j in queue.list(queue="ticks", limit=100) if j.run_at > last)
+    after = sorted(j.run_at for j in tq.list(queue="ticks", limit=100) if j.run_at > last)
     catch_up = after[0]
     assert catch_up - last >= 3  # the missed ticks were not enqueued...
     assert catch_up >= int(restarted) - 1  # ...only the latest one at the restart
@@ -135,80 +152,98 @@ def test_a_restart_after_downtime_enqueues_one_catch_up_job_and_logs_the_skip(db
 
 
 def test_a_paused_queue_stays_pending_under_two_busy_workers_and_runs_after_resume(
-        db, queue, procs, ctl_dir):
+        target, tq, procs, ctl_dir):
     log = str(ctl_dir / "spans.txt")
-    assert jobq("pause", "held", "--db", db).exit_code == 0
-    held = queue.enqueue_many([{"kind": "span", "payload": {"log": log}, "queue": "held"}
+    assert jobq("pause", "held", "--db", target).exit_code == 0
+    held = tq.enqueue_many([{"kind": "span", "payload": {"log": log}, "queue": "held"}
                                for _ in range(10)])
-    queue.enqueue_many([("span", {"log": log, "sleep": 0.01}) for _ in range(80)])
-    ps = workers(procs, db, 2, "--concurrency", "4")
-    wait_for(lambda: queue.count("succeeded") == 80, timeout=60)
+    tq.enqueue_many([("span", {"log": log, "sleep": 0.01}) for _ in range(80)])
+    ps = workers(procs, target, 2, "--concurrency", "4")
+    wait_for(lambda: tq.count("succeeded") == 80, timeout=60)
     time.sleep(0.5)  # workers idle and free: still nothing of held
-    assert queue.count("pending", queue="held") == 10
+    assert tq.count("pending", queue="held") == 10
     assert not set(held) & {s[0] for s in spans(log)}
-    assert jobq("resume", "held", "--db", db).exit_code == 0
-    wait_for(lambda: queue.count("succeeded", queue="held") == 10, timeout=10)
+    assert jobq("resume", "held", "--db", target).exit_code == 0
+    wait_for(lambda: tq.count("succeeded", queue="held") == 10, timeout=10)
     stop(procs, ps)
 
 
 def test_a_concurrency_limit_of_1_under_two_workers_of_4_slots_never_overlaps_two_runs(
-        db, queue, procs, ctl_dir):
+        target, tq, procs, ctl_dir):
     log = str(ctl_dir / "spans.txt")
-    assert jobq("limit", "api", "--concurrency", "1", "--db", db).exit_code == 0
-    queue.enqueue_many([{"kind": "span", "payload": {"log": log, "sleep": 0.05},
-                         "queue": "api"} for _ in range(16)])
+    assert jobq("limit", "api", "--concurrency", "1", "--db", target).exit_code == 0
+    # Half fail their first attempt: a failure frees a slot outside a completion (which
+    # would claim the next job in its own transaction), so both workers race for it.
+    tq.enqueue_many([{"kind": "span" if i % 2 else "flaky_span",
+                      "payload": {"log": log, "sleep": 0.05}, "queue": "api"}
+                     for i in range(16)])
     # Other queues' jobs keep both workers' slots changing hands, so either may claim.
-    queue.enqueue_many([("span", {"log": log, "sleep": 0.03}) for _ in range(48)])
-    ps = workers(procs, db, 2, "--concurrency", "4")
-    wait_for(lambda: queue.count("succeeded") == 64, timeout=60)
+    tq.enqueue_many([("span", {"log": log, "sleep": 0.03}) for _ in range(48)])
+    ps = workers(procs, target, 2, "--concurrency", "4")
+    wait_for(lambda: tq.count("succeeded") == 64, timeout=60)
     stop(procs, ps)
-    api = {j.id for j in queue.list(queue="api", limit=100)}
+    api = {j.id for j in tq.list(queue="api", limit=100)}
     runs = [s for s in spans(log) if s[0] in api]
-    assert len(runs) == 16
+    assert len(runs) == 16 + 8  # the flaky ones ran twice
     for before, after in zip(runs, runs[1:]):
         assert after[1] >= before[2], f"job {after[0]} started before job {before[0]} ended"
 
 
-def test_a_rate_of_5_per_second_spreads_20_starts_over_about_4_seconds(db, queue, procs,
-                                                                       ctl_dir):
+def test_a_rate_of_5_per_second_spreads_20_starts_over_about_4_seconds(
+        target, tq, procs, ctl_dir):
     log = str(ctl_dir / "spans.txt")
-    assert jobq("limit", "api", "--rate", "5/s", "--db", db).exit_code == 0
-    ps = workers(procs, db, 2, "--concurrency", "4")
-    wait_for(lambda: len(queue.workers()) == 2, timeout=20)
-    queue.enqueue_many([{"kind": "span", "payload": {"log": log}, "queue": "api"}
+    assert jobq("limit", "api", "--rate", "5/s", "--db", target).exit_code == 0
+    ps = workers(procs, target, 2, "--concurrency", "4")
+    wait_for(lambda: len(tq.workers()) == 2, timeout=20)
+    tq.enqueue_many([{"kind": "span", "payload": {"log": log}, "queue": "api"}
                         for _ in range(20)])
-    wait_for(lambda: queue.count("succeeded") == 20, timeout=30)
+    wait_for(lambda: tq.count("succeeded") == 20, timeout=30)
     stop(procs, ps)
-    starts = sorted(j.started_at for j in queue.list(queue="api", limit=100))
+    starts = sorted(j.started_at for j in tq.list(queue="api", limit=100))
     assert 2.9 <= starts[-1] - starts[0] <= 6.0
     for i in range(len(starts) - 5):
         assert starts[i + 5] - starts[i] >= 0.99, "six starts within one window"
 
 
 def test_a_pause_and_a_limit_set_while_workers_run_take_effect_within_two_seconds(
-        db, queue, procs, ctl_dir):
+        target, tq, procs, ctl_dir):
     log = str(ctl_dir / "spans.txt")
-    queue.enqueue_many([{"kind": "span", "payload": {"log": log, "sleep": 0.05},
+    tq.enqueue_many([{"kind": "span", "payload": {"log": log, "sleep": 0.05},
                          "queue": "live"} for _ in range(400)])
-    ps = workers(procs, db, 2, "--concurrency", "4")
-    wait_for(lambda: queue.count("succeeded", queue="live") >= 10, timeout=20)
-    jobq("pause", "live", "--db", db)
+    ps = workers(procs, target, 2, "--concurrency", "4")
+    wait_for(lambda: tq.count("succeeded", queue="live") >= 10, timeout=20)
+    jobq("pause", "live", "--db", target)
     paused = time.time()
     time.sleep(2.0)
-    late = [j for j in queue.list(queue="live", limit=1000) if j.started_at
-            and j.started_at > paused + 2.0]
+    # (A claim that began before the pause committed may start a job a moment later; the
+    # clocks of the workers and of this test may differ by a few milliseconds.)
+    late = [j for j in tq.list(queue="live", limit=1000) if j.started_at
+            and j.started_at > paused + 0.1]
     assert late == []
-    assert queue.count("running", queue="live") == 0
-    left = queue.count("pending", queue="live")
+    assert tq.count("running", queue="live") == 0
+    left = tq.count("pending", queue="live")
     assert left > 0
-    jobq("limit", "live", "--concurrency", "2", "--db", db)
-    jobq("resume", "live", "--db", db)
-    wait_for(lambda: queue.count("pending", queue="live") < left, timeout=5)
+    jobq("limit", "live", "--concurrency", "2", "--db", target)
+    jobq("resume", "live", "--db", target)
+    wait_for(lambda: tq.count("pending", queue="live") < left, timeout=5)
     time.sleep(1.0)
     peak = 0
     deadline = time.monotonic() + 2.0
     while time.monotonic() < deadline:
-        peak = max(peak, queue.count("running", queue="live"))
+        peak = max(peak, tq.count("running", queue="live"))
         time.sleep(0.02)
     assert 1 <= peak <= 2
     stop(procs, ps)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads /proc")
+def test_an_idle_worker_with_a_schedule_uses_under_1_percent_of_a_core(db, queue, procs,
+                                                                      ctl_dir):
+    [p] = workers(procs, db, 1, every=60)
+    wait_for(lambda: queue.schedules(), timeout=20)
+    time.sleep(1.0)
+    before, started = cpu_seconds(p.pid), time.monotonic()
+    time.sleep(6.0)
+    used = (cpu_seconds(p.pid) - before) / (time.monotonic() - started)
+    stop(procs, [p])
+    assert used < 0.01, f"{used:.2%} of a core"

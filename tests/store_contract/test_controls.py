@@ -134,3 +134,15 @@ def test_bad_limits_are_refused_naming_the_value(queue):
     with pytest.raises(ValueError, match="queue"):
         queue.pause("")
     assert queue.queues() == {}
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_a_store_that_has_not_seen_a_new_limit_yet_never_overruns_it(queue, open_queue,
+                                                                     monkeypatch, named):
+    monkeypatch.setattr(controls, "TTL", 3600.0)
+    queue.enqueue_many([{"kind": "k", "queue": "api"} for _ in range(4)])
+    assert queue.claim_many("w", 1, queues=["nothing"]) == []  # reads the (empty) controls
+    open_queue().set_limit("api", concurrency=1)
+    claimed = queue.claim_many("w", 4, queues=["api"] if named else None)
+    assert len(claimed) <= 1
+    assert queue.count("running", queue="api") <= 1

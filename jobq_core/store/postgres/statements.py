@@ -118,10 +118,15 @@ ORDER_PENDING = shared.ORDER_PENDING
 # How many more jobs of queue ``c`` (a jobq_queues row, NULL columns when the queue has
 # none) a claim may start now: the claim's limit for a queue without controls, 0 while it
 # is paused, else what its concurrency limit (minus its running jobs, counted in this
-# statement) and its rate window leave.
+# statement) and its rate window leave. %(locked)s: the limited queues whose rows the
+# claim's transaction locked first (LOCK_LIMITED).
 ROOM = (
     "GREATEST(0, LEAST(%(limit)s, CASE WHEN c.name IS NULL THEN %(limit)s "
-    "WHEN c.paused THEN 0 ELSE LEAST("
+    "WHEN c.paused THEN 0 "
+    # a limited queue whose row this claim did not lock (limited since the store last
+    # looked, see ``controls``): none this time, rather than a count another claim may race
+    "WHEN (c.concurrency IS NOT NULL OR c.rate_limit IS NOT NULL) "
+    "AND NOT (c.name = ANY(%(locked)s::text[])) THEN 0 ELSE LEAST("
     "CASE WHEN c.concurrency IS NULL THEN %(limit)s ELSE c.concurrency - (SELECT count(*) "
     "FROM jobq_jobs r WHERE r.status='running' AND r.queue=c.name) END, "
     "CASE WHEN c.rate_limit IS NULL THEN %(limit)s "
@@ -157,7 +162,8 @@ def claim_sql(n_queues: int, per_queue: bool = False, clamped: bool = False) -> 
     """The claim: one statement. ``FOR UPDATE SKIP LOCKED`` lets concurrent claims pass
     each other's rows instead of waiting; the MATERIALIZED CTE pins the picked ids (a
     planner may otherwise rerun a LIMIT subquery per row and update more than asked).
-    Parameters: %(now)s %(limit)s %(lease)s %(worker)s, and %(queue)s or %(queues)s;
+    Parameters: %(now)s %(limit)s %(lease)s %(worker)s %(locked)s, and %(queue)s or
+    %(queues)s;
     ``clamped``: %(lkinds)s and %(llimits)s, kinds whose attempt limit clamps
     ``max_attempts``.
 

@@ -266,13 +266,14 @@ class PostgresStore:
             params["lkinds"], params["llimits"] = list(attempt_limits), list(
                 attempt_limits.values())
         query, limited = self._claim_shape(c, queues, bool(attempt_limits))
+        params["locked"] = []
         if limited and not c.info.transaction_status:  # autocommit, idle: our own transaction
             with c.transaction():
-                c.execute(sql.LOCK_LIMITED, (limited,))
+                params["locked"] = [r[0] for r in c.execute(sql.LOCK_LIMITED, (limited,))]
                 rows = c.execute(query, params).fetchall()
         else:
             if limited:  # inside job_complete_and_claim's transaction
-                c.execute(sql.LOCK_LIMITED, (limited,))
+                params["locked"] = [r[0] for r in c.execute(sql.LOCK_LIMITED, (limited,))]
             rows = c.execute(query, params).fetchall()
         jobs = [claimed_job(r, lease_until, worker, now) for r in rows]
         if len(jobs) > 1:
@@ -754,7 +755,7 @@ class PostgresStore:
         """The claim's query plan (tests assert it uses the partial indexes). Run in a
         transaction that is rolled back: EXPLAIN ANALYZE would claim."""
         queues = list(queues or [])
-        params = {"now": 0.0, "limit": limit, "lease": 0.0, "worker": "w"}
+        params = {"now": 0.0, "limit": limit, "lease": 0.0, "worker": "w", "locked": []}
         if len(queues) == 1:
             params["queue"] = queues[0]
         elif queues:
