@@ -15,7 +15,6 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from contextlib import contextmanager
 
 from ...checks import INT64_MAX, MAX_LEASE, check_seconds
