@@ -178,5 +178,16 @@ def cut_middle(text: str, width: int) -> str:
         return text
     if width < 8:
         return text[: max(0, width - 1)] + "…"
+    head, tail = middle_cut(text, width)
+    return text[:head] + "…" + text[tail:]
+
+
+def middle_cut(text: str, width: int) -> tuple[int, int]:
+    """Where ``cut_middle`` cuts: keep ``text[:head]`` and ``text[tail:]``. The tail never
+    starts just after a visible ``␛`` (``textsafe``): what followed an escape stays marked
+    as such, not shown as plain ``]52;...``."""
     head = (width - 1) * 2 // 5
-    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+    tail = len(text) - (width - 1 - head)
+    if text[tail - 1] == "␛":
+        head, tail = head - 1, tail - 1
+    return head, tail

@@ -44,6 +44,7 @@ _MAIN_VIEW_ACTIONS = frozenset({"filter", "clear_filter", "pause", "refresh", "s
                                 "sort_reverse", "group", "retry", "retry_all", "cancel_job",
                                 "mark", "view", "forget_lost", "pause_queue"})
 WIDE = 120  # columns from which the rich layout (more columns, longer sparklines) is used
+READ_SHARE = 0.02  # at most this share of a core goes to reading the database
 MIN_SIZE = (50, 12)  # below this: "terminal too small"
 RICH = (160, 40)  # from this size: queues and workers in a side column too
 
@@ -79,6 +80,7 @@ class MonitorApp(WriteActions, App):
         super().__init__()
         self.source = source
         self.interval = interval
+        self.effective_interval = interval  # longer while reads are costly (_poll_done)
         self.beat = beat
         self.clock: Clock = clock or source.clock or SYSTEM_CLOCK
         self.live = live
@@ -211,6 +213,15 @@ class MonitorApp(WriteActions, App):
         self.error = error
         if snap is not None:
             self.snapshot = snap
+        delay = self.interval if error is None else max(self.interval, 2.0)
+        if snap is not None and not snap.reused:
+            # A read that costs more CPU than the budget allows waits longer for the next
+            # one (a drain of thousands of jobs a second makes every count bigger): the
+            # monitor stays under READ_SHARE of a core; the header shows the interval it
+            # really refreshes at.
+            self.effective_interval = max(delay, snap.read_cpu / READ_SHARE)
+        else:  # nothing re-read (a cheap check), or nothing read
+            self.effective_interval = delay
         if same:  # nothing was re-read: only the "updated … ago" stamp moves
             self.render_all(tables=False)
         else:
@@ -219,8 +230,7 @@ class MonitorApp(WriteActions, App):
             self._again = False
             self.request_poll()
         elif self.live:
-            delay = self.interval if error is None else max(self.interval, 2.0)
-            self._timer = self.set_timer(delay, self._timed_poll)
+            self._timer = self.set_timer(self.effective_interval, self._timed_poll)
 
     def _timed_poll(self) -> None:
         self._timer = None
@@ -252,8 +262,8 @@ class MonitorApp(WriteActions, App):
     def _render_all(self, tables: bool) -> None:
         now = self.clock.now()
         frozen_at = self._frozen_at(now)
-        st = HeaderState(self.source.path, self.live, self.interval, self.source.read_only,
-                         self.beat)
+        st = HeaderState(self.source.path, self.live, self.effective_interval,
+                         self.source.read_only, self.beat)
         self._main.query_one(StatusHeader).show_state(self.snapshot, now, st, self.wide,
                                                       frozen_at)
         banner = self._main.query_one("#banner", Static)
@@ -298,7 +308,8 @@ class MonitorApp(WriteActions, App):
         snap = self.snapshot
         if snap is None:
             return None
-        if self.live and not self.error and now - snap.checked_at <= stale_after(self.interval):
+        if self.live and not self.error and \
+                now - snap.checked_at <= stale_after(self.effective_interval):
             return None
         return min(now, snap.checked_at)
 

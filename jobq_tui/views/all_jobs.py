@@ -4,7 +4,7 @@ from __future__ import annotations
 from jobq_core import Job, JobStatus, WorkerState
 from jobq_core.display import WORKER_BADGES, Badge, job_badge
 
-from .base import Column, Row, View, build, limit_for, narrow
+from .base import Column, Row, RowCache, View, build, limit_for, narrow
 from .cells import (
     age, badge, error_cell, literal, number, text, tries, worker_cell, worker_states,
 )
@@ -30,8 +30,18 @@ class AllJobs(View):
     def rows(self, snap, now, *, wide, beat):
         f = snap.filter
         states = worker_states(snap.workers, now, beat)
-        return [_row(j, now, wide, states) for j in snap.rows
-                if f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status)]
+        out = []
+        for j in snap.rows:
+            if not f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status):
+                continue
+            worker = states.get(j.worker or "") if j.status == JobStatus.RUNNING else None
+            moving = (age(now - j.created_at), job_badge(j, now).word, worker)
+            out.append(_CACHE.row(j, wide, moving, lambda j=j: _row(j, now, wide, states)))
+        _CACHE.done(wide)
+        return out
+
+
+_CACHE = RowCache()
 
 
 def _row(j: Job, now: float, wide: bool, workers: dict[str, WorkerState]) -> Row:

@@ -14,7 +14,7 @@ A view says three things, and nothing outside its module branches on its name:
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -86,6 +86,34 @@ class View:
 
     def __repr__(self) -> str:
         return f"<view {self.name}>"
+
+
+class RowCache:
+    """Rows built at the last tick, reused while their record is the same object (the
+    same snapshot's) and the values that move with the clock (``moving``: a countdown, an
+    age, a state) read the same: a tick then costs a lookup per unchanged row instead of
+    building it, and the table skips rows it is given again (measured in
+    ``bench/tui_cpu.py``). Entries for records no longer shown are dropped each time."""
+
+    def __init__(self) -> None:
+        self._rows: dict[tuple[int, bool], tuple[object, tuple, Row]] = {}
+        self._next: dict[tuple[int, bool], tuple[object, tuple, Row]] = {}
+
+    def row(self, record: object, wide: bool, moving: tuple, build: Callable[[], Row]) -> Row:
+        key = (id(record), wide)
+        hit = self._rows.get(key)
+        if hit is not None and hit[0] is record and hit[1] == moving:
+            row = hit[2]
+        else:
+            row = build()
+        self._next[key] = (record, moving, row)
+        return row
+
+    def done(self, wide: bool) -> None:
+        """The rows of one call are all built: forget the others of this width."""
+        kept = {k: v for k, v in self._rows.items() if k[1] != wide}
+        kept.update(self._next)
+        self._rows, self._next = kept, {}
 
 
 def narrow(filt: Filter) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from jobq_core.display import cut_widths
+from jobq_core.display import cut_widths, middle_cut
 
 from ..views import Column, Row
 
@@ -134,16 +134,23 @@ class JobTable(ScrollView, can_focus=True):
         was_seen = self._cursor_in_view()
         old_order = [r.key for r in self._rows]
         widths = [len(c.label) for c in self._columns]
+        n = len(widths)
         changed: list[int] = []
         sigs: dict[str, tuple] = {}
+        known = self.rows_by_key
         for i, row in enumerate(rows):
-            sig = tuple((c.plain, str(c.style), len(c.spans)) for c in row.cells)
+            # The same Row object as last time (a view's RowCache): nothing to compare.
+            sig = self._sigs.get(row.key) if known.get(row.key) is row else None
+            if sig is None:
+                sig = tuple((c.plain, str(c.style), len(c.spans), c.cell_len)
+                            for c in row.cells)
+                if self._sigs.get(row.key) != sig:
+                    self._strips.pop(row.key, None)
+                    changed.append(i)
             sigs[row.key] = sig
-            for j, cell in enumerate(row.cells[: len(widths)]):
-                widths[j] = max(widths[j], cell.cell_len)
-            if self._sigs.get(row.key) != sig:
-                self._strips.pop(row.key, None)
-                changed.append(i)
+            for j in range(min(n, len(sig))):
+                if sig[j][3] > widths[j]:
+                    widths[j] = sig[j][3]
         self._rows = list(rows)
         self._index = {r.key: i for i, r in enumerate(rows)}
         self.rows_by_key = {r.key: r for r in rows}
@@ -254,10 +261,10 @@ class JobTable(ScrollView, can_focus=True):
             text = cell.copy()
             text.end = ""
             if text.cell_len > width and middle and width >= 8:
-                head = (width - 1) * 2 // 5
+                head, tail = middle_cut(text.plain, width)
                 cut = text[:head]
                 cut.append("…")
-                cut.append_text(text[len(text) - (width - 1 - head):])
+                cut.append_text(text[tail:])
                 cut.justify = text.justify
                 text = cut
             elif text.cell_len > width:

@@ -40,7 +40,7 @@ async def start(app, pilot):
     ("3", "workers", ["w1", "app-1:774", "● ok", "3/4", "1s", "*"]),
     ("4", "retries", ["47", "sync_crm", "crm", "1/3", "in 3:47",
                       "TimeoutError: CRM did not answer"]),
-    ("5", "dead", ["5", "build_report", "2m00s ago",
+    ("5", "dead", ["5", "build_report", "2m ago",
                    "RuntimeError: billing API returned HTTP 502 for invoice INV-1045"]),
     ("6", "all", ["57", "◐ running, worker late", "sync_crm", "crm", "1/3", "5s"]),
     ("7", "schedules", ["nightly_report", "default", "cron 0 3 * * *", "-", "3:00:00"]),
