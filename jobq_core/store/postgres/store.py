@@ -173,7 +173,7 @@ class PostgresStore:
                         continue
                     ids += self._insert_plain(c, plain, now, again, False)
                     plain = []
-                    ids.append(self._insert_unique(c, job, now))
+                    ids.append(app_connection.insert_unique(c, job, now))
                 ids += self._insert_plain(c, plain, now, again, False)
                 queues = self._notify(j.queue for j in jobs)
                 if queues:
@@ -195,17 +195,6 @@ class PostgresStore:
             "notify": queues,
         }).fetchall()
         return sorted(r[0] for r in rows)  # ids follow the batch's order
-
-    @staticmethod
-    def _insert_unique(c: psycopg.Connection, job: NewJob, now: float) -> int:
-        while True:
-            row = c.execute(sql.INSERT_UNIQUE, (*job, now)).fetchone()
-            if row:
-                return row[0]
-            row = c.execute(sql.LIVE_WITH_KEY, (job.unique_key,)).fetchone()
-            if row:
-                return row[0]
-            # the holder finished between the two statements: insert again
 
     # -- on the application's connection (see app_connection.py) ------------------------
 
