@@ -219,7 +219,7 @@ def latency(url: str, n: int, gap: float, poll_only: bool, delay: float = 0.0) -
     registry = Registry()
     delays: list[float] = []
     registry.task("stamp")(lambda payload: delays.append(time.time() - payload["t"]))
-    with Queue(url) as producer, Queue(url, poll_only=poll_only) as q:
+    with Queue(url) as producer, Queue(url, **({'poll_only': True} if poll_only else {})) as q:
         w = Worker(q, registry, concurrency=4)
         runner = threading.Thread(target=lambda: w.run(handle_signals=False), daemon=True)
         runner.start()

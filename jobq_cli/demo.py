@@ -1,19 +1,26 @@
-"""``jobq demo``: real workers on a database fed with a realistic mix of jobs, so the
-monitor has something live to watch. Without a terminal it ends on its own with a summary.
+"""``jobq demo``: real worker processes on a database fed with a realistic mix of jobs, so
+the monitor has something live to watch. Without a terminal it ends on its own with a
+summary.
 
-The demo uses its own file (``./jobq-demo.db``, not ``$JOBQ_DB``) so that it never mixes
-demo jobs into a real queue.
+Each worker is its own process (``jobq run --app jobq_cli.demo_tasks``) and the demo
+prints their pids, so an operator can ``kill -9`` one and watch the monitor tell the
+truth: its jobs' leases run out, the worker turns late then lost, another takes the jobs.
+The feeder stays in this process. The demo uses its own file (``./jobq-demo.db``, not
+``$JOBQ_DB``) so that it never mixes demo jobs into a real queue.
 """
 from __future__ import annotations
 
-import logging
 import os
 import random
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -22,16 +29,17 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from jobq_core import Backoff, Queue, Worker
+from jobq_core import Queue
 
 from . import render
 from .common import Duration, friendly, usage
-from .demo_tasks import job_mix, registry
+from .demo_tasks import job_mix
 
 DEMO_DB = "jobq-demo.db"
 QUIET_DURATION = 12.0  # seconds, when there is no terminal to press Ctrl-C in
 LEASE = 6.0
 GRACE = 2.0
+APP = "jobq_cli.demo_tasks"
 
 
 @friendly
@@ -42,32 +50,43 @@ def demo(
     duration: Annotated[Optional[float], Duration(
         "Stop after this long (default: at Ctrl-C or when the monitor is quit on a "
         f"terminal, else {QUIET_DURATION:g}s).")] = None,
-    workers: Annotated[int, typer.Option(min=1, max=16, metavar="N", help="Worker processes.")] = 2,
-    concurrency: Annotated[int, typer.Option(min=1, max=64, metavar="N", help="Slots per worker.")] = 8,
+    workers: Annotated[int, typer.Option(min=1, max=16, metavar="N",
+                                         help="Worker processes.")] = 2,
+    concurrency: Annotated[int, typer.Option(min=1, max=64, metavar="N",
+                                             help="Slots per worker.")] = 8,
     monitor: Annotated[Optional[bool], typer.Option(
         "--monitor/--no-monitor", help="Open jobq-tui on the demo (default: ask, on a terminal).",
     )] = None,
 ) -> None:
-    """Run workers on a demo database fed with a realistic mix of jobs.
+    """Run worker processes on a demo database fed with a realistic mix of jobs.
 
     Fast, slow, flaky, always-failing, delayed and high-priority jobs across a few
-    queues. Watch it with: jobq-tui PATH"""
+    queues. It prints each worker's pid: kill one and watch the monitor."""
     if duration is not None and not duration > 0:
         usage(f"--duration must be more than 0 seconds, got {duration:g}")
     tty = sys.stdin.isatty() and sys.stdout.isatty()
     if duration is None and not tty:
         duration = QUIET_DURATION
-    out = Console(highlight=False, markup=False)
-    backoff = Backoff(base=0.5, cap=3.0)
+    out = Console(highlight=False, markup=False, soft_wrap=True)  # never cut a sentence
     Queue(db).close()  # create the file and schema before the workers open it
-    _quiet_logs()
-    run = _DemoRun(db, workers, concurrency, backoff)
-    watch = f"jobq-tui {db}" if " " not in str(db) else f"jobq-tui '{db}'"
-    out.print(Text.assemble(("jobq demo", "bold"), f": {workers} workers × {concurrency} slots on ",
-                            (str(db), "cyan"), f", lease {LEASE:g}s, new jobs every second."))
+    run = _DemoRun(db, workers, concurrency)
+    watch = _command("jobq-tui", db)
+    out.print(Text.assemble(("jobq demo", "bold"), f": {workers} worker processes × "
+                            f"{concurrency} slots on ", (str(db), "cyan"),
+                            f", lease {LEASE:g}s, new jobs every second."))
     out.print(Text.assemble("Watch it live in another terminal: ", (watch, "bold green")))
-    run.start()
     try:
+        run.start()
+        for i, (pid, worker_id) in enumerate(run.registered(timeout=10.0), 1):
+            out.print(Text.assemble(f"  worker {i}: pid ", (str(pid), "bold"),
+                                    f"  {render.cell(worker_id, limit=60)}"))
+        pids = [str(p.pid) for p in run.procs]
+        out.print(Text.assemble(
+            "Try it: ", (f"kill -9 {pids[0]}", "bold yellow"),
+            f" — in the monitor its jobs' leases run out (✗ EXPIRED after at most "
+            f"{LEASE:g}s), the worker turns ◐ late, then ✗ lost, and "
+            + ("another worker takes its jobs." if len(pids) > 1 else
+               "its jobs wait for a worker: the header says ! no live worker.")))
         if tty and monitor is not False and _monitor_available():
             if monitor or typer.confirm("Open the monitor here now?", default=True):
                 _open_monitor(db)
@@ -86,63 +105,99 @@ def demo(
 
 
 class _DemoRun:
-    """Worker threads plus a feeder thread enqueueing a steady trickle of new jobs."""
+    """Worker processes (``jobq run``) plus a feeder thread enqueueing a steady trickle
+    of new jobs."""
 
-    def __init__(self, db: str, n_workers: int, concurrency: int, backoff: Backoff):
+    def __init__(self, db: str, n_workers: int, concurrency: int):
         self.db = db
+        self.n_workers = n_workers
+        self.concurrency = concurrency
         self.rng = random.Random()
         self.enqueued = 0
         self.started = time.monotonic()
-        self.workers = [Worker(Queue(db, backoff=backoff), registry, concurrency=concurrency,
-                               lease=LEASE, grace=GRACE, worker_id=f"demo-{os.getpid()}-{i + 1}")
-                        for i in range(n_workers)]
+        self.started_at = time.time()
         self.feeder_queue = Queue(db)
+        self.procs: list[subprocess.Popen] = []
+        self.log = Path(tempfile.gettempdir()) / f"jobq-demo-{os.getpid()}.log"
         self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
+        self._feeder = threading.Thread(target=self._feed_loop, name="demo-feeder", daemon=True)
 
     def start(self) -> None:
         self._feed(40)
-        for w in self.workers:
-            self._threads.append(self._thread(lambda w=w: w.run(handle_signals=False), w.id))
-        self._threads.append(self._thread(self._feeder, "demo-feeder"))
+        cmd = [sys.executable, "-m", "jobq_cli.main", "run", "--app", APP, "--db", str(self.db),
+               "--concurrency", str(self.concurrency), "--lease", f"{LEASE:g}",
+               "--grace", f"{GRACE:g}", "--log-level", "WARNING"]
+        with open(self.log, "ab") as log:
+            for _ in range(self.n_workers):
+                # A session of its own: Ctrl-C here stops them once, through stop(), not
+                # twice (a second signal would make a worker exit without releasing).
+                self.procs.append(subprocess.Popen(
+                    cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                    start_new_session=True))
+        self._feeder.start()
 
-    def _thread(self, target, name: str) -> threading.Thread:
-        t = threading.Thread(target=target, name=name, daemon=True)
-        t.start()
-        return t
+    def registered(self, timeout: float) -> list[tuple[int, str]]:
+        """(pid, worker id) of each worker process once it has registered (or its pid
+        alone, ``-``, if it has not within ``timeout`` seconds)."""
+        deadline = time.monotonic() + timeout
+        ids: dict[int, str] = {}
+        with Queue(self.db, create=False) as q:
+            while time.monotonic() < deadline:
+                ids = {w.pid: w.id for w in q.workers()}
+                if all(p.pid in ids or p.poll() is not None for p in self.procs):
+                    break
+                time.sleep(0.1)
+        return [(p.pid, ids.get(p.pid, "-")) for p in self.procs]
 
     def _feed(self, n: int) -> None:
         self.enqueued += len(self.feeder_queue.enqueue_many(job_mix(n, self.rng)))
 
-    def _feeder(self) -> None:
+    def _feed_loop(self) -> None:
         tick = 0
         while not self._stop.wait(1.0):
             tick += 1
             self._feed(self.rng.randint(3, 9) + (25 if tick % 15 == 0 else 0))
 
+    def gone(self) -> list[str]:
+        """The worker processes that have ended, said for people (``pid 4242 (killed by
+        SIGKILL)``)."""
+        out = []
+        for p in self.procs:
+            code = p.poll()
+            if code is not None:
+                why = (f"killed by {signal.Signals(-code).name}" if code < 0 else
+                       f"exit status {code}")
+                out.append(f"pid {p.pid} ({why})")
+        return out
+
     def stop(self) -> None:
         self._stop.set()
-        for w in self.workers:
-            w.stop()
-        for t in self._threads:
-            t.join(timeout=10)
+        if self._feeder.is_alive():
+            self._feeder.join(timeout=10)
+        for p in self.procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)  # once: running jobs get GRACE to finish
+        deadline = time.monotonic() + GRACE + 10
+        for p in self.procs:
+            try:
+                p.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
         self.feeder_queue.close()
-        for w in self.workers:
-            w.queue.close()
-
-    def totals(self) -> dict[str, int]:
-        total: dict[str, int] = {}
-        for w in self.workers:
-            for k, v in w.counts.items():
-                total[k] = total.get(k, 0) + v
-        return total
 
 
-def _quiet_logs() -> None:
-    """The demo shows its own summary; one log line per job would drown it."""
-    log = logging.getLogger("jobq")
-    log.handlers[:] = [logging.NullHandler()]
-    log.propagate = False
+def _command(name: str, db: str) -> str:
+    """How to run one of jobq's commands from here: the bare name when it is on PATH,
+    else the path of the one next to this Python (``.venv/bin/jobq-tui``)."""
+    mine = Path(sys.executable).parent / name
+    found = shutil.which(name)
+    if mine.exists() and (found is None or Path(found).resolve() != mine.resolve()):
+        relative = os.path.relpath(mine)
+        name = relative if not relative.startswith("..") else str(mine)
+        if os.sep not in name:
+            name = os.path.join(".", name)
+    return f"{name} {shlex.quote(str(db))}"
 
 
 def _monitor_available() -> bool:
@@ -155,9 +210,9 @@ def _monitor_available() -> bool:
 
 def _open_monitor(db: str) -> None:
     """Run jobq-tui in this terminal; the demo ends when the monitor is quit (a monitor
-    killed from outside could leave the terminal in its alternate screen)."""
-    cmd = [sys.executable, "-m", "jobq_tui.main", str(db), "--beat", f"{LEASE / 3:g}"]
-    subprocess.run(cmd, check=False)
+    killed from outside could leave the terminal in its alternate screen). The workers
+    record their heartbeat interval, so the monitor needs no --beat."""
+    subprocess.run([sys.executable, "-m", "jobq_tui.main", str(db)], check=False)
 
 
 def _live(run: _DemoRun, out: Console, duration: float | None) -> None:
@@ -176,14 +231,25 @@ def _quiet(run: _DemoRun, out: Console, duration: float) -> None:
     out.print(f"No terminal: running for {duration:g}s, then a summary.")
     deadline = time.monotonic() + duration
     next_line = time.monotonic() + 2.0
-    while (left := deadline - time.monotonic()) > 0:
-        time.sleep(min(0.2, left))
-        if time.monotonic() >= next_line:
-            next_line += 2.0
-            t = run.totals()
-            out.print(f"  {render.span(time.monotonic() - run.started):>5}: enqueued "
-                      f"{run.enqueued}, succeeded {t['succeeded']}, retried {t['failed']}, "
-                      f"dead {t['dead']}, running {sum(len(w.running_jobs()) for w in run.workers)}")
+    reported: set[str] = set()
+    with Queue(run.db, create=False) as q:
+        while (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(0.2, left))
+            for gone in run.gone():
+                if gone not in reported:
+                    reported.add(gone)
+                    out.print(f"  a worker ended: {gone}")
+            if time.monotonic() >= next_line:
+                next_line += 2.0
+                s = _run_stats(run, q)
+                out.print(f"  {render.span(time.monotonic() - run.started):>5}: enqueued "
+                          f"{run.enqueued}, succeeded {s.succeeded_recent}, dead "
+                          f"{s.dead_recent}, retrying {s.retrying}, running {s.running}")
+
+
+def _run_stats(run: _DemoRun, q: Queue):
+    """Counts over this run (finished counts since it started)."""
+    return q.stats(window=max(1.0, time.time() - run.started_at))
 
 
 class _DemoView:
@@ -192,36 +258,45 @@ class _DemoView:
         self.queue = Queue(run.db, create=False)
 
     def __rich__(self) -> Group:
-        s = self.queue.stats(window=3600.0)
-        t = self.run.totals()
-        up = render.span(time.monotonic() - self.run.started)
+        q, run = self.queue, self.run
+        s = _run_stats(run, q)
+        pid_of = {w.id: w.pid for w in q.workers()}
+        up = render.span(time.monotonic() - run.started)
         head = Text.assemble(
             ("pending ", "bold"), (str(s.pending), "cyan"), "  ", ("running ", "bold"),
             (str(s.running), "yellow"), "  ", ("retrying ", "bold"), str(s.retrying), "  ",
             ("scheduled ", "bold"), str(s.scheduled), "  ", ("dead ", "bold"), (str(s.dead), "red"),
-            f"   · this run: {t['succeeded']} succeeded, {t['failed']} retried, {t['dead']} dead"
-            f" · up {up}")
+            f"   · this run: {s.succeeded_recent} succeeded, {s.dead_recent} dead · up {up}")
         table = Table(box=None, padding=(0, 2), show_edge=False)
-        for col in ("WORKER", "ID", "KIND", "TRY", "FOR"):
+        for col in ("PID", "ID", "KIND", "TRY", "FOR"):
             table.add_column(col, no_wrap=True)
-        for w in self.run.workers:
-            for job, took, _ctx in w.running_jobs():
-                table.add_row(render.cell(w.id, limit=24), str(job.id),
-                              render.cell(job.kind, limit=30), str(job.attempts), render.span(took))
-        return Group(head, table)
+        now = q.clock.now()
+        for job in q.list("running", limit=16, payloads=False):
+            table.add_row(str(pid_of.get(job.worker or "", "?")), str(job.id),
+                          render.cell(job.kind, limit=30), f"{job.attempts}/{job.max_attempts}",
+                          render.span(now - (job.started_at or now)))
+        gone = run.gone()
+        parts = [head, table]
+        if gone:
+            parts.append(Text("ended: " + ", ".join(gone), style="yellow"))
+        return Group(*parts)
 
 
 def _summary(run: _DemoRun, out: Console, db: str, watch: str) -> None:
-    t = run.totals()
     with Queue(db, create=False) as q:
-        s = q.stats(window=time.monotonic() - run.started + 60)
+        s = _run_stats(run, q)
     out.print(Text.assemble(
         ("demo summary", "bold"), f" ({render.span(time.monotonic() - run.started)}): ",
-        f"enqueued {run.enqueued}, succeeded {t['succeeded']}, failed attempts retried "
-        f"{t['failed']}, dead {t['dead']}, released {t['released']}; "
-        f"left in the queue: {s.pending} pending ({s.scheduled} scheduled), {s.dead} dead in total."))
+        f"enqueued {run.enqueued}, succeeded {s.succeeded_recent}, dead {s.dead_recent}; "
+        f"left in the queue: {s.pending} pending ({s.scheduled} scheduled, {s.retrying} "
+        f"retrying), {s.dead} dead in total."))
+    for gone in run.gone():
+        if "SIGTERM" not in gone and "exit status 0" not in gone:
+            out.print(f"a worker ended early: {gone} (its log: {run.log})")
     out.print("Look around:")
-    for cmd in (f"jobq stats --db {db}", f"jobq list --status dead --db {db}", watch):
-        out.print(Text("  " + cmd, style="bold"), soft_wrap=True)
-    if shutil.which("jobq-tui") is None and not _monitor_available():
+    jobq = _command("jobq", db).rsplit(" ", 1)[0]
+    for cmd in (f"{jobq} stats --db {shlex.quote(str(db))}",
+                f"{jobq} list --status dead --db {shlex.quote(str(db))}", watch):
+        out.print(Text("  " + cmd, style="bold"))
+    if not _monitor_available():
         out.print("(jobq-tui is not installed here)")

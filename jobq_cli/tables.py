@@ -28,8 +28,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from jobq_core.display import cut_middle, cut_widths
+
 GAP = 2  # columns between two columns (Rich's padding, collapsed)
-ELLIPSIS = "…"
 NEVER_DROPPED = 100  # a column with this ``keep`` or more is never dropped
 OPTIONAL = 40  # a column with less ``keep`` goes before any other is cut below its ``want``
 
@@ -72,15 +73,9 @@ def fit(cols: Sequence[Col], rows: Sequence[Sequence[Text | str]],
         if not optional:
             break
         shown.remove(min(optional, key=lambda i: cols[i].keep))
-    widths = list(natural)
-    over = need(widths, shown) - width
     cuttable = sorted((i for i in shown if not cols[i].fixed), key=lambda i: cols[i].shrink)
-    # First every column down to the width it reads well at, then down to its least.
-    for floor in ([max(least[i], cols[i].want) for i in range(len(cols))], least):
-        for i in cuttable:
-            cut = max(0, min(over, widths[i] - floor[i]))
-            widths[i] -= cut
-            over -= cut
+    widths = cut_widths(natural, [(max(least[i], c.want), least[i]) for i, c in enumerate(cols)],
+                        cuttable, need(natural, shown) - width)
     return shown, [widths[i] for i in shown]
 
 
@@ -115,13 +110,9 @@ def _len(cell: Text | str) -> int:
 
 def _cut(cell: Text | str, width: int, middle: bool) -> Text | str:
     """The cell cut to ``width``: at its end (Rich's ellipsis) or, for ``middle``, with
-    its start and end kept."""
-    if not middle or _len(cell) <= width or width < 8:
+    its start and end kept (``display.cut_middle``)."""
+    if not middle or _len(cell) <= width:
         return cell
-    t = cell if isinstance(cell, Text) else Text(cell)
-    head = (width - 1) * 2 // 5
-    tail = width - 1 - head
-    out = t[:head]
-    out.append(ELLIPSIS)
-    out.append_text(t[len(t) - tail:])
-    return out
+    if isinstance(cell, str):
+        return cut_middle(cell, width)
+    return Text(cut_middle(cell.plain, width), style=cell.style)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -148,3 +149,45 @@ def job_state(job: Job, now: float) -> str:
 def job_badge(job: Job, now: float) -> Badge:
     state = job_state(job, now)
     return JOB_BADGES.get(state) or Badge("?", state)
+
+
+# -- fitting columns to a width ----------------------------------------------------------
+
+def cut_widths(natural: Sequence[int], floors: Sequence[tuple[int, int]],
+               order: Sequence[int], over: int) -> list[int]:
+    """Column widths after giving up ``over`` cells: the columns in ``order`` (the least
+    useful text first) are cut, each down to its first floor, then, all of them there,
+    each down to its second. ``floors[i]`` is ``(want, least)``: the width a column still
+    reads well at, and the least it may have. Fixed columns are simply not in ``order``.
+    Shared by the CLI's tables and the monitor's, so both cut the same way."""
+    widths = list(natural)
+    for level in (0, 1):
+        for i in order:
+            if over <= 0:
+                return widths
+            cut = max(0, min(over, widths[i] - floors[i][level]))
+            widths[i] -= cut
+            over -= cut
+    return widths
+
+
+def cut_middle(text: str, width: int) -> str:
+    """``text`` in ``width`` characters, cut in the middle: an error line keeps its start
+    (the exception type) and its end (the specifics that tell one failure from another)."""
+    if len(text) <= width:
+        return text
+    if width < 8:
+        return text[: max(0, width - 1)] + "…"
+    head, tail = middle_cut(text, width)
+    return text[:head] + "…" + text[tail:]
+
+
+def middle_cut(text: str, width: int) -> tuple[int, int]:
+    """Where ``cut_middle`` cuts: keep ``text[:head]`` and ``text[tail:]``. The tail never
+    starts just after a visible ``␛`` (``textsafe``): what followed an escape stays marked
+    as such, not shown as plain ``]52;...``."""
+    head = (width - 1) * 2 // 5
+    tail = len(text) - (width - 1 - head)
+    if text[tail - 1] == "␛":
+        head, tail = head - 1, tail - 1
+    return head, tail

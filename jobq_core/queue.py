@@ -276,15 +276,19 @@ class Queue:
 
     def list(self, status: str | None = None, queue: str | None = None, kind: str | None = None,
              *, worker: str | None = None, error_contains: str | None = None, limit: int = 100,
-             offset: int = 0, payloads: bool = True) -> list[Job]:
+             offset: int = 0, payloads: bool = True, prefix: bool = False,
+             search: Sequence[str] = ()) -> list[Job]:
         """Jobs matching every filter given. ``status`` may also be ``"scheduled"`` (pending,
         not yet due) or ``"retrying"`` (pending after a failed attempt). With
         ``payloads=False`` payloads and results are not read (they come back as None):
-        cheaper for listings that do not show them."""
+        cheaper for listings that do not show them. With ``prefix``, ``queue`` and ``kind``
+        match names that start with them; ``search``: words each found (in any case) in
+        the kind, queue, worker or error, or equal to the id."""
         _check_status(status)
         check_int("limit", limit, minimum=0)
         check_int("offset", offset, minimum=0)
-        where = ListFilter(status, queue, kind, worker, error_contains, limit, offset, payloads)
+        where = ListFilter(status, queue, kind, worker, error_contains, limit, offset, payloads,
+                           prefix, _words(search))
         return self.store.job_list(where, self.clock.now())
 
     def attempts(self, job_id: int) -> list[Attempt]:
@@ -299,10 +303,12 @@ class Queue:
 
     def count(self, status: str | None = None, queue: str | None = None,
               kind: str | None = None, *, worker: str | None = None,
-              error_contains: str | None = None) -> int:
+              error_contains: str | None = None, prefix: bool = False,
+              search: Sequence[str] = ()) -> int:
         """How many jobs ``list`` would return with these filters and no limit."""
         _check_status(status)
-        where = ListFilter(status, queue, kind, worker, error_contains)
+        where = ListFilter(status, queue, kind, worker, error_contains, prefix=prefix,
+                           search=_words(search))
         return self.store.job_count(where, self.clock.now())
 
     def throughput(self, *, span: float = 300.0, bucket: float = 10.0) -> Throughput:
@@ -318,11 +324,13 @@ class Queue:
         return self.store.job_throughput(end - buckets * bucket, bucket, buckets)
 
     def dead_groups(self, *, queue: str | None = None, kind: str | None = None,
-                    error_contains: str | None = None, limit: int = 100) -> list[ErrorGroup]:
-        """Dead jobs grouped by kind and the first line of their last error, largest first:
-        one bad deploy is one group with a count."""
+                    error_contains: str | None = None, limit: int = 100,
+                    prefix: bool = False, search: Sequence[str] = ()) -> list[ErrorGroup]:
+        """Dead jobs grouped by kind and error line (``error_groups.group_key``), largest
+        first: one bad deploy is one group with a count. Filters as ``list``'s."""
         check_int("limit", limit, minimum=0)
-        where = ListFilter(JobStatus.DEAD, queue, kind, None, error_contains, limit)
+        where = ListFilter(JobStatus.DEAD, queue, kind, None, error_contains, limit,
+                           prefix=prefix, search=_words(search))
         return self.store.job_dead_groups(where)
 
     # -- administering --------------------------------------------------------------------
@@ -337,9 +345,11 @@ class Queue:
         self.store.job_retry(job_id, self.clock.now(), force)
 
     def retry_dead(self, *, queue: str | None = None, kind: str | None = None,
-                   error_contains: str | None = None) -> int:
-        """Retry every dead job matching the filters; returns how many."""
-        where = ListFilter(JobStatus.DEAD, queue, kind, None, error_contains)
+                   error_contains: str | None = None, prefix: bool = False,
+                   search: Sequence[str] = ()) -> int:
+        """Retry every dead job matching the filters (as ``list``'s); returns how many."""
+        where = ListFilter(JobStatus.DEAD, queue, kind, None, error_contains, prefix=prefix,
+                           search=_words(search))
         return self.store.job_retry_dead(where, self.clock.now())
 
     def cancel(self, job_id: int) -> JobStatus:
@@ -558,6 +568,15 @@ def _check_queues(queues: Sequence[str] | str | None) -> Sequence[str] | None:
     for q in queues or ():
         check_name("queue", q)
     return queues
+
+
+def _words(search: Sequence[str] | str) -> tuple[str, ...]:
+    """Search words: non-empty strings (a single string is one word)."""
+    words = (search,) if isinstance(search, str) else tuple(search)
+    for w in words:
+        if not isinstance(w, str) or not w:
+            raise ValueError(f"search words must be non-empty strings, got {w!r:.80}")
+    return words
 
 
 def _limits(attempt_limits: Mapping[str, int] | None) -> dict[str, int] | None:

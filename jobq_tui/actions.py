@@ -84,9 +84,9 @@ class WriteActions:
 
     def action_retry_all(self) -> None:
         f = self.filter
-        if f.worker or f.words or f.status:
-            self.say("retry all uses only queue:, kind: and error: — remove other filter terms",
-                     "bold red")
+        if f.worker or f.status:
+            self.say("retry all uses queue:, kind:, error: and words — remove worker: and "
+                     "status:", "bold red")
             return
         self._confirm_retry_matching(f, "every dead job" if f.empty else
                                      "every dead job matching the filter:")
@@ -104,7 +104,10 @@ class WriteActions:
         msg.append(f"\n{what}")
         error = ("error", f"{filt.group}  (# is any id or long number)") if filt.group \
             else ("error contains", filt.error)
-        for label, value in (("queue", filt.queue), ("kind", filt.kind), error):
+        starts = " starts with" if filt.prefix else ""
+        words = ("words", " ".join(filt.words)) if filt.words else ("", None)
+        for label, value in (("queue" + starts, filt.queue), ("kind" + starts, filt.kind),
+                             error, words):
             if value:
                 msg.append(f"\n  {label}: ")
                 msg.append_text(literal(value, limit=120))

@@ -15,6 +15,7 @@ Invariants and hazards:
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 from rich.text import Text
@@ -28,9 +29,10 @@ from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from jobq_core import SYSTEM_CLOCK, Clock
+from jobq_core.display import cut_middle
 
 from .actions import WriteActions
-from .filters import Filter, FilterError, group_filter, parse_filter
+from .filters import Filter, FilterError, group_filter, job_ref, parse_filter
 from .screens import DetailScreen, HelpScreen, detail_text
 from .source import Snapshot, Source, Unavailable
 from .views import ROW_LIMIT, VIEWS, View, sort_rows
@@ -42,6 +44,7 @@ _MAIN_VIEW_ACTIONS = frozenset({"filter", "clear_filter", "pause", "refresh", "s
                                 "sort_reverse", "group", "retry", "retry_all", "cancel_job",
                                 "mark", "view", "forget_lost", "pause_queue"})
 WIDE = 120  # columns from which the rich layout (more columns, longer sparklines) is used
+READ_SHARE = 0.02  # at most this share of a core goes to reading the database
 MIN_SIZE = (50, 12)  # below this: "terminal too small"
 RICH = (160, 40)  # from this size: queues and workers in a side column too
 
@@ -52,7 +55,9 @@ class MonitorApp(WriteActions, App):
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
         Binding("question_mark", "help", "help"),
-        Binding("slash", "filter", "filter"),
+        # priority: handled as the key arrives, before the keys queued behind it are
+        # forwarded to the table (over ssh "/queue:mail" comes in one burst)
+        Binding("slash", "filter", "filter", priority=True),
         Binding("escape", "clear_filter", "clear", show=False),
         Binding("p", "pause", "pause"),
         Binding("r", "refresh", "refresh", show=False),
@@ -75,10 +80,12 @@ class MonitorApp(WriteActions, App):
         super().__init__()
         self.source = source
         self.interval = interval
+        self.effective_interval = interval  # longer while reads are costly (_poll_done)
         self.beat = beat
         self.clock: Clock = clock or source.clock or SYSTEM_CLOCK
         self.live = live
         self.filter = Filter()
+        self._filter_before = self.filter  # to return to after a #123 jump
         self.grouped = True
         # View.layout -> (column index, reverse)
         self.sort_by: dict[tuple[str, bool], tuple[int, bool]] = {}
@@ -113,7 +120,7 @@ class MonitorApp(WriteActions, App):
                 with VerticalScroll(id="preview"):  # rich layout: the highlighted job
                     yield Static(id="preview-body")
         yield TextLine(id="status")
-        yield Input(placeholder='queue:NAME kind:NAME worker:ID error:"text" words…',
+        yield Input(placeholder='words  queue:Q kind:K worker:W error:"text"  #123 opens job 123',
                     id="filter")
         yield Static(Text("terminal too small"), id="too-small")
         yield Footer()
@@ -206,6 +213,15 @@ class MonitorApp(WriteActions, App):
         self.error = error
         if snap is not None:
             self.snapshot = snap
+        delay = self.interval if error is None else max(self.interval, 2.0)
+        if snap is not None and not snap.reused:
+            # A read that costs more CPU than the budget allows waits longer for the next
+            # one (a drain of thousands of jobs a second makes every count bigger): the
+            # monitor stays under READ_SHARE of a core; the header shows the interval it
+            # really refreshes at.
+            self.effective_interval = max(delay, snap.read_cpu / READ_SHARE)
+        else:  # nothing re-read (a cheap check), or nothing read
+            self.effective_interval = delay
         if same:  # nothing was re-read: only the "updated … ago" stamp moves
             self.render_all(tables=False)
         else:
@@ -214,8 +230,7 @@ class MonitorApp(WriteActions, App):
             self._again = False
             self.request_poll()
         elif self.live:
-            delay = self.interval if error is None else max(self.interval, 2.0)
-            self._timer = self.set_timer(delay, self._timed_poll)
+            self._timer = self.set_timer(self.effective_interval, self._timed_poll)
 
     def _timed_poll(self) -> None:
         self._timer = None
@@ -247,8 +262,8 @@ class MonitorApp(WriteActions, App):
     def _render_all(self, tables: bool) -> None:
         now = self.clock.now()
         frozen_at = self._frozen_at(now)
-        st = HeaderState(self.source.path, self.live, self.interval, self.source.read_only,
-                         self.beat)
+        st = HeaderState(self.source.path, self.live, self.effective_interval,
+                         self.source.read_only, self.beat)
         self._main.query_one(StatusHeader).show_state(self.snapshot, now, st, self.wide,
                                                       frozen_at)
         banner = self._main.query_one("#banner", Static)
@@ -293,19 +308,24 @@ class MonitorApp(WriteActions, App):
         snap = self.snapshot
         if snap is None:
             return None
-        if self.live and not self.error and now - snap.checked_at <= stale_after(self.interval):
+        if self.live and not self.error and \
+                now - snap.checked_at <= stale_after(self.effective_interval):
             return None
         return min(now, snap.checked_at)
 
     def _render_table(self, now: float) -> None:
         v = self.shown
         table = self.table(v.name)
-        table.set_columns(v.columns(self.grouped, self.wide))
+        col, rev = self.sort_by.get(v.layout(self.grouped), (None, False))
+        columns = v.columns(self.grouped, self.wide)
+        if col is not None and col < len(columns):  # the sort column says so in its header
+            marked = f"{columns[col].label} {'▼' if rev else '▲'}"
+            columns[col] = replace(columns[col], label=marked)
+        table.set_columns(columns)
         snap = self._snapshot_for(v)
         if snap is None:
             return  # this view's rows have not been read yet: the poll is on its way
         rows = v.rows(snap, now, wide=self.wide, beat=self.beat)
-        col, rev = self.sort_by.get(v.layout(self.grouped), (None, False))
         if col is not None:
             sort_rows(rows, col, rev)
         table.set_rows(rows)
@@ -362,7 +382,12 @@ class MonitorApp(WriteActions, App):
         t.append(f"{table.row_count} row{'' if table.row_count == 1 else 's'}", "dim")
         if self.snapshot is not None and table.row_count >= ROW_LIMIT:
             t.append(f" (first {ROW_LIMIT}; filter to narrow)", "dim")
-        if not self.filter.empty:
+        if self.filter.group is not None:  # a dead group's jobs: say which group
+            t.append("  group ", "dim")
+            t.append_text(literal(f"{self.filter.kind}: {cut_middle(self.filter.group, 44)}",
+                                  "bold"))
+            t.append("  esc: all", "dim")
+        elif not self.filter.empty:
             t.append("  filter ", "dim")
             t.append_text(literal(self.filter.text, "bold", limit=60))
         v = self.shown
@@ -370,7 +395,7 @@ class MonitorApp(WriteActions, App):
         if col is not None:
             cols = v.columns(self.grouped, self.wide)
             if col < len(cols):
-                t.append(f"  sorted by {cols[col].label} {'↓' if rev else '↑'}", "dim")
+                t.append(f"  sorted by {cols[col].label} {'▼' if rev else '▲'}", "dim")
         if v.groups:
             t.append("  grouped by error (d: one row per job)" if self.grouped
                      else "  one row per job (d: group by error)", "dim")
@@ -403,18 +428,75 @@ class MonitorApp(WriteActions, App):
                                 not rev if col == event.column_index else False)
         self.render_all()
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """Filter as you type: each change that parses is applied at once (a half-typed
+        quote waits, saying why)."""
+        if event.input.id != "filter" or not self._main.has_class("-filtering"):
+            return
+        if job_ref(event.value) is not None:
+            self.say("enter opens that job")
+            return
         try:
-            self.filter = parse_filter(event.value)
+            filt = parse_filter(event.value)
         except FilterError as e:
+            self.say(str(e), "dim")
+            return
+        self.message = Text()
+        if filt != self.filter:
+            self.filter = filt
+            self.render_all()
+            self.request_poll()
+
+    async def on_event(self, event: events.Event) -> None:
+        """While the filter box is open, keys go into it here, in the order they arrived.
+        Left to Textual, a burst misorders: printable keys reach the box through its own
+        queue while its bindings (backspace, arrows, enter) take effect only when the key
+        comes back up unhandled, after the keys behind it. And a key typed after enter must
+        reach the table, not the box."""
+        if (isinstance(event, events.Key) and not event.is_forwarded
+                and self._main.has_class("-filtering") and not self._modal_open()):
+            await self._filter_key(event)
+            return
+        await super().on_event(event)
+
+    async def _filter_key(self, event: events.Key) -> None:
+        box = self._main.query_one("#filter", Input)
+        if event.key == "escape":
+            self._close_filter()
+        elif event.key == "enter":
+            self._submit_filter(box.value)
+        elif event.is_printable and event.character:
+            box.insert_text_at_cursor(event.character)
+        elif bindings := box._bindings.key_to_bindings.get(event.key):
+            await box.run_action(bindings[0].action)
+        elif event.key in ("tab", "shift+tab", "ctrl+q", "ctrl+c"):
+            await super().on_event(event)  # the app's own: focus moves, quitting
+
+    def _submit_filter(self, value: str) -> None:
+        job_id = job_ref(value)
+        if job_id is not None:  # #123: open that job; the filter stays as it was
+            self._close_filter()
+            self.filter = self._filter_before
+            self.render_all()
+            self.request_poll()
+            self.push_screen(DetailScreen(job_id, self.source, clock=self.clock,
+                                          interval=self.interval, live=lambda: self.live))
+            return
+        try:
+            self.filter = parse_filter(value)
+        except FilterError as e:  # the box stays open to fix it; what was typed is not kept
+            self.filter = self._filter_before
+            self.render_all()
+            self.request_poll()
             self.say(str(e), "bold red")
             return
         self._close_filter()
+        self.render_all()
         self.request_poll()
 
     def _close_filter(self) -> None:
         self._main.remove_class("-filtering")
-        self.table().focus()
+        self._main.set_focus(self.table(), scroll_visible=False)  # now: the next key is its
 
     # -- actions --------------------------------------------------------------------------
 
@@ -426,6 +508,8 @@ class MonitorApp(WriteActions, App):
             return False  # only where a queue can be selected
         if action == "pause" and isinstance(self.screen, DetailScreen):
             return True  # the detail screen is live too
+        if action == "filter" and self._main.has_class("-filtering"):
+            return False  # a / typed in the filter box is part of the filter
         if self._modal_open() and action in _MAIN_VIEW_ACTIONS:
             return False  # the main view's keys do nothing on the detail screen
         return True
@@ -439,8 +523,12 @@ class MonitorApp(WriteActions, App):
     def action_filter(self) -> None:
         self._main.add_class("-filtering")
         box = self._main.query_one("#filter", Input)
+        self._filter_before = self.filter
         box.value = self.filter.text
-        box.focus()
+        box.cursor_position = len(box.value)
+        # Focus now, not after the keys already queued: every key after the / belongs in
+        # the box (a q must not quit).
+        self._main.set_focus(box, scroll_visible=False)
 
     def action_clear_filter(self) -> None:
         box = self._main.query_one("#filter", Input)
@@ -473,13 +561,18 @@ class MonitorApp(WriteActions, App):
         self.request_poll(force=True)
 
     def action_sort(self, reverse: bool = False) -> None:
+        """``s``: sort by the next column; after the last, back to the order as read
+        (None). ``S``: reverse the order."""
         layout = self.shown.layout(self.grouped)
         n = len(self.shown.columns(self.grouped, self.wide))
         col, rev = self.sort_by.get(layout, (None, False))
         if reverse:
             self.sort_by[layout] = (col if col is not None else 0, not rev)
+        elif col is not None and col + 1 >= n:
+            self.sort_by.pop(layout, None)
+            self.say("sorted as read (the view's own order)")
         else:
-            self.sort_by[layout] = (0 if col is None else (col + 1) % n, rev)
+            self.sort_by[layout] = (0 if col is None else col + 1, rev)
         self.render_all()
 
     def action_sort_reverse(self) -> None:

@@ -1,11 +1,15 @@
 """The `/` filter: free words plus ``queue:`` ``kind:`` ``worker:`` ``error:`` ``status:``.
 
-``queue:mail kind:send error:"connection refused" timeout`` narrows the database query by
-queue, kind and error text and keeps rows where every free word appears (case-insensitive)
-in one of the shown fields. Values with spaces are quoted. Pure data: no Textual here.
+``queue:mail kind:send error:"connection refused" timeout`` narrows the database query:
+queues and kinds that start with ``mail`` and ``send``, errors containing the text, and
+jobs where every free word appears (in any case) in the id, kind, queue, worker or error,
+so a search reaches every job, not only the rows loaded. Values with spaces are quoted.
+``#123`` (or ``id:123``) is not a filter but a job to open (``job_ref``). Pure data: no
+Textual here.
 """
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass, field
 
@@ -28,10 +32,15 @@ class Filter:
     words: tuple[str, ...] = field(default=())
     text: str = ""
     group: str | None = None  # a dead group's key (``group_key``): exactly its jobs
+    prefix: bool = True  # queue and kind match names that start with them (False: exact)
 
     @property
     def empty(self) -> bool:
         return not self.text.strip()
+
+    def names(self, queue: str | None, kind: str | None) -> bool:
+        """Whether a queue and kind pass the ``queue:`` and ``kind:`` terms."""
+        return _name_ok(self.queue, queue, self.prefix) and _name_ok(self.kind, kind, self.prefix)
 
     def matches(self, *fields: object) -> bool:
         """Whether every free word occurs in at least one of ``fields``."""
@@ -68,8 +77,20 @@ def group_filter(g: ErrorGroup) -> Filter:
     """The filter that selects the dead jobs of a group: its kind, ``error:`` its
     ``match`` (which the database narrows by) and its ``key`` (which tells the group from
     others whose errors start alike), with text to show in the status line."""
-    return Filter(kind=g.kind, error=g.match or None, group=g.key or None,
+    return Filter(kind=g.kind, error=g.match or None, group=g.key or None, prefix=False,
                   text=_filter_text(kind=g.kind, error=g.match))
+
+
+def job_ref(text: str) -> int | None:
+    """The job id in ``#123`` or ``id:123`` (a jump to that job), else None."""
+    m = re.fullmatch(r"\s*(?:#|id:)\s*(\d{1,19})\s*", text)
+    return int(m.group(1)) if m else None
+
+
+def _name_ok(term: str | None, name: str | None, prefix: bool) -> bool:
+    if term is None:
+        return True
+    return (name or "").startswith(term) if prefix else name == term
 
 
 def _filter_text(**terms: str | None) -> str:

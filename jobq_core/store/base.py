@@ -131,6 +131,8 @@ class ListFilter:
     limit: int = 100
     offset: int = 0
     payloads: bool = True  # False: leave payload and result unread (None), for listings
+    prefix: bool = False  # True: ``queue`` and ``kind`` match names that start with them
+    search: tuple[str, ...] = ()  # each word in the id, kind, queue, worker or error (any case)
 
 
 class Watch(Protocol):

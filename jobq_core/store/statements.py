@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import NamedTuple
 
 from ..types import FINISHED, JobStatus, Outcome
@@ -22,10 +23,16 @@ class Dialect(NamedTuple):
     true: str
     false: str
     contains: str  # "error contains the parameter"
+    starts: str  # "{column} starts with the parameter", given the parameter ``starts_n`` times
+    starts_n: int
+    within: str  # "{column} contains the parameter, in any (ASCII) case"
+    id_text: str  # the id as text
 
 
-SQLITE = Dialect("?", "1", "0", "instr(error, ?) > 0")
-POSTGRES = Dialect("%s", "true", "false", "strpos(error, %s) > 0")
+SQLITE = Dialect("?", "1", "0", "instr(error, ?) > 0", "substr({column}, 1, length(?))=?", 2,
+                 "instr(lower(coalesce({column}, '')), lower(?)) > 0", "CAST(id AS TEXT)")
+POSTGRES = Dialect("%s", "true", "false", "strpos(error, %s) > 0", "starts_with({column}, %s)",
+                   1, "strpos(lower(coalesce({column}, '')), lower(%s)) > 0", "id::text")
 
 
 # -- the fence and the writes to a running job ------------------------------------------------
@@ -134,9 +141,17 @@ def list_conditions(d: Dialect, where: ListFilter, now: float) -> tuple[list[str
         if status in FINISHED:  # true for them anyway; lets the finished index serve
             conds.append("finished_at IS NOT NULL")
     for column, value in (("queue", where.queue), ("kind", where.kind), ("worker", where.worker)):
-        if value is not None:
+        if value is None:
+            continue
+        if where.prefix and column != "worker":
+            conds.append(d.starts.format(column=column))
+            params += [value] * d.starts_n
+        else:
             conds.append(f"{column}={d.p}")
             params.append(value)
+    for word in where.search:
+        conds.append(search(d))
+        params += [word] * 5
     if where.error_contains:
         conds.append(d.contains)
         params.append(where.error_contains)
@@ -165,8 +180,19 @@ def count_query(d: Dialect, where: ListFilter, now: float) -> tuple[str, list]:
 
 
 def dead_filter(where: ListFilter) -> ListFilter:
-    """``where`` narrowed to dead jobs (retry_dead, dead_groups)."""
-    return ListFilter(JobStatus.DEAD, where.queue, where.kind, where.worker, where.error_contains)
+    """``where`` narrowed to dead jobs (retry_dead, dead_groups), its prefixes and search
+    words kept."""
+    return replace(where, status=JobStatus.DEAD)
+
+
+@functools.cache
+def search(d: Dialect) -> str:
+    """One free word of a search: in the kind, queue, worker or error (ASCII case folded),
+    or equal to the id. Parameters: the word, five times. No index helps: it scans the
+    rows the other conditions leave until a listing's LIMIT of them match."""
+    return "(" + " OR ".join([*(d.within.format(column=c) for c in
+                                ("kind", "queue", "worker", "error")),
+                              f"{d.id_text}={d.p}"]) + ")"
 
 
 @functools.cache

@@ -35,8 +35,12 @@ class DetailScreen(Screen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "back"),
         Binding("q", "app.pop_screen", "back", show=False),
-        Binding("j", "scroll('down')", "down", show=False),
-        Binding("k", "scroll('up')", "up", show=False),
+        Binding("j,down", "scroll(1)", "down", show=False),
+        Binding("k,up", "scroll(-1)", "up", show=False),
+        Binding("pagedown", "page(1)", "page down", show=False),
+        Binding("pageup", "page(-1)", "page up", show=False),
+        Binding("g,home", "edge(-1)", "top", show=False),
+        Binding("G,end", "edge(1)", "bottom", show=False),
         Binding("r", "reload", "reload"),
         Binding("p", "app.pause", "pause"),
     ]
@@ -69,9 +73,20 @@ class DetailScreen(Screen):
     def action_reload(self) -> None:
         self.load()
 
-    def action_scroll(self, direction: str) -> None:
+    def action_scroll(self, lines: int) -> None:
+        self.query_one("#detail-scroll", VerticalScroll).scroll_relative(y=lines, animate=False)
+
+    def action_page(self, pages: int) -> None:
         scroll = self.query_one("#detail-scroll", VerticalScroll)
-        scroll.scroll_relative(y=1 if direction == "down" else -1, animate=False)
+        scroll.scroll_relative(y=pages * max(1, scroll.size.height - 1), animate=False)
+
+    def action_edge(self, end: int) -> None:
+        """``g`` the top, ``G`` the bottom (the last attempt's traceback), as in lists."""
+        scroll = self.query_one("#detail-scroll", VerticalScroll)
+        if end > 0:
+            scroll.scroll_end(animate=False)
+        else:
+            scroll.scroll_home(animate=False)
 
     @work(thread=True, exclusive=True, group="detail")
     def load(self, force: bool = True) -> None:

@@ -14,7 +14,7 @@ A view says three things, and nothing outside its module branches on its name:
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,9 +32,19 @@ ROW_LIMIT = 200  # rows read per list: more than any terminal shows, few enough 
 
 @dataclass(frozen=True)
 class Column:
+    """A column, and what its text may lose when the table is too wide for the screen:
+    columns with a ``shrink`` order are cut, the lowest first, down to ``want`` and then,
+    all of them there, to ``least`` (``display.cut_widths``); the others (ids, states,
+    counts, times) are never cut. ``middle``: cut in the middle (errors keep their type
+    and their telling end; a worker keeps its ``✗ lost``)."""
+
     key: str
     label: str
     wide_only: bool = False  # hidden below the wide layout
+    shrink: int | None = None  # None: never cut
+    least: int = 6
+    want: int = 0
+    middle: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,10 +88,40 @@ class View:
         return f"<view {self.name}>"
 
 
+class RowCache:
+    """Rows built at the last tick, reused while their record is the same object (the
+    same snapshot's) and the values that move with the clock (``moving``: a countdown, an
+    age, a state) read the same: a tick then costs a lookup per unchanged row instead of
+    building it, and the table skips rows it is given again (measured in
+    ``bench/tui_cpu.py``). Entries for records no longer shown are dropped each time."""
+
+    def __init__(self) -> None:
+        self._rows: dict[tuple[int, bool], tuple[object, tuple, Row]] = {}
+        self._next: dict[tuple[int, bool], tuple[object, tuple, Row]] = {}
+
+    def row(self, record: object, wide: bool, moving: tuple, build: Callable[[], Row]) -> Row:
+        key = (id(record), wide)
+        hit = self._rows.get(key)
+        if hit is not None and hit[0] is record and hit[1] == moving:
+            row = hit[2]
+        else:
+            row = build()
+        self._next[key] = (record, moving, row)
+        return row
+
+    def done(self, wide: bool) -> None:
+        """The rows of one call are all built: forget the others of this width."""
+        kept = {k: v for k, v in self._rows.items() if k[1] != wide}
+        kept.update(self._next)
+        self._rows, self._next = kept, {}
+
+
 def narrow(filt: Filter) -> dict[str, Any]:
-    """``Queue.list`` arguments for the filter's database terms."""
+    """``Queue.list`` arguments for the filter's database terms (its free words too: a
+    search reaches every job, not only the rows already read)."""
     return dict(queue=filt.queue, kind=filt.kind, worker=filt.worker,
-                error_contains=filt.error, limit=ROW_LIMIT, payloads=False)
+                error_contains=filt.error, limit=ROW_LIMIT, payloads=False,
+                prefix=filt.prefix, search=filt.words)
 
 
 def build(columns: Sequence[Column], wide: bool, key: str,
@@ -93,8 +133,9 @@ def build(columns: Sequence[Column], wide: bool, key: str,
 
 
 def limit_for(wide: bool) -> int:
-    """How many characters of a name (kind, worker) a cell shows at this width."""
-    return 40 if wide else 14
+    """How many characters of a name (kind, queue, worker) a row carries at most; the table
+    cuts them further only when the screen is too narrow for every column (``Column``)."""
+    return 60
 
 
 def sort_rows(rows: list[Row], column: int, reverse: bool) -> None:

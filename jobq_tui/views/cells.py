@@ -64,9 +64,18 @@ def worker_cell(name: str | None, state: WorkerState | None, limit: int) -> Text
 
 
 def age(seconds: float | None) -> str:
-    """``duration`` in whole seconds: the tables tick on a whole-second clock, so a
-    fraction of a second there would be noise, and a cell that changed for nothing."""
-    return duration(None if seconds is None else int(seconds))
+    """How long ago, as the tables show it: whole seconds under a minute (``42s``), then
+    whole minutes (``12m``), then ``duration``'s hours (``3h12m``). A cell then changes
+    once a second only while it is under a minute old, and once a minute after: on an
+    idle screen of older jobs nothing is redrawn (``bench/tui_cpu.py``)."""
+    if seconds is None:
+        return "-"
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m"
+    return duration(s)
 
 
 def tries(job: Job) -> Text:

@@ -7,14 +7,17 @@ from rich.text import Text
 from jobq_core import ErrorGroup, Job
 from jobq_core.error_groups import group_key
 
-from .base import ROW_LIMIT, Column, Row, View, build, limit_for, narrow
+from .base import ROW_LIMIT, Column, Row, RowCache, View, build, limit_for, narrow
 from .cells import BAD, age, error_cell, literal, number, text, tries
 
-JOB_COLUMNS = (Column("id", "ID"), Column("kind", "KIND"), Column("queue", "QUEUE"),
-               Column("try", "TRY"), Column("when", "DIED"), Column("error", "LAST ERROR"))
-GROUP_COLUMNS = (Column("count", "COUNT"), Column("kind", "KIND"),
-                 Column("queues", "QUEUES", True), Column("last", "LAST"),
-                 Column("error", "ERROR"))
+JOB_COLUMNS = (Column("id", "ID"), Column("kind", "KIND", shrink=3, least=10, want=16),
+               Column("queue", "QUEUE", shrink=2, least=6, want=10),
+               Column("try", "TRY"), Column("when", "DIED"),
+               Column("error", "LAST ERROR", shrink=1, least=20, want=36, middle=True))
+GROUP_COLUMNS = (Column("count", "COUNT"), Column("kind", "KIND", shrink=3, least=10, want=16),
+                 Column("queues", "QUEUES", True, shrink=2, least=8, want=16),
+                 Column("last", "LAST"),
+                 Column("error", "ERROR", shrink=1, least=24, want=40, middle=True))
 
 
 class Dead(View):
@@ -26,7 +29,8 @@ class Dead(View):
     def read(self, q, filt, grouped):
         if grouped:
             return tuple(q.dead_groups(queue=filt.queue, kind=filt.kind,
-                                       error_contains=filt.error, limit=ROW_LIMIT))
+                                       error_contains=filt.error, limit=ROW_LIMIT,
+                                       prefix=filt.prefix))
         return tuple(q.list("dead", **narrow(filt)))
 
     def all_columns(self, grouped):
@@ -34,12 +38,23 @@ class Dead(View):
 
     def rows(self, snap, now, *, wide, beat):
         f = snap.filter
+        out = []
         if snap.grouped:
-            return [_group_row(g, now, wide) for g in snap.rows
-                    if f.matches(g.kind, g.line, " ".join(g.queues))]
-        return [_job_row(j, now, wide) for j in snap.rows
-                if f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status)
-                and (f.group is None or group_key(j.error) == f.group)]
+            for g in snap.rows:
+                if f.matches(g.kind, g.line, " ".join(g.queues)):
+                    out.append(_CACHE.row(g, wide, (age(now - g.last_finished_at),),
+                                          lambda g=g: _group_row(g, now, wide)))
+        else:
+            for j in snap.rows:
+                if (f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status)
+                        and (f.group is None or group_key(j.error) == f.group)):
+                    out.append(_CACHE.row(j, wide, (age(now - (j.finished_at or now)),),
+                                          lambda j=j: _job_row(j, now, wide)))
+        _CACHE.done(wide)
+        return out
+
+
+_CACHE = RowCache()
 
 
 def _group_row(g: ErrorGroup, now: float, wide: bool) -> Row:

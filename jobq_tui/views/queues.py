@@ -11,9 +11,9 @@ from jobq_core import QueueStats
 from .base import Column, Row, View, build
 from .cells import BAD, DIM, WARN, age, literal, number, text
 
-COLUMNS = (Column("queue", "QUEUE"), Column("state", "STATE"), Column("pending", "PENDING"),
-           Column("running", "RUNNING"), Column("dead", "DEAD"), Column("lag", "LAG"),
-           Column("limits", "LIMITS", True))
+COLUMNS = (Column("queue", "QUEUE", shrink=1, least=10), Column("state", "STATE"),
+           Column("pending", "PENDING"), Column("running", "RUNNING"), Column("dead", "DEAD"),
+           Column("lag", "LAG"), Column("limits", "LIMITS", True))
 
 
 class Queues(View):
@@ -27,7 +27,7 @@ class Queues(View):
     def rows(self, snap, now, *, wide, beat):
         f = snap.filter
         return [_row(name, qs, now, wide) for name, qs in snap.stats.queues.items()
-                if f.queue in (None, name) and f.matches(name)]
+                if f.names(name, None) and f.matches(name)]
 
 
 def limits_label(qs: QueueStats) -> str:

@@ -4,11 +4,13 @@ from __future__ import annotations
 from jobq_core import Job
 from jobq_core.display import countdown
 
-from .base import Column, Row, View, build, limit_for, narrow
+from .base import Column, Row, RowCache, View, build, limit_for, narrow
 from .cells import WARN, error_cell, literal, number, text, tries
 
-COLUMNS = (Column("id", "ID"), Column("kind", "KIND"), Column("queue", "QUEUE"),
-           Column("try", "TRY"), Column("next", "NEXT RUN"), Column("error", "LAST ERROR"))
+COLUMNS = (Column("id", "ID"), Column("kind", "KIND", shrink=3, least=10, want=16),
+           Column("queue", "QUEUE", shrink=2, least=6, want=10),
+           Column("try", "TRY"), Column("next", "NEXT RUN"),
+           Column("error", "LAST ERROR", shrink=1, least=20, want=36, middle=True))
 
 
 class Retries(View):
@@ -22,8 +24,16 @@ class Retries(View):
 
     def rows(self, snap, now, *, wide, beat):
         f = snap.filter
-        return [_row(j, now, wide) for j in snap.rows
-                if f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status)]
+        out = []
+        for j in snap.rows:
+            if f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status):
+                moving = (countdown(j.run_at - now) if j.run_at > now else None,)
+                out.append(_CACHE.row(j, wide, moving, lambda j=j: _row(j, now, wide)))
+        _CACHE.done(wide)
+        return out
+
+
+_CACHE = RowCache()
 
 
 def _row(j: Job, now: float, wide: bool) -> Row:

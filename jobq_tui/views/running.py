@@ -11,15 +11,17 @@ from rich.text import Text
 from jobq_core import Job, WorkerState
 from jobq_core.display import countdown
 
-from .base import Column, Row, View, build, limit_for
+from .base import Column, Row, RowCache, View, build, limit_for
 from .cells import (
     age, lease_cell, literal, progress_cell, text, tries, worker_cell, worker_states,
 )
 
 COLUMNS = (
-    Column("id", "ID"), Column("kind", "KIND"), Column("queue", "QUEUE"),
-    Column("worker", "WORKER"), Column("try", "TRY"), Column("runtime", "RUNTIME"),
-    Column("lease", "LEASE"), Column("beat", "BEAT", True), Column("progress", "PROGRESS", True),
+    Column("id", "ID"), Column("kind", "KIND", shrink=4, least=10, want=20),
+    Column("queue", "QUEUE", shrink=2, least=6, want=10),
+    Column("worker", "WORKER", shrink=3, least=10, want=16, middle=True),
+    Column("try", "TRY"), Column("runtime", "RUNTIME"), Column("lease", "LEASE"),
+    Column("beat", "BEAT", True), Column("progress", "PROGRESS", True, shrink=1, least=10),
 )
 
 
@@ -34,15 +36,29 @@ class Running(View):
     def rows(self, snap, now, *, wide, beat):
         f = snap.filter
         states = worker_states(snap.workers, now, beat)
-        return [_row(j, now, wide, states.get(j.worker or "")) for j in snap.running
-                if f.queue in (None, j.queue) and f.kind in (None, j.kind)
-                and f.worker in (None, j.worker) and (not f.error or f.error in (j.error or ""))
-                and f.matches(j.id, j.kind, j.queue, j.worker, j.progress_message)]
+        out = []
+        for j in snap.running:
+            if not (f.names(j.queue, j.kind) and f.worker in (None, j.worker)
+                    and (not f.error or f.error in (j.error or ""))
+                    and f.matches(j.id, j.kind, j.queue, j.worker, j.progress_message)):
+                continue
+            worker = states.get(j.worker or "")
+            runtime = now - (j.started_at or now)
+            lease = lease_cell(j, now)
+            beat_age = age(now - j.heartbeat_at) if j.heartbeat_at else "-"
+            moving = (countdown(runtime), lease.plain, str(lease.style), beat_age, worker)
+            out.append(_CACHE.row(j, wide, moving, lambda j=j, w=worker, r=runtime, le=lease,
+                                  b=beat_age: _row(j, wide, w, r, le, b)))
+        _CACHE.done(wide)
+        return out
 
 
-def _row(j: Job, now: float, wide: bool, worker: WorkerState | None) -> Row:
+_CACHE = RowCache()
+
+
+def _row(j: Job, wide: bool, worker: WorkerState | None, runtime: float, lease: Text,
+         beat_age: str) -> Row:
     lim = limit_for(wide)
-    runtime = now - (j.started_at or now)
     ident = Text(str(j.id), justify="right", no_wrap=True)
     if j.cancel_requested and not wide:  # no PROGRESS column to say so
         ident = Text(f"⊘{j.id}", justify="right", style="magenta")
@@ -53,9 +69,8 @@ def _row(j: Job, now: float, wide: bool, worker: WorkerState | None) -> Row:
         "worker": (worker_cell(j.worker, worker, lim), j.worker or ""),
         "try": (tries(j), j.attempts),
         "runtime": (text(countdown(runtime)), runtime),
-        "lease": (lease_cell(j, now), j.lease_until or 0.0),
-        "beat": (text(age(now - j.heartbeat_at) if j.heartbeat_at else "-"),
-                 -(j.heartbeat_at or 0.0)),
+        "lease": (lease, j.lease_until or 0.0),
+        "beat": (text(beat_age), -(j.heartbeat_at or 0.0)),
         "progress": (progress_cell(j), j.progress or 0.0),
     }, job_id=j.id)
 

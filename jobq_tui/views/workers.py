@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from jobq_core import WorkerInfo, WorkerState
 
-from .base import ROW_LIMIT, Column, Row, View, build, limit_for
+from .base import ROW_LIMIT, Column, Row, RowCache, View, build, limit_for
+
+_CACHE = RowCache()
 from .cells import DIM, age, badge, literal, text, worker_badge
 
-COLUMNS = (Column("id", "WORKER"), Column("host", "HOST:PID"), Column("state", "STATE"),
-           Column("busy", "BUSY"), Column("pool", "POOL", True), Column("beat", "BEAT"),
-           Column("queues", "QUEUES"), Column("up", "UP", True))
+COLUMNS = (Column("id", "WORKER", shrink=3, least=16, want=24, middle=True),
+           Column("host", "HOST:PID", shrink=2, least=10, want=16, middle=True),
+           Column("state", "STATE"), Column("busy", "BUSY"), Column("pool", "POOL", True),
+           Column("beat", "BEAT"), Column("queues", "QUEUES", shrink=1, least=6, want=12),
+           Column("up", "UP", True))
 _SEVERITY = {state: i for i, state in enumerate(WorkerState)}  # sorts ok, late, lost
 
 
@@ -27,10 +31,15 @@ class Workers(View):
         for j in snap.running:
             held[j.worker or ""] = held.get(j.worker or "", 0) + 1
         complete = len(snap.running) < ROW_LIMIT  # every running job was read
-        return [_row(w, now, beat, wide, held.get(w.id, 0) if complete else None)
+        rows = [_CACHE.row(w, wide, (w.state(now, beat), age(now - w.last_seen),
+                                     age(now - w.started_at), held.get(w.id), complete),
+                           lambda w=w: _row(w, now, beat, wide,
+                                            held.get(w.id, 0) if complete else None))
                 for w in snap.workers
                 if f.worker in (None, w.id)
                 and f.matches(w.id, w.host, w.pid, " ".join(w.queues or ()))]
+        _CACHE.done(wide)
+        return rows
 
 
 def _row(w: WorkerInfo, now: float, beat: float, wide: bool, held: int | None) -> Row:

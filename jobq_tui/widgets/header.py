@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from jobq_core import WorkerState
+from jobq_core.display import duration
 
 from ..source import Snapshot, rates
 from ..views.cells import BAD, DIM, OK, WARN, age, literal
@@ -116,7 +117,7 @@ def header_text(snap: Snapshot | None, now: float, st: HeaderState, wide: bool,
     t.append(f"   {_rate(fail)}/s fail ", BAD if fail else DIM)
     t.append(sparkline(tp.failed[:-1], width))
     span = int(tp.bucket * min(width, len(tp.succeeded) - 1))
-    t.append(f"   ({age(span)})", DIM)
+    t.append(f"   ({duration(span)})", DIM)
     return t
 
 

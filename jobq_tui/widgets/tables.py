@@ -10,7 +10,9 @@ Invariants:
 
 * Cells are ``Text`` built by ``views.cells``: never markup, never controls.
 * ``set_rows`` takes the whole list in display order and applies the difference by key;
-  the cursor stays on the same row key, so a job does not slip from under the cursor.
+  the cursor stays on the same row key, so a job does not slip from under the cursor, and
+  a highlighted row in view stays in view (and in place) as rows arrive above it.
+* ``j``/``k`` and ``enter`` never act on a row out of view: the first press shows it.
 * Line 0 is the column header, fixed while the rows scroll under it.
 * Marked rows (``space``) start with ``MARK`` in place of their first blank, so a mark
   reads without colour too; a mark goes when its row leaves the table.
@@ -26,6 +28,8 @@ from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from jobq_core.display import cut_widths, middle_cut
 
 from ..views import Column, Row
 
@@ -87,7 +91,8 @@ class JobTable(ScrollView, can_focus=True):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self._columns: list[Column] = []
-        self._widths: list[int] = []
+        self._widths: list[int] = []  # as drawn: fitted to the screen
+        self._natural: list[int] = []  # what the cells would take
         self._rows: list[Row] = []
         self._index: dict[str, int] = {}
         self._sigs: dict[str, tuple] = {}
@@ -108,7 +113,12 @@ class JobTable(ScrollView, can_focus=True):
         return list(self._rows[index].cells)
 
     def set_columns(self, cols: list[Column]) -> None:
-        if [c.key for c in cols] == [c.key for c in self._columns]:
+        if [(c.key, c.label) for c in cols] == [(c.key, c.label) for c in self._columns]:
+            return
+        if [c.key for c in cols] == [c.key for c in self._columns]:  # a label changed
+            self._columns = list(cols)
+            self._set_widths([max(w, len(c.label)) for w, c in zip(self._natural, cols)])
+            self.refresh()
             return
         self._columns = list(cols)
         self._rows, self._index, self._sigs, self.rows_by_key = [], {}, {}, {}
@@ -116,20 +126,31 @@ class JobTable(ScrollView, can_focus=True):
         self._resize()
 
     def set_rows(self, rows: list[Row]) -> None:
-        """Show ``rows`` in this order; only rows whose cells changed are redrawn."""
+        """Show ``rows`` in this order; only rows whose cells changed are redrawn. The
+        cursor stays on its row, and a row in view stays where it was on the screen while
+        rows arrive above it (the view scrolls with it)."""
         keep = self.current_key()
+        was_at = self.cursor_row
+        was_seen = self._cursor_in_view()
         old_order = [r.key for r in self._rows]
         widths = [len(c.label) for c in self._columns]
+        n = len(widths)
         changed: list[int] = []
         sigs: dict[str, tuple] = {}
+        known = self.rows_by_key
         for i, row in enumerate(rows):
-            sig = tuple((c.plain, str(c.style), len(c.spans)) for c in row.cells)
+            # The same Row object as last time (a view's RowCache): nothing to compare.
+            sig = self._sigs.get(row.key) if known.get(row.key) is row else None
+            if sig is None:
+                sig = tuple((c.plain, str(c.style), len(c.spans), c.cell_len)
+                            for c in row.cells)
+                if self._sigs.get(row.key) != sig:
+                    self._strips.pop(row.key, None)
+                    changed.append(i)
             sigs[row.key] = sig
-            for j, cell in enumerate(row.cells[: len(widths)]):
-                widths[j] = max(widths[j], cell.cell_len)
-            if self._sigs.get(row.key) != sig:
-                self._strips.pop(row.key, None)
-                changed.append(i)
+            for j in range(min(n, len(sig))):
+                if sig[j][3] > widths[j]:
+                    widths[j] = sig[j][3]
         self._rows = list(rows)
         self._index = {r.key: i for i, r in enumerate(rows)}
         self.rows_by_key = {r.key: r for r in rows}
@@ -138,7 +159,7 @@ class JobTable(ScrollView, can_focus=True):
         self._sigs = sigs
         self.marked &= self._index.keys()
         order_changed = [r.key for r in rows] != old_order
-        if widths != self._widths:
+        if widths != self._natural:
             self._set_widths(widths)
             self.refresh()
         elif order_changed:
@@ -150,6 +171,10 @@ class JobTable(ScrollView, can_focus=True):
             self.cursor_row = self._index[keep]
         self.cursor_row = max(0, min(self.cursor_row, len(rows) - 1))
         self._resize()
+        moved = self.cursor_row - was_at
+        if moved and was_seen:
+            self.scroll_to(y=max(0, self.scroll_offset.y + moved), animate=False, force=True)
+            self.refresh()
 
     def current_key(self) -> str | None:
         if not self._rows:
@@ -190,9 +215,32 @@ class JobTable(ScrollView, can_focus=True):
     # -- drawing --------------------------------------------------------------------------
 
     def _set_widths(self, widths: list[int]) -> None:
-        self._widths = widths
+        """Column widths from the widest cells, cut to the screen's width when they do not
+        fit, the least useful text first (``Column``)."""
+        self._natural = widths
+        self._widths = self._fitted(widths)
         self._strips.clear()
         self._header = None
+
+    def _fitted(self, natural: list[int]) -> list[int]:
+        # Room for the vertical scrollbar always: it comes and goes with the row count.
+        room = self.size.width - self.styles.scrollbar_size_vertical
+        over = sum(w + 2 * _GAP for w in natural) - room
+        if over <= 0 or not room:
+            return list(natural)
+        cols = self._columns
+        order = sorted((i for i, c in enumerate(cols) if c.shrink is not None),
+                       key=lambda i: cols[i].shrink)
+        floors = [(max(c.least, c.want, len(c.label)), max(c.least, len(c.label)))
+                  for c in cols]
+        floors = [(min(w, n), min(least, n)) for (w, least), n in zip(floors, natural)]
+        return cut_widths(natural, floors, order, over)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._natural:
+            self._set_widths(self._natural)
+            self._resize()
+            self.refresh()
 
     def _resize(self) -> None:
         width = sum(w + 2 * _GAP for w in self._widths)
@@ -200,19 +248,26 @@ class JobTable(ScrollView, can_focus=True):
 
     def _line(self, cells, style: Style) -> Strip:
         segments: list[Segment] = []
-        for cell, width in zip(cells, self._widths):
-            segments += self._cell(cell, width)
+        for cell, width, col in zip(cells, self._widths, self._columns):
+            segments += self._cell(cell, width, col.middle)
         return Strip(Segment.apply_style(segments, style))
 
-    def _cell(self, cell: Text, width: int) -> list[Segment]:
+    def _cell(self, cell: Text, width: int, middle: bool = False) -> list[Segment]:
         """One cell padded to ``width`` (plus the gaps), cached: in a row that a tick
         redraws, most cells (id, kind, queue) are the same as a second ago."""
-        key = (cell.plain, str(cell.style), tuple(cell.spans), cell.justify, width)
+        key = (cell.plain, str(cell.style), tuple(cell.spans), cell.justify, width, middle)
         segments = self._cell_cache.get(key)
         if segments is None:
             text = cell.copy()
             text.end = ""
-            if text.cell_len > width:
+            if text.cell_len > width and middle and width >= 8:
+                head, tail = middle_cut(text.plain, width)
+                cut = text[:head]
+                cut.append("…")
+                cut.append_text(text[tail:])
+                cut.justify = text.justify
+                text = cut
+            elif text.cell_len > width:
                 text.truncate(width, overflow="ellipsis")
             pad = width - text.cell_len
             line = Text(" " * _GAP, end="")
@@ -267,6 +322,10 @@ class JobTable(ScrollView, can_focus=True):
         if 1 <= y < self.size.height:
             self.refresh(Region(0, y, self.size.width, 1))
 
+    def _cursor_in_view(self) -> bool:
+        top = self.scroll_offset.y
+        return top <= self.cursor_row < top + max(1, self.size.height - 1)
+
     def _scroll_to_cursor(self) -> None:
         visible = max(1, self.size.height - 1)
         top = self.scroll_offset.y
@@ -284,6 +343,9 @@ class JobTable(ScrollView, can_focus=True):
     # -- input ----------------------------------------------------------------------------
 
     def action_cursor(self, step: int) -> None:
+        if self._rows and not self._cursor_in_view():
+            self._scroll_to_cursor()  # first show where the cursor is: never move it unseen
+            return
         self.move_cursor(row=self.cursor_row + step)
 
     def action_page(self, step: int) -> None:
@@ -296,6 +358,9 @@ class JobTable(ScrollView, can_focus=True):
         self.scroll_to(x=max(0, self.scroll_offset.x + step), animate=False)
 
     def action_select(self) -> None:
+        if self._rows and not self._cursor_in_view():
+            self._scroll_to_cursor()  # never open a row the operator cannot see
+            return
         if self._rows:
             self.post_message(self.RowSelected(self, self.current_key()))
 

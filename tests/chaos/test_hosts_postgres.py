@@ -87,7 +87,8 @@ def test_a_host_cut_off_mid_job_is_fenced_when_its_link_returns(pg_chaos, hosts)
 def test_a_host_whose_link_flaps_during_a_drain_loses_nothing(pg_chaos, hosts):
     chaos = pg_chaos
     a, b = hosts(), hosts()
-    chaos.enqueue([("work", {"ms": 20}) for _ in range(300)])
+    # 200 ms jobs: host a always holds running jobs when its link goes, however loaded
+    chaos.enqueue([("work", {"ms": 200}) for _ in range(300)])
     workers = [chaos.worker("--concurrency", "4", "--lease", "1", host=h) for h in (a, b)]
     # one silent cut, one with a's own end down (a connection it opens fails at once)
     for target, silent in ((60, True), (150, False)):

@@ -173,7 +173,8 @@ def test_workers_lists_registered_workers(db, queue):
     data = json.loads(jobq("workers", "--json", "--db", db).stdout)
     assert data[0]["id"] == "w-1" and data[0]["queues"] == ["mail"] and data[0]["concurrency"] == 4
     assert set(data[0]) == {"id", "host", "pid", "queues", "concurrency", "busy", "started_at",
-                            "last_seen", "last_seen_ago", "state", "beat_interval", "lease"}
+                            "last_seen", "last_seen_ago", "state", "beat_interval", "lease",
+                            "pool", "children"}
     assert (data[0]["state"], data[0]["beat_interval"]) == ("ok", None)
 
 

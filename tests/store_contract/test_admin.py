@@ -290,3 +290,23 @@ def test_retry_force_takes_back_a_running_job_and_fences_out_its_holder(queue):
     queue.complete(again.id, again.token)
     with pytest.raises(InvalidState):
         queue.retry(job_id, force=True)  # a succeeded job stays succeeded
+
+
+def test_list_count_and_retry_match_name_prefixes_and_search_words_in_the_database(
+        queue, clock):
+    a = queue.enqueue("email.send", queue="mail-eu")
+    b = queue.enqueue("email.digest", queue="mail-us")
+    c = queue.enqueue("report.build", queue="reports")
+    d = dead_job(queue, "email.send", "SMTPError: Connection REFUSED by mx.example.com")
+    assert {j.id for j in queue.list(queue="mail", prefix=True)} == {a, b}
+    assert {j.id for j in queue.list(kind="email.", prefix=True)} == {a, b, d}
+    assert queue.list(kind="email.", prefix=False) == []  # exact unless asked
+    assert [j.id for j in queue.list(search=["refused"])] == [d]  # any case, in the error
+    assert [j.id for j in queue.list(search=["report", "reports"])] == [c]
+    assert [j.id for j in queue.list(search=[str(b)])] == [b]  # an id
+    assert queue.count("dead", kind="email", prefix=True, search=["mx.example"]) == 1
+    assert [g.count for g in queue.dead_groups(kind="email", prefix=True)] == [1]
+    assert queue.retry_dead(kind="report", prefix=True) == 0
+    assert queue.retry_dead(kind="email", prefix=True, search=["smtp"]) == 1
+    with pytest.raises(ValueError):
+        queue.list(search=[""])

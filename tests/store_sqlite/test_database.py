@@ -260,4 +260,4 @@ def test_a_version_1_database_is_migrated_and_its_workers_kept_with_no_recorded_
             "old": None, "new": 2.0}
     conn = sqlite3.connect(db_path)
     assert conn.execute("SELECT value FROM jobq_meta WHERE key='schema_version'"
-                        ).fetchone()[0] == str(SCHEMA_VERSION) == "3"
+                        ).fetchone()[0] == str(SCHEMA_VERSION) == "4"

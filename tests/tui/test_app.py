@@ -40,7 +40,7 @@ async def start(app, pilot):
     ("3", "workers", ["w1", "app-1:774", "● ok", "3/4", "1s", "*"]),
     ("4", "retries", ["47", "sync_crm", "crm", "1/3", "in 3:47",
                       "TimeoutError: CRM did not answer"]),
-    ("5", "dead", ["5", "build_report", "2m00s ago",
+    ("5", "dead", ["5", "build_report", "2m ago",
                    "RuntimeError: billing API returned HTTP 502 for invoice INV-1045"]),
     ("6", "all", ["57", "◐ running, worker late", "sync_crm", "crm", "1/3", "5s"]),
     ("7", "schedules", ["nightly_report", "default", "cron 0 3 * * *", "-", "3:00:00"]),
@@ -206,7 +206,12 @@ async def test_s_sorts_by_the_next_column_and_S_reverses(db, clock):
         assert [r[0] for r in rows(app)] == ["50", "53", "54", "55", "⊘57"]
         await pilot.press("S")
         assert [r[0] for r in rows(app)] == ["⊘57", "55", "54", "53", "50"]
-        assert "sorted by ID ↓" in str(app.query_one("#status").render())
+        assert "sorted by ID ▼" in str(app.query_one("#status").render())
+        assert app.table().render_line(0).text.split()[:2] == ["ID", "▼"]  # in its header
+        await pilot.press(*["s"] * 7)  # through the other six columns, and past the last
+        assert [r[0] for r in rows(app)] == ["53", "50", "54", "55", "⊘57"]  # as read
+        assert "▲" not in app.table().render_line(0).text
+        assert "▼" not in app.table().render_line(0).text
 
 
 async def test_R_retries_the_selected_dead_job_after_confirmation(db, clock):
@@ -255,7 +260,7 @@ async def test_A_refuses_filter_terms_it_cannot_honour(db, clock):
         await pilot.press("A")
         await settle(pilot)
         assert not isinstance(app.screen, ConfirmScreen)
-        assert "only queue:" in str(app.query_one("#status").render())
+        assert "remove worker: and status:" in str(app.query_one("#status").render())
 
 
 async def test_space_marks_dead_jobs_and_R_retries_only_the_marked_ones(db, clock):

@@ -214,3 +214,24 @@ async def test_dead_groups_keep_status_codes_apart_and_R_retries_only_its_group(
     with Queue(path, clock=clock) as q:
         assert {j.id for j in q.list("pending")} == {1, 3}
         assert {j.id for j in q.list("dead")} == {2, 4, 5}
+
+
+async def test_a_costly_read_slows_the_refresh_to_keep_the_monitor_light_and_says_so(
+        db, clock, monkeypatch):
+    from dataclasses import replace
+
+    app = make_app(db, clock, interval=1.0)
+    real = app.source.poll
+
+    def costly(*a, **k):  # as a read during a drain of thousands of jobs a second
+        snap = real(*a, **k)
+        return snap if snap.reused else replace(snap, read_cpu=0.1)
+
+    monkeypatch.setattr(app.source, "poll", costly)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.request_poll(force=True)
+        await settle(pilot)
+        assert app.effective_interval == 5.0  # 0.1 s of CPU is 2 % of a core every 5 s
+        assert "● live 5s" in header(app)
+        assert "frozen" not in header(app)

@@ -194,3 +194,25 @@ def test_a_database_in_a_read_only_directory_is_shown_as_a_frozen_copy(tmp_path)
         pytest.skip(f"no mount namespace here: {result.stderr.strip()}")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "True ['visible']"
+
+
+def test_the_sparklines_read_again_only_the_buckets_that_can_still_change(tmp_path):
+    from jobq_core.testing import FakeClock
+
+    clock = FakeClock(1_767_225_600.0)
+    path = tmp_path / "jobs.db"
+    with Queue(path, clock=clock) as q:
+        q.enqueue("k")
+    s = opened(path, clock, read_only=True)
+    try:
+        with Queue(path, clock=clock) as q:
+            for step in range(80):  # 400 s: past the 300 s the sparklines span
+                clock.advance(5 + step % 3)
+                for _ in range(step % 4):
+                    q.enqueue("k")
+                    job = q.claim("w")
+                    q.complete(job.id, job.token)
+                snap = s.poll("running", Filter(), force=True)
+                assert snap.throughput == q.throughput(span=300, bucket=10), step
+    finally:
+        s.close()

@@ -114,7 +114,7 @@ def insert_many(conn: psycopg.Connection, jobs: Sequence[NewJob], now: float) ->
                 continue
             ids += _insert_plain(c, plain, now)
             plain = []
-            ids.append(_insert_unique(c, job, now))
+            ids.append(insert_unique(c, job, now))
         ids += _insert_plain(c, plain, now)
         keyed = sorted({j.queue for j in jobs if j.unique_key is not None})
         if keyed:
@@ -146,7 +146,9 @@ def _insert_plain(c: psycopg.Cursor, jobs: Sequence[NewJob], now: float) -> list
     return sorted(r[0] for r in rows)  # ids follow the batch's order
 
 
-def _insert_unique(c: psycopg.Cursor, job: NewJob, now: float) -> int:
+def insert_unique(c: psycopg.Cursor | psycopg.Connection, job: NewJob, now: float) -> int:
+    """A job with a unique key: its id, or the live job's that holds the key (the store's
+    own enqueue uses it too)."""
     for _ in range(_UNIQUE_TRIES):
         row = c.execute(sql.INSERT_UNIQUE, (*job, now)).fetchone()
         if row:

@@ -173,7 +173,7 @@ class PostgresStore:
                         continue
                     ids += self._insert_plain(c, plain, now, again, False)
                     plain = []
-                    ids.append(self._insert_unique(c, job, now))
+                    ids.append(app_connection.insert_unique(c, job, now))
                 ids += self._insert_plain(c, plain, now, again, False)
                 queues = self._notify(j.queue for j in jobs)
                 if queues:
@@ -195,17 +195,6 @@ class PostgresStore:
             "notify": queues,
         }).fetchall()
         return sorted(r[0] for r in rows)  # ids follow the batch's order
-
-    @staticmethod
-    def _insert_unique(c: psycopg.Connection, job: NewJob, now: float) -> int:
-        while True:
-            row = c.execute(sql.INSERT_UNIQUE, (*job, now)).fetchone()
-            if row:
-                return row[0]
-            row = c.execute(sql.LIVE_WITH_KEY, (job.unique_key,)).fetchone()
-            if row:
-                return row[0]
-            # the holder finished between the two statements: insert again
 
     # -- on the application's connection (see app_connection.py) ------------------------
 
@@ -583,7 +572,7 @@ class PostgresStore:
     def job_dead_groups(self, where: ListFilter) -> list[ErrorGroup]:
         conds, params, _ = sql.list_conditions(shared.dead_filter(where), 0.0)
         # SQL groups by first line and the error's tail (where a traceback's exception
-        # line is); Python then merges groups whose error line differs only in numbers.
+        # line is); Python then merges groups whose error lines fold alike (group_key).
         query = (
             "SELECT kind, split_part(coalesce(error, ''), E'\\n', 1), right(coalesce(error, ''), 300), "
             "count(*), max(finished_at), max(id), array_agg(DISTINCT queue) FROM jobq_jobs "

@@ -83,13 +83,16 @@ class PgWatch:
         self._backoff = 0.05
         return True
 
-    def _lost(self, e: BaseException) -> None:
+    def _drop_connection(self) -> None:
         if self._conn is not None:
             try:
                 self._conn.close()
             except psycopg.Error:
                 pass
-        self._conn = None
+            self._conn = None
+
+    def _lost(self, e: BaseException) -> None:
+        self._drop_connection()
         if self._down_since is None:
             self._down_since = time.monotonic()
             log.warning("%s: the LISTEN connection broke (%s); reconnecting",
@@ -170,12 +173,7 @@ class PgWatch:
             pass
 
     def close(self) -> None:
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            except psycopg.Error:
-                pass
-            self._conn = None
+        self._drop_connection()
         for fd in (self._wake_r, self._wake_w):
             try:
                 os.close(fd)

@@ -498,7 +498,7 @@ class SqliteStore:
     def job_dead_groups(self, where: ListFilter) -> list[ErrorGroup]:
         conds, params, _ = sql.list_conditions(shared.dead_filter(where), 0.0)
         # SQL groups by first line and the error's tail (where a traceback's exception
-        # line is); Python then merges groups whose error line differs only in numbers.
+        # line is); Python then merges groups whose error lines fold alike (group_key).
         rows = self._conn.execute(
             "SELECT kind, substr(coalesce(error, ''), 1, "
             "instr(coalesce(error, '') || char(10), char(10)) - 1), "
