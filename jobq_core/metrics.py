@@ -5,7 +5,9 @@ Names and labels are a stable contract (the README lists them):
 * read from the database, by ``jobq metrics`` and by every worker's ``/metrics``:
   ``jobq_jobs{queue,status}`` (status ``pending`` — scheduled and retrying included, as in
   ``jobq stats`` — ``running``, ``dead``), ``jobq_queue_lag_seconds{queue}`` (the age of
-  the oldest ready job, 0 when none waits), ``jobq_expired_leases`` and
+  the oldest ready job, 0 when none waits), ``jobq_queue_paused{queue}`` (1 or 0),
+  ``jobq_queue_concurrency_limit{queue}`` and ``jobq_queue_rate_limit{queue}`` (jobs per
+  second; both only for queues with that limit), ``jobq_expired_leases`` and
   ``jobq_workers{state}`` (``ok``, ``late``, ``lost``, each worker judged by the heartbeat
   interval it registered, as ``jobq workers`` and the monitor judge it; workers silent
   past their forget time are not counted, as they are not listed);
@@ -92,6 +94,9 @@ class QueueGauges:
     lag: dict[str, float]  # queue -> seconds the oldest ready job has waited
     expired_leases: int
     workers: dict[str, int]  # state -> workers
+    paused: dict[str, int]  # queue -> 1 when paused, else 0
+    concurrency: dict[str, int]  # queue -> its concurrency limit (limited queues only)
+    rate: dict[str, float]  # queue -> jobs per second its rate limit allows (those only)
 
 
 def read_gauges(queue: Queue, *, beat: float = DEFAULT_BEAT) -> QueueGauges:
@@ -99,16 +104,21 @@ def read_gauges(queue: Queue, *, beat: float = DEFAULT_BEAT) -> QueueGauges:
     stats = queue.stats(window=0.0)  # finished jobs: an empty index range, none read
     workers = queue.workers()
     now = queue.clock.now()
-    jobs, lag = {}, {}
+    jobs, lag, paused, concurrency, rate = {}, {}, {}, {}, {}
     for name, q in stats.queues.items():
         for status in JOB_STATUSES:
             jobs[(name, status)] = getattr(q, status)
         oldest = q.oldest_pending_at
         lag[name] = 0.0 if oldest is None else max(0.0, stats.now - oldest)
+        paused[name] = int(q.paused)
+        if q.concurrency is not None:
+            concurrency[name] = q.concurrency
+        if q.rate is not None:
+            rate[name] = q.rate.limit / q.rate.per
     states = dict.fromkeys(WORKER_STATES, 0)
     for w in workers:
         states[w.state(now, beat).value] += 1
-    return QueueGauges(jobs, lag, stats.expired_leases, states)
+    return QueueGauges(jobs, lag, stats.expired_leases, states, paused, concurrency, rate)
 
 
 # -- Prometheus -----------------------------------------------------------------------------
@@ -129,6 +139,17 @@ def _families(gauges: QueueGauges | None, runs: RunMetrics | None) -> Iterator[A
         for queue, seconds in sorted(gauges.lag.items()):
             f.add_metric([queue], seconds)
         yield f
+        for name, help_text, values in (
+                ("jobq_queue_paused", "1 while the queue is paused (no worker claims from it).",
+                 gauges.paused),
+                ("jobq_queue_concurrency_limit", "The most jobs of the queue that may run at "
+                 "once, for queues with a concurrency limit.", gauges.concurrency),
+                ("jobq_queue_rate_limit", "Jobs of the queue that may start per second, for "
+                 "queues with a rate limit.", gauges.rate)):
+            f = GaugeMetricFamily(name, help_text, labels=["queue"])
+            for queue, value in sorted(values.items()):
+                f.add_metric([queue], value)
+            yield f
         yield GaugeMetricFamily("jobq_expired_leases", "Running jobs whose lease has run out "
                                 "(the reaper has not taken them back yet).",
                                 value=gauges.expired_leases)

@@ -114,6 +114,22 @@ def test_schedules_lists_what_workers_recorded_with_the_next_tick(db, queue):
     assert "cron 0 6 * * * tz Europe/Paris" in jobq("schedules", "--db", db).stdout
 
 
+def test_jobq_metrics_serves_each_queues_pause_and_limits(db, queue):
+    from .test_metrics import parse
+
+    queue.enqueue_many([("k", 1), {"kind": "k", "queue": "api"}])
+    queue.pause("held")
+    queue.set_limit("api", concurrency=3, rate="120/m")
+    m = parse(jobq("metrics", "--db", db).stdout)
+
+    def by_queue(name):
+        return {dict(k)["queue"]: v for k, v in m[name].items()}
+
+    assert by_queue("jobq_queue_paused") == {"default": 0, "api": 0, "held": 1}
+    assert by_queue("jobq_queue_concurrency_limit") == {"api": 3}
+    assert by_queue("jobq_queue_rate_limit") == {"api": 2.0}
+
+
 # -- with worker processes ------------------------------------------------------------------
 
 def test_three_workers_enqueue_exactly_one_job_per_tick_of_an_every_1_schedule(
