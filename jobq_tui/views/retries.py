@@ -1,11 +1,12 @@
 """Retries: pending jobs that failed before, with their next run and their last error."""
 from __future__ import annotations
 
+import math
+
 from jobq_core import Job
-from jobq_core.display import countdown
 
 from .base import Column, Row, RowCache, View, build, limit_for, narrow
-from .cells import WARN, error_cell, literal, number, text, tries
+from .cells import WARN, age, error_cell, literal, number, text, tries
 
 COLUMNS = (Column("id", "ID"), Column("kind", "KIND", shrink=3, least=10, want=16),
            Column("queue", "QUEUE", shrink=2, least=6, want=10),
@@ -27,7 +28,7 @@ class Retries(View):
         out = []
         for j in snap.rows:
             if f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status):
-                moving = (countdown(j.run_at - now) if j.run_at > now else None,)
+                moving = (_next_run(j.run_at - now),)
                 out.append(_CACHE.row(j, wide, moving, lambda j=j: _row(j, now, wide)))
         _CACHE.done(wide)
         return out
@@ -44,9 +45,17 @@ def _row(j: Job, now: float, wide: bool) -> Row:
         "kind": (literal(j.kind, limit=lim), j.kind),
         "queue": (literal(j.queue, limit=lim // 2 + 2), j.queue),
         "try": (tries(j), j.attempts),
-        "next": (text(f"in {countdown(wait)}") if wait > 0 else text("due now", WARN), j.run_at),
+        "next": (text(_next_run(wait)) if wait > 0 else text("due now", WARN), j.run_at),
         "error": error_cell(j),
     }, job_id=j.id)
+
+
+def _next_run(wait: float) -> str | None:
+    """``in 42s``, ``in 4m``: seconds only in the last minute, where they matter (a cell
+    that changes every second costs a redraw every second)."""
+    if wait <= 0:
+        return None
+    return f"in {age(math.ceil(wait))}" if wait < 60 else f"in {age(wait + 59)}"
 
 
 VIEW = Retries()

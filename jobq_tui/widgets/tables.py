@@ -135,7 +135,7 @@ class JobTable(ScrollView, can_focus=True):
         old_order = [r.key for r in self._rows]
         widths = [len(c.label) for c in self._columns]
         n = len(widths)
-        changed: list[int] = []
+        changed: list[tuple[int, tuple | None, tuple]] = []  # (index, old sig, new sig)
         sigs: dict[str, tuple] = {}
         known = self.rows_by_key
         for i, row in enumerate(rows):
@@ -144,9 +144,10 @@ class JobTable(ScrollView, can_focus=True):
             if sig is None:
                 sig = tuple((c.plain, str(c.style), len(c.spans), c.cell_len)
                             for c in row.cells)
-                if self._sigs.get(row.key) != sig:
+                old = self._sigs.get(row.key)
+                if old != sig:
                     self._strips.pop(row.key, None)
-                    changed.append(i)
+                    changed.append((i, old, sig))
             sigs[row.key] = sig
             for j in range(min(n, len(sig))):
                 if sig[j][3] > widths[j]:
@@ -165,8 +166,8 @@ class JobTable(ScrollView, can_focus=True):
         elif order_changed:
             self.refresh()
         else:
-            for i in changed:
-                self._refresh_row(i)
+            for i, old, sig in changed:
+                self._refresh_cells(i, old, sig)
         if keep is not None and keep in self._index:
             self.cursor_row = self._index[keep]
         self.cursor_row = max(0, min(self.cursor_row, len(rows) - 1))
@@ -316,6 +317,22 @@ class JobTable(ScrollView, can_focus=True):
             segments[0] = Segment(MARK + first.text[1:], first.style)
         style = self.get_component_rich_style("jobtable--marked")
         return Strip(Segment.apply_style(segments, post_style=style))
+
+    def _refresh_cells(self, index: int, old: tuple | None, new: tuple) -> None:
+        """Redraw only the cells of a row that changed (a ticking countdown is one cell):
+        the screen's compositor then repaints a few characters, not the whole line."""
+        if old is None or len(old) != len(new):
+            self._refresh_row(index)
+            return
+        y = index - self.scroll_offset.y + 1
+        if not 1 <= y < self.size.height:
+            return
+        x = -self.scroll_offset.x
+        for width, a, b in zip(self._widths, old, new):
+            span = width + 2 * _GAP
+            if a != b:
+                self.refresh(Region(max(0, x), y, span, 1))
+            x += span
 
     def _refresh_row(self, index: int) -> None:
         y = index - self.scroll_offset.y + 1

@@ -38,7 +38,7 @@ async def start(app, pilot):
     ("1", "running", ["53", "build_report", "export", "w3 ✗ lost", "1/3", "1:00", "✗ EXPIRED 0:42 ago"]),
     ("2", "queues", ["crm", "", "3", "1", "0", "-"]),
     ("3", "workers", ["w1", "app-1:774", "● ok", "3/4", "1s", "*"]),
-    ("4", "retries", ["47", "sync_crm", "crm", "1/3", "in 3:47",
+    ("4", "retries", ["47", "sync_crm", "crm", "1/3", "in 4m",
                       "TimeoutError: CRM did not answer"]),
     ("5", "dead", ["5", "build_report", "2m ago",
                    "RuntimeError: billing API returned HTTP 502 for invoice INV-1045"]),
