@@ -82,9 +82,18 @@ def queues(db: DbOption = DEFAULT_DB, as_json: JsonOption = False) -> None:
 
 
 @friendly
-def schedules(db: DbOption = DEFAULT_DB, as_json: JsonOption = False) -> None:
+def schedules(
+    forget: Annotated[Optional[str], typer.Option(
+        "--forget", metavar="KEY",
+        help="Delete the recorded schedule with this key (see --json) first: one no "
+             "worker declares any more.")] = None,
+    db: DbOption = DEFAULT_DB, as_json: JsonOption = False,
+) -> None:
     """Every periodic schedule the workers have recorded: its spec, last and next tick."""
     with open_queue(db) as q:
+        if forget is not None and not q.forget_schedule(forget):
+            fail(f"no recorded schedule has the key {forget!r} (jobq schedules --json lists "
+                 "the keys)")
         infos = q.schedules()
         now = q.clock.now()
     if as_json:

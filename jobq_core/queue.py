@@ -435,6 +435,12 @@ class Queue:
         """Every schedule the database has seen (workers record them), with its last tick."""
         return self.store.schedule_list()
 
+    def forget_schedule(self, key: str) -> bool:
+        """Delete a recorded schedule (``ScheduleInfo.key``) that no worker declares any
+        more; whether it existed. A worker that still declares it records it again."""
+        check_name("schedule key", key)
+        return self.store.schedule_forget(key)
+
     def register_schedule(self, schedule: Schedule, since: float) -> None:
         """Record ``schedule`` (if new) as counting ticks after ``since``. Workers do this."""
         self.store.schedule_register(ScheduleInfo(

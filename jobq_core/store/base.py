@@ -352,6 +352,11 @@ class Store(Protocol):
         ``tick`` or later: another worker enqueued it. The schedule's row must exist."""
         ...
 
+    def schedule_forget(self, key: str) -> bool:
+        """Delete the schedule's row (one no worker declares any more); whether it was
+        there. A worker that still declares it records it again, counting from then."""
+        ...
+
     def schedule_list(self) -> list[ScheduleInfo]: ...
 
     def worker_register(self, info: WorkerInfo) -> None:

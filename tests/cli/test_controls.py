@@ -112,6 +112,9 @@ def test_schedules_lists_what_workers_recorded_with_the_next_tick(db, queue):
         "report", "0 6 * * *", "Europe/Paris", None)
     assert row["next_tick"] == s.next_tick(time.time()) or row["next_tick"] > time.time()
     assert "cron 0 6 * * * tz Europe/Paris" in jobq("schedules", "--db", db).stdout
+    result = jobq("schedules", "--forget", "no such key", "--db", db)
+    assert result.exit_code == 1 and "no recorded schedule" in result.stderr
+    assert json.loads(jobq("schedules", "--forget", s.key, "--db", db, "--json").stdout) == []
 
 
 def test_jobq_metrics_serves_each_queues_pause_and_limits(db, queue):

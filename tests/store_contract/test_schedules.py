@@ -69,3 +69,14 @@ def test_racing_workers_enqueue_each_tick_once(queue, open_queue):
     runs = sorted(j.run_at for j in queue.list(limit=1000))
     assert len(runs) == len(set(runs)) == len(won)  # no tick twice
     assert runs[-1] == 200.0
+
+
+def test_a_forgotten_schedule_is_gone_and_a_worker_that_declares_it_records_it_again(queue):
+    s = _schedule()
+    queue.register_schedule(s, since=0.0)
+    queue.enqueue_tick(s, 10.0)
+    assert queue.forget_schedule(s.key) is True
+    assert queue.schedules() == [] and queue.forget_schedule(s.key) is False
+    queue.register_schedule(s, since=20.0)
+    [info] = queue.schedules()
+    assert (info.last_tick, info.last_job) == (20.0, None)

@@ -247,6 +247,7 @@ SCHEDULE_TICK = (
     "UPDATE jobq_schedules SET last_tick=%s, updated_at=%s "
     "WHERE key=%s AND (last_tick IS NULL OR last_tick<%s)"
 )
+SCHEDULE_FORGET = "DELETE FROM jobq_schedules WHERE key=%s"
 SCHEDULE_JOB = "UPDATE jobq_schedules SET last_job=%s WHERE key=%s"
 
 

@@ -639,6 +639,10 @@ class PostgresStore:
 
         return self._conns.run(op)
 
+    def schedule_forget(self, key: str) -> bool:
+        return self._conns.run(lambda c, _again: c.execute(
+            sql.SCHEDULE_FORGET, (key,)).rowcount == 1)
+
     def schedule_list(self) -> list[ScheduleInfo]:
         rows = self._conns.run(lambda c, _again: c.execute(sql.SCHEDULES).fetchall())
         return [ScheduleInfo(*r) for r in rows]

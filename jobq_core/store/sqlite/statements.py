@@ -187,6 +187,7 @@ SCHEDULE_TICK = (
     "UPDATE jobq_schedules SET last_tick=?, updated_at=? "
     "WHERE key=? AND (last_tick IS NULL OR last_tick<?)"
 )
+SCHEDULE_FORGET = "DELETE FROM jobq_schedules WHERE key=?"
 SCHEDULE_JOB = "UPDATE jobq_schedules SET last_job=? WHERE key=?"
 
 

@@ -556,6 +556,10 @@ class SqliteStore:
             return job_id
 
     @guarded
+    def schedule_forget(self, key: str) -> bool:
+        return self._conn.execute(sql.SCHEDULE_FORGET, (key,)).rowcount == 1
+
+    @guarded
     def schedule_list(self) -> list[ScheduleInfo]:
         return [ScheduleInfo(*r) for r in self._conn.execute(sql.SCHEDULES)]
 
