@@ -17,7 +17,8 @@ def workers_json(app_dir, db):
 
 
 def test_jobq_workers_json_gives_the_pool_and_each_child(db, queue, procs, app_dir):
-    thread = procs.start("run", "--app", "taskapp", "--lease", "1", "--db", db)
+    thread = procs.start("run", "--app", "taskapp", "--queue", "default", "--lease", "1",
+                         "--db", db)
     proc = procs.start("run", "--app", "taskapp", "--pool", "process", "--concurrency", "2",
                        "--queue", "slow", "--lease", "1", "--db", db)
     wait_for(lambda: len(queue.workers()) == 2)
