@@ -1,6 +1,6 @@
 """Several "hosts" on one machine: network namespaces, each joined to this one by a veth
-pair, and a small TCP relay per host that carries its connections to the PostgreSQL
-server (which listens on loopback, out of a namespace's reach).
+pair, and a small TCP relay per host (``tests/relay.py``) that carries its connections to
+the PostgreSQL server (which listens on loopback, out of a namespace's reach).
 
     this namespace                         host namespace (jobq-PID-hN)
     relay on 169.254.X.(4N+1):port  <-veth->  169.254.X.(4N+2)  worker processes
@@ -20,12 +20,10 @@ from __future__ import annotations
 
 import os
 import random
-import select
 import shutil
-import socket
 import subprocess
-import threading
-from urllib.parse import urlsplit, urlunsplit
+
+from relay import Relay
 
 
 def _ip(*args: str, ns: str | None = None) -> subprocess.CompletedProcess:
@@ -53,68 +51,6 @@ def available() -> str | None:
 def _used_subnets() -> set[str]:
     out = _ip("-o", "-4", "addr", "show").stdout
     return {word.split("/")[0].rsplit(".", 1)[0] for word in out.split() if word.count(".") == 3}
-
-
-class Relay:
-    """Accepts on ``listen`` and pipes each connection to ``target`` (host, port), until
-    closed. One thread per direction would do; one select loop per connection is enough."""
-
-    def __init__(self, listen: str, target: tuple[str, int]):
-        self.target = target
-        self._sock = socket.socket()
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind((listen, 0))
-        self._sock.listen(64)
-        self.port = self._sock.getsockname()[1]
-        self._closed = False
-        self._conns: list[socket.socket] = []
-        self._lock = threading.Lock()
-        threading.Thread(target=self._accept, name="relay", daemon=True).start()
-
-    def _accept(self) -> None:
-        while not self._closed:
-            try:
-                client, _ = self._sock.accept()
-            except OSError:
-                return
-            try:
-                server = socket.create_connection(self.target, timeout=10)
-            except OSError:
-                client.close()
-                continue
-            server.settimeout(None)
-            with self._lock:
-                self._conns += [client, server]
-            threading.Thread(target=self._pipe, args=(client, server), daemon=True).start()
-
-    def _pipe(self, a: socket.socket, b: socket.socket) -> None:
-        peer = {a: b, b: a}
-        try:
-            while not self._closed:
-                ready, _, _ = select.select([a, b], [], [], 0.5)
-                for s in ready:
-                    data = s.recv(65536)
-                    if not data:
-                        return
-                    peer[s].sendall(data)
-        except OSError:
-            pass
-        finally:
-            for s in (a, b):
-                try:
-                    s.close()
-                except OSError:
-                    pass
-
-    def close(self) -> None:
-        self._closed = True
-        self._sock.close()
-        with self._lock:
-            for s in self._conns:
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
 
 class Host:
@@ -149,11 +85,8 @@ class Host:
 
     def url(self, database_url: str) -> str:
         """``database_url`` as this host reaches it: through its relay."""
-        parts = urlsplit(database_url)
-        netloc = parts.netloc.rsplit("@", 1)
-        user = f"{netloc[0]}@" if len(netloc) == 2 else ""
         assert self.relay is not None
-        return urlunsplit(parts._replace(netloc=f"{user}{self.outer_addr}:{self.relay.port}"))
+        return self.relay.url(database_url)
 
     def command(self, argv: list[str]) -> list[str]:
         """``argv`` run inside this host (``ip netns exec`` execs it: the pid is the

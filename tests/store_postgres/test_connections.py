@@ -1,13 +1,13 @@
 """Connections on PostgreSQL: a worker needs at most three whatever its concurrency; it
 rides out connections killed under it (pg_terminate_backend) and a server restart, with
-one log line per outage and no job lost; a forked child opens its own; with no injected
-clock, times come from the server's clock."""
+one log line per outage and no job lost, and starts while new connections fail; a forked
+child opens its own; with no injected clock, times come from the server's clock."""
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
@@ -15,6 +15,7 @@ import pytest
 import pgserver
 from jobq_core import Queue, Registry, Worker
 from jobq_core.testing import wait_for
+from relay import Relay
 
 
 def _backends(url, app="jobq"):
@@ -64,17 +65,6 @@ def test_a_worker_uses_at_most_three_connections_whatever_its_concurrency(pg_url
     assert 2 <= peak <= 3
 
 
-@pytest.fixture
-def jobq_log(caplog, monkeypatch):
-    """jobq's log records, whatever an earlier test did to the "jobq" logger (``jobq run``
-    in-process gives it a handler of its own and stops propagation)."""
-    logger = logging.getLogger("jobq")
-    monkeypatch.setattr(logger, "handlers", [])
-    monkeypatch.setattr(logger, "propagate", True)
-    caplog.set_level(logging.WARNING, logger="jobq")
-    return caplog
-
-
 def _drain_through(pg_url, fault, caplog, jobs=300):
     with Queue(pg_url) as producer:
         ids = producer.enqueue_many([("nap", None) for _ in range(jobs)])
@@ -112,6 +102,40 @@ def test_a_worker_rides_out_a_server_restart(pg_server, pg_url, jobq_log):
     assert 1 <= len([m for m in messages if "lost the connection" in m]) <= 2, messages
     assert any("reconnected" in m for m in messages)
     pgserver.wait_until_up(pg_url)
+
+
+def test_a_worker_made_while_new_connections_fail_starts_and_drains(pg_url, jobq_log):
+    # Its store has connected; then its own end of the link goes down, so every connection
+    # it opens fails at once: it is made all the same, works on the connection it has, and
+    # listens once connections work again.
+    parts = urlsplit(pg_url)
+    relay = Relay("127.0.0.1", (parts.hostname or "127.0.0.1", parts.port or 5432))
+    errors: list[BaseException] = []
+
+    def run(worker):
+        try:
+            worker.run(handle_signals=False)
+        except BaseException as e:  # noqa: BLE001 - the test reports it
+            errors.append(e)
+
+    try:
+        with Queue(pg_url) as producer, Queue(relay.url(pg_url)) as q:
+            ids = producer.enqueue_many([("nap", None) for _ in range(40)])
+            relay.refusing = True
+            w = Worker(q, _slow_registry(0.05), concurrency=4, lease=5)
+            t = threading.Thread(target=run, args=(w,), daemon=True)
+            t.start()
+            wait_for(lambda: w.counts["succeeded"] >= 8, timeout=30)
+            relay.refusing = False
+            wait_for(lambda: producer.count("succeeded") == len(ids), timeout=60, interval=0.1)
+            w.stop()
+            t.join(30)
+    finally:
+        relay.close()
+    assert not t.is_alive() and not errors, errors
+    messages = [r.getMessage() for r in jobq_log.records if r.name.startswith("jobq")]
+    assert len([m for m in messages if "cannot open the LISTEN connection" in m]) == 1, messages
+    assert len([m for m in messages if "listening again" in m]) == 1, messages
 
 
 def test_an_operation_waits_for_the_server_and_reports_after_busy_timeout(pg_url):

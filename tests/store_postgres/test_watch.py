@@ -2,17 +2,21 @@
 LISTEN/NOTIFY within milliseconds; notifications are limited per queue (the first after a
 quiet window at once, one trailing at the window's end) and the last job of a burst still
 wakes; poll-only mode finds changes by its snapshot poll; the poll
-writes nothing (it works on a read-only session)."""
+writes nothing (it works on a read-only session); a watch made while new connections fail
+at once is made all the same, and listens once they work again."""
 from __future__ import annotations
 
 import threading
 import time
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
 
 from jobq_core import Queue
 from jobq_core.store.postgres.notify import Notifier
+from jobq_core.testing import wait_for
+from relay import Relay
 
 
 def _after(seconds, fn):
@@ -136,3 +140,30 @@ def test_a_notification_held_back_is_sent_when_the_queue_closes(pg_url, monkeypa
             producer.enqueue("k", queue="a")  # held back
             assert len(list(c.notifies(timeout=0.3))) == 1
         assert [n.payload for n in c.notifies(timeout=1.0)] == ["a"]
+
+
+def test_a_watch_made_while_new_connections_fail_listens_once_they_work_again(
+        pg_url, producer, jobq_log):
+    # A worker whose link blips as it starts: its store has connected, then its own end of
+    # the link goes down, so the watch's LISTEN connection fails at once.
+    parts = urlsplit(pg_url)
+    relay = Relay("127.0.0.1", (parts.hostname or "127.0.0.1", parts.port or 5432))
+    try:
+        with Queue(relay.url(pg_url), poll_interval=30.0) as q:
+            relay.refusing = True
+            w = q.watch()
+            try:
+                assert not w.wait(0.5)  # it retries meanwhile, and fails each time
+                relay.refusing = False
+                wait_for(lambda: w.wait(0.1), timeout=10)  # listening again: look once
+                _after(0.2, lambda: producer.enqueue("k")).join()
+                started = time.monotonic()
+                assert w.wait(10)
+                assert time.monotonic() - started < 1.0  # the poll is 30 s away
+            finally:
+                w.close()
+    finally:
+        relay.close()
+    messages = [r.getMessage() for r in jobq_log.records if r.name.startswith("jobq")]
+    assert len([m for m in messages if "cannot open the LISTEN connection" in m]) == 1, messages
+    assert len([m for m in messages if "listening again" in m]) == 1, messages

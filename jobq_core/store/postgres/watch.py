@@ -11,6 +11,11 @@ missed. That poll is a plain read: it writes nothing and takes no lock, so the m
 run it every second. After the LISTEN connection breaks it reconnects with backoff (one
 log line per outage) and reports a change, as notifications sent meanwhile are lost.
 
+Making a watch never fails for want of the server: the store has connected already, so a
+LISTEN connection that cannot be opened then (a network blip as a worker starts) is an
+outage like a break, retried with backoff from ``wait``, and a snapshot that cannot be read
+yet makes the first poll that can report a change.
+
 Poll-only mode (``poll_only=True``, for PgBouncer in transaction mode, where LISTEN does
 not work): no LISTEN connection and no NOTIFY; the snapshot poll alone.
 """
@@ -49,10 +54,10 @@ class PgWatch:
         self._retry_at = 0.0
         self._backoff = 0.05
         self._down_since: float | None = None
-        self._seen = self._snapshot(required=True)
+        self._seen = self._snapshot()  # None: the first poll that reads one reports a change
         self._next_poll = time.monotonic() + self._jittered()
         if listen:
-            self._conn = self._listen()
+            self._relisten()
 
     # -- the LISTEN connection ----------------------------------------------------------
 
@@ -72,7 +77,8 @@ class PgWatch:
             return False
         try:
             self._conn = self._listen()
-        except JobqError:
+        except JobqError as e:
+            self._down(e, "cannot open the LISTEN connection")
             self._retry_at = now + self._backoff
             self._backoff = min(2.0, self._backoff * 2) * random.uniform(0.8, 1.2)
             return False
@@ -93,10 +99,13 @@ class PgWatch:
 
     def _lost(self, e: BaseException) -> None:
         self._drop_connection()
+        self._down(e, "the LISTEN connection broke")
+
+    def _down(self, e: BaseException, what: str) -> None:
+        """Log the outage's one line, at its start."""
         if self._down_since is None:
             self._down_since = time.monotonic()
-            log.warning("%s: the LISTEN connection broke (%s); reconnecting",
-                        self._conns.display, one_line(e))
+            log.warning("%s: %s (%s); reconnecting", self._conns.display, what, one_line(e))
 
     def _notified(self) -> bool:
         """Read what arrived on the LISTEN connection; True if it held a notification."""
@@ -121,9 +130,7 @@ class PgWatch:
     def _jittered(self) -> float:
         return self._poll * random.uniform(0.8, 1.2)
 
-    def _snapshot(self, required: bool = False) -> str | None:
-        if required:
-            return self._conns.run(lambda c, _again: c.execute(SNAPSHOT).fetchone()[0])
+    def _snapshot(self) -> str | None:
         return self._conns.try_once(lambda c: c.execute(SNAPSHOT).fetchone()[0])
 
     def _polled(self) -> bool:
