@@ -334,10 +334,13 @@ def main() -> None:
     p.add_argument("--backlog", type=int, default=5000)
     p.add_argument("--burst", type=int, default=0)
     p.add_argument("--notify-window", type=float, default=None,
-                   help="the notification limiter's window in seconds for --burst")
+                   help="the notification limiter's window in seconds (--burst, --latency)")
     p.add_argument("--skip-rates", action="store_true")
     p.add_argument("--json")
     args = p.parse_args()
+    if args.notify_window is not None:
+        from jobq_core.store.postgres.notify import Notifier
+        Notifier.EVERY = args.notify_window
     with psycopg.connect(args.url) as c:
         settings = dict(c.execute(
             "SELECT name, setting FROM pg_settings WHERE name IN ('server_version', 'fsync', "
