@@ -11,7 +11,8 @@ a fresh table:
   raw-batch  N jobs inserted by one hand-written INSERT ... SELECT FROM unnest
   batch      the same through Queue.enqueue_many
   bloat      --bloat-jobs jobs drained by a Worker, jobq_jobs' size (table + indexes +
-             TOAST) sampled every --sample seconds
+             TOAST) sampled every --sample seconds; with --prune-every S, finished jobs
+             older than S seconds are pruned every S seconds meanwhile
   latency    --latency jobs enqueued one at a time, --gap seconds apart, to an idle Worker
              (another connection of the same process): enqueue-to-start p50 and p95, in ms;
              with --delay D each job is delayed by D s and the figures are from its run_at
@@ -124,7 +125,7 @@ def api_one(url: str, n: int) -> float:
     return n / seconds
 
 
-def worker_drain(url: str, n: int, concurrency: int = 8, sample=None) -> float:
+def worker_drain(url: str, n: int, concurrency: int = 8, sample=None, pruned=False) -> float:
     fill(url, n)
     registry = Registry()
     registry.task("noop")(lambda payload: None)
@@ -140,7 +141,7 @@ def worker_drain(url: str, n: int, concurrency: int = 8, sample=None) -> float:
         stop.set()
         if sampler:
             sampler.join()
-        assert q.count("succeeded") == n
+        assert q.count("pending") == 0 and (pruned or q.count("succeeded") == n)
     return n / seconds
 
 
@@ -322,6 +323,9 @@ def main() -> None:
     p.add_argument("--n", type=int, default=5000)
     p.add_argument("--bloat-jobs", type=int, default=100000)
     p.add_argument("--sample", type=float, default=5.0)
+    p.add_argument("--prune-every", type=float, default=0.0,
+                   help="during the bloat drain, prune jobs finished over this many seconds "
+                        "ago every this many seconds (what an operator's cron would do)")
     p.add_argument("--steady", type=float, default=0.0)
     p.add_argument("--latency", type=int, default=0)
     p.add_argument("--scale", action="store_true")
@@ -401,10 +405,26 @@ def main() -> None:
                     print(f"  {samples[-1]}", flush=True)
                     if stop.wait(args.sample):
                         break
-            rate = worker_drain(db.url, args.bloat_jobs, sample=sample)
+            pruner = None
+            if args.prune_every:
+                done = threading.Event()
+
+                def prune_while_draining():
+                    with Queue(db.url) as q:
+                        while not done.wait(args.prune_every):
+                            q.prune(args.prune_every)
+
+                pruner = threading.Thread(target=prune_while_draining, daemon=True)
+                pruner.start()
+            rate = worker_drain(db.url, args.bloat_jobs, sample=sample,
+                                pruned=bool(args.prune_every))
+            if pruner:
+                done.set()
+                pruner.join(60)
             samples.append({"t": "end", "pending": 0, **sizes(db.url)})
             print(f"  {samples[-1]}")
-        report["bloat"] = {"jobs": args.bloat_jobs, "rate": rate, "samples": samples}
+        report["bloat"] = {"jobs": args.bloat_jobs, "rate": rate,
+                           "prune_every": args.prune_every, "samples": samples}
         print(f"bloat drain {rate:.0f} jobs/s")
     if args.json:
         with open(args.json, "w") as f:
