@@ -21,7 +21,8 @@ a fresh table:
              limiter should send few); --notify-window W sets the limiter's window (0:
              a notification per enqueue) to compare
   scale      --scale: claims (with completions) per second through the API with 10,000
-             and with 1,000,000 jobs pending (filled by generate_series), 3,000 claims each
+             and with 1,000,000 jobs pending (filled by generate_series, then analyzed),
+             in 1 queue and spread over 4, 3,000 claims each
   limits     --limits: API claims (with completions) on every queue, interleaved in chunks
              of 500, with no queue controls, with a concurrency and a rate limit on an
              unrelated queue, and with a concurrency limit (never reached) on the queue
@@ -274,12 +275,12 @@ def burst(url: str, n: int, processes: int, window: float | None) -> dict:
             "notifications": notes, "slowest_s": max(seconds)}
 
 
-def claims_with_pending(url: str, pending: int, claims: int = 3000) -> float:
+def claims_with_pending(url: str, pending: int, queues: int, claims: int = 3000) -> float:
     with psycopg.connect(url, autocommit=True) as c:
         c.execute(
             "INSERT INTO jobq_jobs(kind, queue, payload, max_attempts, run_at, created_at) "
-            "SELECT 'noop', 'q' || (i %% 4), '{}', 20, extract(epoch FROM now()) - 60, 0 "
-            "FROM generate_series(1, %s) i", (pending,))
+            "SELECT 'noop', 'q' || (i %% %s), '{}', 20, extract(epoch FROM now()) - 60, 0 "
+            "FROM generate_series(1, %s) i", (queues, pending))
         c.execute("VACUUM ANALYZE jobq_jobs")
     with Queue(url) as q:
         started = time.perf_counter()
@@ -369,11 +370,14 @@ def main() -> None:
         print(" ".join(f"{k}={v:.2f}" for k, v in report["ratios"].items()))
     if args.scale:
         report["scale"] = {}
-        for pending in (10_000, 1_000_000, 10_000):
-            with Database(args.url) as db:
-                rate = claims_with_pending(db.url, pending)
-            report["scale"].setdefault(str(pending), []).append(rate)
-            print(f"claims with {pending:,} pending: {rate:.0f}/s", flush=True)
+        for queues in (1, 4):
+            for pending in (10_000, 1_000_000, 10_000):
+                with Database(args.url) as db:
+                    rate = claims_with_pending(db.url, pending, queues)
+                report["scale"].setdefault(f"{queues} queues", {}).setdefault(
+                    str(pending), []).append(rate)
+                print(f"claims with {pending:,} pending in {queues} queue(s): {rate:.0f}/s",
+                      flush=True)
     if args.burst:
         report["burst"] = []
         for processes in (1, 4):
