@@ -50,6 +50,11 @@ import asyncio
 import importlib
 import importlib.util
 import itertools
+# Imported before a script's registry is: on its first import, multiprocessing points
+# sys.modules["__mp_main__"] at __main__, which would replace the script being loaded
+# under that name while it runs (its sys.modules[__name__] would be the fork server's
+# __main__). The fork server imports this module once, so its children pay nothing.
+import multiprocessing  # noqa: F401
 import os
 import signal
 import socket

@@ -288,3 +288,28 @@ def test_an_app_that_fails_to_import_in_the_children_makes_run_raise_before_regi
 def test_a_worker_refuses_a_bad_pool_configuration_naming_the_wrong_value(db, kwargs, message):
     with Queue(db) as q, pytest.raises(ValueError, match=message):
         Worker(q, registry, **kwargs)
+
+
+SCRIPT = """import multiprocessing, sys
+from jobq_core import Queue, Registry, Worker
+registry = Registry()
+SELF = sys.modules[__name__]  # a script may name itself so, as multiprocessing's users do
+registry.task("whoami")(lambda payload: getattr(SELF, "registry", None) is registry)
+if __name__ == "__main__":
+    with Queue(sys.argv[1]) as q:
+        job_id = q.enqueue("whoami")
+        Worker(q, registry, pool="process").run(burst=True, handle_signals=False)
+        job = q.get(job_id)
+        print(job.status, job.result)
+"""
+
+
+def test_a_script_whose_registry_is_in_its_main_runs_in_children_as_it_reads_itself(tmp_path):
+    # the children load the script again by path; multiprocessing, imported by it first,
+    # must not swap the module being loaded for another under the script's feet
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT)
+    out = subprocess.run([sys.executable, str(script), str(tmp_path / "jobs.db")],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["succeeded", "True"]
