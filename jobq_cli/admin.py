@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from jobq_core import JobNotFound, JobStatus, WorkerState
+from jobq_core import LIST_STATUSES, JobNotFound, JobStatus, WorkerState
 from jobq_core.textsafe import clean
 
 from . import render
@@ -14,12 +14,12 @@ from .common import (
     DEFAULT_DB, DbOption, Duration, JsonOption, friendly, open_queue, print_json, usage,
 )
 
-_STATUSES = ", ".join([*JobStatus, "scheduled", "retrying"])
+_STATUSES = ", ".join(LIST_STATUSES)
 
 
 @friendly
 def stats(db: DbOption = DEFAULT_DB, as_json: JsonOption = False,
-          window: Annotated[float, Duration("Count finished jobs over this long.")] = 3600.0,
+          window: Annotated[float, Duration("Count finished jobs over this long.")] = "1h",
           ) -> None:
     """Counts by status and queue, queue lag, and recent outcomes."""
     seconds = window
@@ -41,6 +41,8 @@ def list_jobs(
     as_json: JsonOption = False,
 ) -> None:
     """Jobs, newest first (pending: in claim order; running: nearest lease end first)."""
+    if status is not None and status not in LIST_STATUSES:
+        usage(f"unknown status {status!r}; expected one of {_STATUSES}")
     with open_queue(db) as q:
         jobs = q.list(status, queue, kind, limit=limit, payloads=as_json)  # the table omits them
         now = q.clock.now()
@@ -53,7 +55,8 @@ def list_jobs(
 
 
 @friendly
-def show(job_id: Annotated[int, typer.Argument(metavar="ID")], db: DbOption = DEFAULT_DB,
+def show(job_id: Annotated[int, typer.Argument(metavar="ID", help="The job's id.")],
+         db: DbOption = DEFAULT_DB,
          as_json: JsonOption = False) -> None:
     """One job in full: payload, result, last error with traceback, every attempt."""
     with open_queue(db) as q:
@@ -106,7 +109,8 @@ def workers(db: DbOption = DEFAULT_DB, as_json: JsonOption = False,
 
 @friendly
 def retry(
-    job_id: Annotated[Optional[int], typer.Argument(metavar="ID", show_default=False)] = None,
+    job_id: Annotated[Optional[int], typer.Argument(
+        metavar="ID", show_default=False, help="The job's id.")] = None,
     all_dead: Annotated[bool, typer.Option("--all-dead", help="Retry every dead job.")] = False,
     queue: Annotated[Optional[str], typer.Option(metavar="QUEUE", help="With --all-dead: only this queue.")] = None,
     kind: Annotated[Optional[str], typer.Option(metavar="KIND", help="With --all-dead: only this kind.")] = None,
@@ -138,7 +142,8 @@ def retry(
 
 
 @friendly
-def cancel(job_id: Annotated[int, typer.Argument(metavar="ID")], db: DbOption = DEFAULT_DB,
+def cancel(job_id: Annotated[int, typer.Argument(metavar="ID", help="The job's id.")],
+           db: DbOption = DEFAULT_DB,
            as_json: JsonOption = False) -> None:
     """Cancel a pending job now; ask a running job's handler to stop (ctx.cancelled)."""
     with open_queue(db) as q:

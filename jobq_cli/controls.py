@@ -11,7 +11,9 @@ from jobq_core import QueueStats, Rate, Schedule, ScheduleInfo
 from jobq_core.display import duration, timestamp
 
 from . import render, tables
-from .common import DEFAULT_DB, DbOption, JsonOption, fail, friendly, open_queue, print_json
+from .common import (
+    DEFAULT_DB, DbOption, JsonOption, fail, friendly, open_queue, print_json, usage,
+)
 
 QueueArg = Annotated[str, typer.Argument(metavar="QUEUE", help="The queue's name.")]
 
@@ -51,10 +53,13 @@ def limit(
 
     A limit not given is kept as it is; --clear removes both first."""
     if concurrency is None and rate is None and not clear:
-        fail("give --concurrency N, --rate N/s (or N/m, N/h), or --clear")
+        usage("give --concurrency N, --rate N/s (or N/m, N/h), or --clear")
     if concurrency is not None and concurrency < 1:
-        fail(f"--concurrency must be at least 1, got {concurrency}")
-    new_rate = None if rate is None else Rate.parse(rate)
+        usage(f"--concurrency must be at least 1, got {concurrency}")
+    try:
+        new_rate = None if rate is None else Rate.parse(rate)
+    except ValueError as e:
+        usage(str(e))
     with open_queue(db) as q:
         current = QueueStats() if clear else q.queues().get(queue, QueueStats())
         concurrency = concurrency if concurrency is not None else current.concurrency
