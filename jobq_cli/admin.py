@@ -28,7 +28,7 @@ def stats(db: DbOption = DEFAULT_DB, as_json: JsonOption = False,
     if as_json:
         print_json(render.stats_json(s))
     else:
-        render.console().print(render.stats_view(s, str(db)))
+        render.print_stats(s, str(db))
 
 
 @friendly

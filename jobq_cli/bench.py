@@ -106,7 +106,8 @@ def bench(
         print_json(report)
     else:
         out = Console(highlight=False, markup=False, emoji=False)
-        if not out.is_terminal:
+        if not out.is_terminal and "COLUMNS" not in os.environ:
+            # Piped with no width given: wide enough that no result wraps in a saved report.
             out = Console(highlight=False, markup=False, emoji=False, width=140)
         out.print(_table(report))
     failed = [f"{k} ({_check_text(r)})" for k, r in results.items() if not r["ok"]]

@@ -134,9 +134,9 @@ def queue_json(name: str, qs: QueueStats, now: float) -> dict[str, Any]:
 
 
 QUEUE_COLS = (
-    tables.Col("QUEUE", tables.NEVER_DROPPED, least=8, want=20, shrink=1),
-    tables.Col("STATE", 90, fixed=True), tables.Col("PENDING", 95, fixed=True, justify="right"),
-    tables.Col("RUNNING", 95, fixed=True, justify="right"),
+    tables.Col("QUEUE", tables.NEVER_DROPPED, fixed=True),  # the name pause and limit take
+    tables.Col("STATE", 96, fixed=True), tables.Col("PENDING", 95, fixed=True, justify="right"),
+    tables.Col("RUNNING", 94, fixed=True, justify="right"),
     tables.Col("DEAD", 80, fixed=True, justify="right"),
     tables.Col("LAG", 70, fixed=True, justify="right"),
     tables.Col("LIMITS", 85, least=6, want=12, shrink=2),
@@ -149,7 +149,7 @@ def queues_rows(queues: dict[str, QueueStats], now: float) -> list[list]:
         lag = None if qs.oldest_pending_at is None else max(0.0, now - qs.oldest_pending_at)
         running = (f"{qs.running}/{qs.concurrency}" if qs.concurrency is not None
                    else str(qs.running))
-        rows.append([render.cell(name, limit=60),
+        rows.append([render.cell(name, limit=None),
                      Text("⏸ paused", "yellow") if qs.paused else Text("active", "dim"),
                      str(qs.pending), running, str(qs.dead),
                      "-" if lag is None else duration(lag), limits_text(qs) or "-"])

@@ -119,9 +119,7 @@ def _prepared(item: dict | tuple, n: int) -> Any:
     try:
         return prepare([item])[0]
     except (JobqError, ValueError, TypeError) as e:
-        if not n:  # the command line's own job: its arguments are wrong
-            usage(str(e))
-        fail(f"stdin line {n}: {e}")
+        fail(f"{f'stdin line {n}: ' if n else ''}{e}")
 
 
 def _load(q: Queue, jobs: list, as_json: bool) -> None:

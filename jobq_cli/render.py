@@ -96,7 +96,28 @@ def status_text(job: Job, now: float) -> Text:
     return Text(badge.label, style=badge.style)
 
 
+def print_stats(s: Stats, db: str) -> None:
+    """The counts, then a table of queues fitted to the terminal (names whole)."""
+    console().print(stats_view(s, db))
+    if s.queues:
+        rows = [[cell(name, limit=None), str(q.pending), str(q.running), str(q.dead),
+                 "-" if q.oldest_pending_at is None
+                 else duration(max(0.0, s.now - q.oldest_pending_at))]
+                for name, q in s.queues.items()]
+        print_table(console(), STATS_QUEUE_COLS, rows)
+
+
+STATS_QUEUE_COLS = (
+    Col("QUEUE", NEVER_DROPPED, fixed=True),  # the name pause, resume and --queue take
+    Col("PENDING", 95, fixed=True, justify="right"),
+    Col("RUNNING", 90, fixed=True, justify="right"),
+    Col("DEAD", 85, fixed=True, justify="right"),
+    Col("OLDEST WAIT", 80, fixed=True, justify="right"),
+)
+
+
 def stats_view(s: Stats, db: str) -> Group:
+    """The counts above the queues' table."""
     head = Table.grid(padding=(0, 2))
     for _ in range(4):
         head.add_column()
@@ -108,16 +129,7 @@ def stats_view(s: Stats, db: str) -> Group:
     window = duration(s.window)
     head.add_row(f"last {window}: succeeded", str(s.succeeded_recent),
                  "dead / cancelled", f"{s.dead_recent} / {s.cancelled_recent}")
-    queues = Table(box=box.SIMPLE_HEAD, title_justify="left")
-    for col in ("QUEUE", "PENDING", "RUNNING", "DEAD", "OLDEST WAIT"):
-        queues.add_column(col, justify="left" if col == "QUEUE" else "right")
-    for name, q in s.queues.items():
-        wait = "-" if q.oldest_pending_at is None else duration(max(0.0, s.now - q.oldest_pending_at))
-        queues.add_row(cell(name, limit=40), str(q.pending), str(q.running), str(q.dead), wait)
-    parts = [Text(f"jobq · {clean(db)}", style="bold"), head]
-    if s.queues:
-        parts.append(queues)
-    return Group(*parts)
+    return Group(Text(f"jobq · {clean(db)}", style="bold"), head, Text(""))
 
 
 JOB_COLS = (
