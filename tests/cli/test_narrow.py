@@ -5,8 +5,11 @@ terminal's own)."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
+import subprocess
+import sys
 import time
 
 import pytest
@@ -194,6 +197,26 @@ def test_an_enqueue_that_meets_a_live_unique_key_says_so(app_dir, db):
     assert json.loads(again.stdout) == {"id": 1, "existing": True}
     with Queue(db) as q:
         assert q.get(1).payload == {"v": 1}
+
+
+def test_a_bulk_enqueue_says_which_lines_met_a_live_unique_key(app_dir, db):
+    held = jobq(app_dir, "enqueue", "k", '{"v": 1}', "--unique-key", "u1", "--db", db)
+    assert held.stdout == "1\n"
+    lines = "".join(json.dumps(line) + "\n" for line in [
+        {"kind": "k", "payload": {"v": 2}, "unique_key": "u1"},  # held by job 1
+        {"kind": "k", "payload": {"v": 3}, "unique_key": "u2"},  # new
+        {"kind": "k", "payload": {"v": 4}, "unique_key": "u2"},  # held by the line before
+        {"kind": "k", "payload": {"v": 5}}])
+    env = {**os.environ, "COLUMNS": "80"}
+    r = subprocess.run([sys.executable, "-m", "jobq_cli.main", "enqueue", "--stdin", "--json",
+                        "--db", db], cwd=app_dir, env=env, input=lines, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"ids": [1, 2, 2, 3], "count": 4, "existing": [1, 2]}
+    assert r.stderr == ("jobq: 2 of 4 lines had the unique key of a live job: that job's id "
+                        "is printed for each, and their payloads were not stored\n")
+    with Queue(db) as q:
+        assert [q.get(i).payload for i in (1, 2, 3)] == [{"v": 1}, {"v": 3}, {"v": 5}]
 
 
 def test_prune_keeps_dead_jobs_unless_asked_and_says_what_it_deleted(app_dir, db):
