@@ -15,6 +15,7 @@ from .common import (
 )
 
 _STATUSES = ", ".join(LIST_STATUSES)
+HELD_READ = 1000  # running jobs read to count what a lost worker still holds
 
 
 @friendly
@@ -46,12 +47,13 @@ def list_jobs(
     with open_queue(db) as q:
         jobs = q.list(status, queue, kind, limit=limit, payloads=as_json)  # the table omits them
         now = q.clock.now()
+        workers = [] if as_json else q.workers()
     if as_json:
         print_json([render.job_json(j) for j in jobs])
     elif not jobs:
         typer.echo("no jobs match", err=True)
     else:
-        render.print_jobs(jobs, now)
+        render.print_jobs(jobs, now, render.worker_states(workers, now))
 
 
 @friendly
@@ -93,6 +95,10 @@ def workers(db: DbOption = DEFAULT_DB, as_json: JsonOption = False,
             q.forget_workers(lost)
             forgotten = [w.id for w in lost]
             ws = q.workers()
+        held: dict[str, int] = {}
+        if not as_json:
+            for job in q.list("running", limit=HELD_READ, payloads=False):
+                held[job.worker or ""] = held.get(job.worker or "", 0) + 1
     if as_json:
         listed = [render.worker_json(w, now) for w in ws]
         print_json({"forgotten": forgotten, "workers": listed} if forget_lost else listed)
@@ -104,7 +110,7 @@ def workers(db: DbOption = DEFAULT_DB, as_json: JsonOption = False,
     if not ws:
         typer.echo("no workers registered", err=True)
     else:
-        render.print_workers(ws, now)
+        render.print_workers(ws, now, held)
 
 
 @friendly

@@ -68,3 +68,26 @@ def test_workers_forget_lost_deletes_the_lost_entries_and_says_which(app_dir, db
     assert "beats-10s-silent-40s" not in kept and "beats-10s-silent-20s" in kept
     again = jobq(app_dir, "workers", "--forget-lost", "--json", "--db", db)
     assert json.loads(again.stdout)["forgotten"] == [] and again.stderr == ""
+
+
+def test_a_lost_workers_jobs_say_so_on_their_rows_and_its_busy_is_marked_stale(app_dir, db):
+    registered(db)
+    with Queue(db) as q:
+        ids = [q.enqueue("report.build", {"n": n}) for n in range(3)]
+        for worker_id in ("beats-10s-silent-40s", "beats-10s-silent-40s", "beats-10s-just-seen"):
+            q.claim(worker_id)
+    r = jobq(app_dir, "list", "--status", "running", "--db", db)
+    assert r.returncode == 0, r.stderr
+    header, rows = table(r.stdout, "ID")
+    assert header[-2:] == ["WORKER", "PRI"]
+    workers = {row[0]: row[-2] for row in rows}
+    for job_id in ids[:2]:  # at 80 columns its name is cut in the middle, never its state
+        assert re.fullmatch(r"beats-1\S*…\S*40s ✗ lost", workers[str(job_id)])
+    assert workers[str(ids[2])] == "beats-10s-just-seen"
+    wide = jobq(app_dir, "list", "--status", "running", "--db", db, columns=120).stdout
+    assert wide.count("beats-10s-silent-40s ✗ lost") == 2
+    _, rows = table(jobq(app_dir, "workers", "--db", db).stdout, "WORKER")
+    busy = {row[0]: row[3] for row in rows}
+    # it beat last with nothing running; it is known to hold two jobs, and nobody counts
+    assert busy["beats-10s-silent-40s"] == "2/8 stale"
+    assert busy["beats-10s-just-seen"] == "0/8"  # its own last beat's count
