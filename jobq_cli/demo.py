@@ -230,8 +230,11 @@ def _live(run: _DemoRun, out: Console, duration: float | None) -> None:
     deadline = None if duration is None else time.monotonic() + duration
     out.print("Press Ctrl-C to stop.")
     view = _DemoView(run)
+    # Wrapped to the terminal, unlike ``out``: Live redraws by moving the cursor up as many
+    # lines as it printed, and a line the terminal wrapped would leave a copy behind.
+    screen = Console(highlight=False, markup=False)
     try:
-        with Live(view, console=out, refresh_per_second=4, transient=False):
+        with Live(view, console=screen, refresh_per_second=4, transient=False):
             while deadline is None or time.monotonic() < deadline:
                 time.sleep(0.1)
     finally:

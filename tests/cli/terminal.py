@@ -24,6 +24,7 @@ def jobq(cwd, *args, columns=80):
 class TtyResult:
     def __init__(self, returncode: int, raw: str):
         self.returncode = returncode
+        self.raw = raw
         self.stdout = self.stderr = CSI.sub("", raw).replace("\r\n", "\n")
         self.styled = raw != self.stdout.replace("\n", "\r\n")  # it knew it had a terminal
 

@@ -20,6 +20,8 @@ from jobq_tui.filters import Filter
 from jobq_tui.source import Source
 from jobq_tui.widgets.header import HeaderState, header_text
 
+from .terminal import jobq_tty
+
 
 def test_the_demo_runs_worker_processes_and_one_killed_is_seen_lost_and_its_jobs_move(app_dir):
     env = {**os.environ, "COLUMNS": "80"}
@@ -199,3 +201,14 @@ def test_what_the_demo_says_of_a_killed_worker_is_what_the_cli_shows_from_start_
     assert f"a worker ended early: pid {pids[0]} (killed by SIGKILL)" in out
     summary = next(ln for ln in out.splitlines() if ln.startswith("demo summary"))
     assert summary.endswith("dead in total.")
+
+
+def test_the_demo_on_an_80_column_terminal_draws_its_live_view_within_80_columns(app_dir):
+    """A line of the live view wider than the terminal would wrap, and each redraw (the
+    cursor moved up as many lines as were printed) would leave part of it behind."""
+    r = jobq_tty(app_dir, "demo", "--duration", "3", "--no-monitor", "--db", "demo.db")
+    assert r.returncode == 0 and r.styled, r.stdout
+    live = r.raw[r.raw.index("Press Ctrl-C to stop."):r.raw.index("stopping:")]
+    # what is drawn between two cursor movements (or line ends) is one screen line
+    drawn = re.split(r"\r|\n|\x1b\[\d*[ABGKJ]", re.sub(r"\x1b\[[0-9;]*m", "", live))
+    assert "PID" in live and max(len(segment) for segment in drawn) <= 80, drawn
