@@ -11,7 +11,8 @@ a fresh table:
   raw-batch  N jobs inserted by one hand-written INSERT ... SELECT FROM unnest
   batch      the same through Queue.enqueue_many
   bloat      --bloat-jobs jobs drained by a Worker, jobq_jobs' size (table + indexes +
-             TOAST) sampled every --sample seconds
+             TOAST) sampled every --sample seconds; with --prune-every S, finished jobs
+             older than S seconds are pruned every S seconds meanwhile
   latency    --latency jobs enqueued one at a time, --gap seconds apart, to an idle Worker
              (another connection of the same process): enqueue-to-start p50 and p95, in ms;
              with --delay D each job is delayed by D s and the figures are from its run_at
@@ -20,7 +21,8 @@ a fresh table:
              limiter should send few); --notify-window W sets the limiter's window (0:
              a notification per enqueue) to compare
   scale      --scale: claims (with completions) per second through the API with 10,000
-             and with 1,000,000 jobs pending (filled by generate_series), 3,000 claims each
+             and with 1,000,000 jobs pending (filled by generate_series, then analyzed),
+             in 1 queue and spread over 4, 3,000 claims each
   limits     --limits: API claims (with completions) on every queue, interleaved in chunks
              of 500, with no queue controls, with a concurrency and a rate limit on an
              unrelated queue, and with a concurrency limit (never reached) on the queue
@@ -124,7 +126,7 @@ def api_one(url: str, n: int) -> float:
     return n / seconds
 
 
-def worker_drain(url: str, n: int, concurrency: int = 8, sample=None) -> float:
+def worker_drain(url: str, n: int, concurrency: int = 8, sample=None, pruned=False) -> float:
     fill(url, n)
     registry = Registry()
     registry.task("noop")(lambda payload: None)
@@ -140,7 +142,7 @@ def worker_drain(url: str, n: int, concurrency: int = 8, sample=None) -> float:
         stop.set()
         if sampler:
             sampler.join()
-        assert q.count("succeeded") == n
+        assert q.count("pending") == 0 and (pruned or q.count("succeeded") == n)
     return n / seconds
 
 
@@ -273,12 +275,12 @@ def burst(url: str, n: int, processes: int, window: float | None) -> dict:
             "notifications": notes, "slowest_s": max(seconds)}
 
 
-def claims_with_pending(url: str, pending: int, claims: int = 3000) -> float:
+def claims_with_pending(url: str, pending: int, queues: int, claims: int = 3000) -> float:
     with psycopg.connect(url, autocommit=True) as c:
         c.execute(
             "INSERT INTO jobq_jobs(kind, queue, payload, max_attempts, run_at, created_at) "
-            "SELECT 'noop', 'q' || (i %% 4), '{}', 20, extract(epoch FROM now()) - 60, 0 "
-            "FROM generate_series(1, %s) i", (pending,))
+            "SELECT 'noop', 'q' || (i %% %s), '{}', 20, extract(epoch FROM now()) - 60, 0 "
+            "FROM generate_series(1, %s) i", (queues, pending))
         c.execute("VACUUM ANALYZE jobq_jobs")
     with Queue(url) as q:
         started = time.perf_counter()
@@ -322,6 +324,9 @@ def main() -> None:
     p.add_argument("--n", type=int, default=5000)
     p.add_argument("--bloat-jobs", type=int, default=100000)
     p.add_argument("--sample", type=float, default=5.0)
+    p.add_argument("--prune-every", type=float, default=0.0,
+                   help="during the bloat drain, prune jobs finished over this many seconds "
+                        "ago every this many seconds (what an operator's cron would do)")
     p.add_argument("--steady", type=float, default=0.0)
     p.add_argument("--latency", type=int, default=0)
     p.add_argument("--scale", action="store_true")
@@ -334,10 +339,13 @@ def main() -> None:
     p.add_argument("--backlog", type=int, default=5000)
     p.add_argument("--burst", type=int, default=0)
     p.add_argument("--notify-window", type=float, default=None,
-                   help="the notification limiter's window in seconds for --burst")
+                   help="the notification limiter's window in seconds (--burst, --latency)")
     p.add_argument("--skip-rates", action="store_true")
     p.add_argument("--json")
     args = p.parse_args()
+    if args.notify_window is not None:
+        from jobq_core.store.postgres.notify import Notifier
+        Notifier.EVERY = args.notify_window
     with psycopg.connect(args.url) as c:
         settings = dict(c.execute(
             "SELECT name, setting FROM pg_settings WHERE name IN ('server_version', 'fsync', "
@@ -362,11 +370,14 @@ def main() -> None:
         print(" ".join(f"{k}={v:.2f}" for k, v in report["ratios"].items()))
     if args.scale:
         report["scale"] = {}
-        for pending in (10_000, 1_000_000, 10_000):
-            with Database(args.url) as db:
-                rate = claims_with_pending(db.url, pending)
-            report["scale"].setdefault(str(pending), []).append(rate)
-            print(f"claims with {pending:,} pending: {rate:.0f}/s", flush=True)
+        for queues in (1, 4):
+            for pending in (10_000, 1_000_000, 10_000):
+                with Database(args.url) as db:
+                    rate = claims_with_pending(db.url, pending, queues)
+                report["scale"].setdefault(f"{queues} queues", {}).setdefault(
+                    str(pending), []).append(rate)
+                print(f"claims with {pending:,} pending in {queues} queue(s): {rate:.0f}/s",
+                      flush=True)
     if args.burst:
         report["burst"] = []
         for processes in (1, 4):
@@ -398,10 +409,26 @@ def main() -> None:
                     print(f"  {samples[-1]}", flush=True)
                     if stop.wait(args.sample):
                         break
-            rate = worker_drain(db.url, args.bloat_jobs, sample=sample)
+            pruner = None
+            if args.prune_every:
+                done = threading.Event()
+
+                def prune_while_draining():
+                    with Queue(db.url) as q:
+                        while not done.wait(args.prune_every):
+                            q.prune(args.prune_every)
+
+                pruner = threading.Thread(target=prune_while_draining, daemon=True)
+                pruner.start()
+            rate = worker_drain(db.url, args.bloat_jobs, sample=sample,
+                                pruned=bool(args.prune_every))
+            if pruner:
+                done.set()
+                pruner.join(60)
             samples.append({"t": "end", "pending": 0, **sizes(db.url)})
             print(f"  {samples[-1]}")
-        report["bloat"] = {"jobs": args.bloat_jobs, "rate": rate, "samples": samples}
+        report["bloat"] = {"jobs": args.bloat_jobs, "rate": rate,
+                           "prune_every": args.prune_every, "samples": samples}
         print(f"bloat drain {rate:.0f} jobs/s")
     if args.json:
         with open(args.json, "w") as f:

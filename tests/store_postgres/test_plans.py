@@ -8,19 +8,19 @@ from jobq_core import Queue
 from jobq_core.testing import wait_for
 
 
-def _fill(url, pending=2000, finished=20000):
+def _fill(url, pending=2000, finished=20000, queues=5):
     with psycopg.connect(url, autocommit=True) as c:
         c.execute(
             "INSERT INTO jobq_jobs(kind, queue, payload, max_attempts, run_at, created_at, status, "
-            "finished_at) SELECT 'k', 'q' || (i %% 5), '{}', 3, i, 0, "
+            f"finished_at) SELECT 'k', 'q' || (i %% {queues}), '{{}}', 3, i, 0, "
             "CASE WHEN i <= %s THEN 'succeeded' ELSE 'pending' END, "
             "CASE WHEN i <= %s THEN i END FROM generate_series(1, %s) i",
             (finished, finished, finished + pending))
         c.execute("ANALYZE jobq_jobs")
 
 
-def _plan(q, queues):
-    return "\n".join(q.store.explain_claim(queues, 10))
+def _plan(q, queues, now=0.0):
+    return "\n".join(q.store.explain_claim(queues, 10, now))
 
 
 def test_a_claim_on_all_queues_reads_the_pending_index(pg_queue, pg_url):
@@ -29,6 +29,16 @@ def test_a_claim_on_all_queues_reads_the_pending_index(pg_queue, pg_url):
     assert "Index Scan using jobq_jobs_pending on jobq_jobs" in plan
     assert "SKIP LOCKED" not in plan and "LockRows" in plan
     assert "Seq Scan on jobq_jobs" not in plan  # jobq_queues is tiny: read whole
+
+
+def test_with_every_job_in_one_queue_a_claim_on_all_queues_still_reads_the_pending_index(
+        pg_queue, pg_url):
+    # the statistics then say the column has one value: a plan trusting them would expect no
+    # job outside the controlled queues and sort every pending job for each claim
+    _fill(pg_url, pending=20000, finished=2000, queues=1)
+    plan = _plan(pg_queue, None, now=1e9)
+    assert "Index Scan using jobq_jobs_pending on jobq_jobs" in plan
+    assert "Sort" not in plan and "jobq_jobs_pending_queue" not in plan
 
 
 def test_a_claim_on_one_queue_reads_the_per_queue_index(pg_queue, pg_url):

@@ -176,7 +176,11 @@ def claim_sql(n_queues: int, per_queue: bool = False, clamped: bool = False) -> 
     recursive = ""
     if n_queues == 0 and not per_queue:
         pick = (f"SELECT id FROM jobq_jobs WHERE status='pending' AND run_at<=%(now)s "
-                f"AND queue <> ALL(ARRAY(SELECT name FROM jobq_queues)) "
+                # queue || '': statistics cannot see through it. On the column itself,
+                # when every job is in one queue (n_distinct 1), the planner takes any
+                # "queue <> x" to match nothing and sorts the whole pending index for each
+                # claim: 3,000 claims/s fell to 20 with 800,000 pending once analyzed.
+                f"AND (queue || '') <> ALL(ARRAY(SELECT name FROM jobq_queues)) "
                 f"{ORDER_PENDING} LIMIT %(limit)s FOR UPDATE SKIP LOCKED")
     else:
         if n_queues == 0:

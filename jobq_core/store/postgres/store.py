@@ -744,11 +744,12 @@ class PostgresStore:
         problems = self._conns.run(op)
         return "; ".join(problems) if problems else "ok"
 
-    def explain_claim(self, queues: Sequence[str] | None = None, limit: int = 1) -> list[str]:
-        """The claim's query plan (tests assert it uses the partial indexes). Run in a
-        transaction that is rolled back: EXPLAIN ANALYZE would claim."""
+    def explain_claim(self, queues: Sequence[str] | None = None, limit: int = 1,
+                      now: float = 0.0) -> list[str]:
+        """The claim's query plan at time ``now`` (tests assert it uses the partial
+        indexes). Plain EXPLAIN: EXPLAIN ANALYZE would claim."""
         queues = list(queues or [])
-        params = {"now": 0.0, "limit": limit, "lease": 0.0, "worker": "w", "locked": []}
+        params = {"now": now, "limit": limit, "lease": 0.0, "worker": "w", "locked": []}
         if len(queues) == 1:
             params["queue"] = queues[0]
         elif queues:
