@@ -46,17 +46,20 @@ def usage(message: str) -> NoReturn:
 
 
 def friendly(command):
-    """Turn the errors a user can cause into ``jobq: <message>`` on stderr and exit 1
-    (2 for a usage error)."""
+    """Turn the errors a user can cause into ``jobq: <message>`` on stderr and exit 1. A
+    usage error goes on up: the command group says it as it says Click's, naming the
+    command (``jobq: list: ... (see jobq list --help)``), and exits 2."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         try:
             return command(*args, **kwargs)
+        except UsageError:
+            raise
         except (UserError, JobqError, ValueError, TypeError, OSError) as e:
             message = str(e) or type(e).__name__
             print(f"jobq: {clean(message, limit=2000)}", file=sys.stderr)
-            raise typer.Exit(2 if isinstance(e, UsageError) else 1) from None
+            raise typer.Exit(1) from None
 
     return wrapper
 

@@ -17,7 +17,7 @@ from jobq_core import JobqError
 from jobq_core.textsafe import clean
 
 from . import admin, bench, controls, copy, demo, metrics, produce, run
-from .common import DEFAULT_DB, DbOption, friendly, open_queue
+from .common import DEFAULT_DB, DbOption, UsageError, friendly, open_queue
 
 # Click's exceptions, found through the one Typer exports (Typer vendors Click).
 _CLICK_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
@@ -43,6 +43,14 @@ class OneLineErrors(TyperGroup):
             print(f"jobq: {clean(str(e), limit=2000)}", file=sys.stderr)
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except UsageError as e:  # a command's own check of its options: said as Click's are
+            name = ctx.invoked_subcommand
+            command = type(ctx)(self.get_command(ctx, name), parent=ctx, info_name=name)
+            raise _USAGE_ERROR(str(e), ctx=command) from None
 
 
 def _report(e) -> int:

@@ -124,3 +124,24 @@ def test_an_error_that_is_not_a_usage_error_is_one_line_and_exit_status_1(app_di
     assert r.returncode == 1 and r.stdout == "", r.stderr
     assert r.stderr.startswith("jobq: ") and r.stderr.count("\n") == 1, r.stderr
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["enqueue"], "give a KIND (or --stdin)"),
+    (["list", "--status", "done"], "unknown status 'done'"),
+    (["retry"], "give a job ID or --all-dead (not both)"),
+    (["limit", "mail"], "give --concurrency N"),
+    (["limit", "mail", "--rate", "5/week"], "a rate is N/s, N/m or N/h"),
+    (["copy", "--from", "a.db", "--to", "a.db"], "--from and --to name the same database"),
+    (["run", "--app", "taskapp", "--lease", "0"], "--lease must be > 0 seconds"),
+    (["demo", "--duration", "0"], "--duration must be more than 0 seconds"),
+    (["bench", "--jobs", "0"], "--jobs must be >= 1"),
+    (["metrics", "--beat", "0"], "--beat must be more than 0 seconds"),
+])
+def test_a_commands_own_usage_error_is_said_as_clicks_are_naming_the_command(app_dir, db,
+                                                                              args, message):
+    command = args[0]
+    r = jobq(app_dir, *args, *([] if command in ("copy", "bench") else ["--db", db]))
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    assert r.stderr.startswith(f"jobq: {command}: {message}"), r.stderr
+    assert r.stderr.endswith(f" (see jobq {command} --help)\n") and r.stderr.count("\n") == 1
