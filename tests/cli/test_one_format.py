@@ -145,3 +145,35 @@ def test_a_commands_own_usage_error_is_said_as_clicks_are_naming_the_command(app
     assert r.returncode == 2 and r.stdout == "", r.stderr
     assert r.stderr.startswith(f"jobq: {command}: {message}"), r.stderr
     assert r.stderr.endswith(f" (see jobq {command} --help)\n") and r.stderr.count("\n") == 1
+
+
+README = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
+
+
+def readme_synopses() -> dict[str, set[str]]:
+    """The flags each command's synopses in the README's table of commands name."""
+    text = open(README, encoding="utf-8").read()
+    section = text[text.index("## The `jobq` command"):text.index("### Bulk loads")]
+    named: dict[str, set[str]] = {}
+    for row in section.splitlines():
+        if not row.startswith("| `jobq "):
+            continue
+        synopses = row.split(" | ")[0]
+        for synopsis in re.findall(r"`(jobq [^`]+)`", synopses):
+            command = synopsis.split()[1]
+            named.setdefault(command, set()).update(re.findall(r"--[a-z][a-z-]*", synopsis))
+    return named
+
+
+def test_the_readmes_table_of_commands_names_every_command_and_option_there_is():
+    named = readme_synopses()
+    assert set(named) == set(COMMANDS)
+    for command, flags in named.items():
+        if command == "tui":  # its options are jobq-tui's, passed on
+            real = {o for a in tui_parser()._actions for o in a.option_strings} | {"--db"}
+        else:
+            real = {o for p in GROUP.commands[command].params
+                    for o in [*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ())]
+                    if o.startswith("-")}
+        assert flags <= real, (command, flags - real)  # no option the command lacks
+        assert real - flags <= {"--help", "-h", "--db", "--json"}, (command, real - flags)
