@@ -38,12 +38,16 @@ Step = tuple[str, Callable[[runs.Settings, runs.Note], dict]]
 
 @friendly
 def bench(
-    jobs: Annotated[int, typer.Option(metavar="N", help="Jobs per enqueue and drain measurement.")] = 20_000,
+    jobs: Annotated[int, typer.Option(
+        metavar="N", help="Jobs per enqueue and drain measurement.")] = 20_000,
     processes: Annotated[int, typer.Option(
-        metavar="N", help="Processes of the multi-process drains (the single-process ones always run).")] = 4,
+        metavar="N",
+        help="Processes of the multi-process drains (the single-process ones always run).")] = 4,
     scale_jobs: Annotated[int, typer.Option(
-        metavar="N", help="Backlog (and finished history) of the scale measurements; try 1000000.")] = 200_000,
-    samples: Annotated[int, typer.Option(metavar="N", help="Jobs timed by the latency measurement.")] = 200,
+        metavar="N",
+        help="Backlog (and finished history) of the scale measurements; try 1000000.")] = 200_000,
+    samples: Annotated[int, typer.Option(
+        metavar="N", help="Jobs timed by the latency measurement.")] = 200,
     only: Annotated[Optional[str], typer.Option(
         metavar="WORKLOAD[,WORKLOAD]", help=f"Run only these: {', '.join(WORKLOADS)}.")] = None,
     db_dir: Annotated[Optional[Path], typer.Option(

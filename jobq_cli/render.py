@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rich import box
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text

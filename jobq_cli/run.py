@@ -76,7 +76,8 @@ def run(
     max_jobs_per_child: Annotated[Optional[int], typer.Option(
         metavar="K", help="--pool process: replace a child process after K jobs.")] = None,
     queue: Annotated[Optional[list[str]], typer.Option(
-        "--queue", metavar="QUEUE", help="Only claim from this queue (repeatable; default: all).")] = None,
+        "--queue", metavar="QUEUE",
+        help="Only claim from this queue (repeatable; default: all).")] = None,
     lease: Annotated[float, Duration("Lease term (90, 90s, 2m).")] = "30s",
     grace: Annotated[float, Duration(
         "How long running jobs get to finish on shutdown before they are released.")] = "30s",
