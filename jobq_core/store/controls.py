@@ -12,6 +12,12 @@ PostgreSQL store which rows to lock before a claim (see its ``LOCK_LIMITED``).
 The state is read again at most every ``TTL`` seconds, and at once after this store
 changed a control. A stale state is safe: a queue controlled since it was read is left
 out of the plain claim, never overrun, and is claimed from again within ``TTL`` seconds.
+One staleness would be slow: jobs enqueued into a controlled queue that had none (the
+first payment after a quiet night, on a rate-limited queue) would wait up to ``TTL`` for
+the plain claim to give way. So after a plain claim that found fewer jobs than it asked
+for while some queue has controls (``claimed``), the next claim reads the state again once
+it is ``RECHECK`` seconds old: an idle worker woken by those jobs starts them at once, and
+a worker that keeps finding too little reads it at most ``1 / RECHECK`` times a second.
 """
 from __future__ import annotations
 
@@ -20,29 +26,38 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 TTL = 1.0
+RECHECK = 0.02
 
 
 class Controls(NamedTuple):
     limited: tuple[str, ...]  # queues with a concurrency or rate limit (not paused)
     busy: bool  # some paused or limited queue has pending jobs
+    controlled: bool  # some queue is paused or limited
 
 
 class ControlCache:
     def __init__(self) -> None:
-        self._state = Controls((), False)
-        self._due = 0.0  # monotonic time of the next read
+        self._state = Controls((), False, False)
+        self._read_at = float("-inf")  # monotonic time of the last read
+        self._short = False  # the last plain claim found fewer jobs than it asked for
 
     def get(self, read: Callable[[], list[tuple[str, bool, bool]]]) -> Controls:
         """The state, from ``read()`` (on the caller's connection: rows of CONTROL_STATE,
         ``(name, limited, has pending jobs)``) when it is due."""
         now = time.monotonic()
-        if now >= self._due:
+        age = now - self._read_at
+        if age >= TTL or (age >= RECHECK and self._short and self._state.controlled
+                          and not self._state.busy):
             rows = read()
             self._state = Controls(tuple(name for name, limited, _ in rows if limited),
-                                   any(pending for _, _, pending in rows))
-            self._due = now + TTL
+                                   any(pending for _, _, pending in rows), bool(rows))
+            self._read_at, self._short = now, False
         return self._state
+
+    def claimed(self, asked: int, found: int) -> None:
+        """A claim on every queue of the plain shape found ``found`` of ``asked`` jobs."""
+        self._short = found < asked
 
     def forget(self) -> None:
         """Read again before the next claim (this store changed a control)."""
-        self._due = 0.0
+        self._read_at = float("-inf")

@@ -3,6 +3,7 @@ Each test also opens a second Queue (another connection, as another process woul
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -146,3 +147,33 @@ def test_a_store_that_has_not_seen_a_new_limit_yet_never_overruns_it(queue, open
     claimed = queue.claim_many("w", 4, queues=["api"] if named else None)
     assert len(claimed) <= 1
     assert queue.count("running", queue="api") <= 1
+
+
+def test_jobs_enqueued_into_an_idle_limited_queue_are_claimed_without_waiting_for_the_ttl(
+        queue, open_queue, monkeypatch):
+    # the first payment after a quiet night: a claim on every queue that found too little
+    # reads the controls again after RECHECK, not after TTL
+    monkeypatch.setattr(controls, "TTL", 3600.0)
+    monkeypatch.setattr(controls, "RECHECK", 0.02)
+    queue.set_limit("pay", rate="100/s", concurrency=2)
+    queue.enqueue("k", queue="other")
+    assert [j.queue for j in queue.claim_many("w", 4)] == ["other"]  # short: 1 of 4
+    open_queue().enqueue_many([{"kind": "k", "queue": "pay"} for _ in range(3)])
+    time.sleep(0.03)
+    claimed = queue.claim_many("w", 4)
+    assert [j.queue for j in claimed] == ["pay", "pay"]  # its concurrency limit holds
+    assert queue.claim_many("w", 4) == []
+
+
+def test_a_claim_that_finds_enough_does_not_read_the_controls_again(queue, open_queue,
+                                                                   monkeypatch):
+    monkeypatch.setattr(controls, "TTL", 3600.0)
+    monkeypatch.setattr(controls, "RECHECK", 0.0)
+    queue.set_limit("pay", concurrency=5)
+    queue.enqueue_many([{"kind": "k"} for _ in range(4)])
+    assert len(queue.claim_many("w", 2)) == 2  # found all it asked for
+    open_queue().enqueue("k", queue="pay")
+    # the state read before the first claim still stands: "pay" is left out
+    assert [j.queue for j in queue.claim_many("w", 4)] == ["default", "default"]
+    # that claim was short: the next one reads again and finds "pay"
+    assert [j.queue for j in queue.claim_many("w", 4)] == ["pay"]

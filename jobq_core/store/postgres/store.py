@@ -254,7 +254,7 @@ class PostgresStore:
         if attempt_limits:
             params["lkinds"], params["llimits"] = list(attempt_limits), list(
                 attempt_limits.values())
-        query, limited = self._claim_shape(c, queues, bool(attempt_limits))
+        query, limited, plain = self._claim_shape(c, queues, bool(attempt_limits))
         params["locked"] = []
         if limited and not c.info.transaction_status:  # autocommit, idle: our own transaction
             with c.transaction():
@@ -265,21 +265,25 @@ class PostgresStore:
                 params["locked"] = [r[0] for r in c.execute(sql.LOCK_LIMITED, (limited,))]
             rows = c.execute(query, params).fetchall()
         jobs = [claimed_job(r, lease_until, worker, now) for r in rows]
+        if plain:
+            self._controls.claimed(limit, len(jobs))
         if len(jobs) > 1:
             jobs.sort(key=_claim_order)  # RETURNING order is unspecified
         return jobs
 
     def _claim_shape(self, c: psycopg.Connection, queues: list[str],
-                     clamped: bool = False) -> tuple[str, list[str]]:
-        """The claim statement for ``queues`` (see ``controls``), and the limited queues it
-        may start jobs of: their rows are locked before it runs."""
+                     clamped: bool = False) -> tuple[str, list[str], bool]:
+        """The claim statement for ``queues`` (see ``controls``), the limited queues it
+        may start jobs of (their rows are locked before it runs), and whether it is the
+        plain claim on every queue."""
         controls = self._controls.get(lambda: c.execute(sql.CONTROL_STATE).fetchall())
         per_queue = not queues and controls.busy
         if queues:
             limited = [q for q in queues if q in controls.limited]
         else:
             limited = list(controls.limited) if per_queue else []
-        return sql.claim_sql(len(queues), per_queue, clamped), limited
+        return (sql.claim_sql(len(queues), per_queue, clamped), limited,
+                not queues and not per_queue)
 
     def job_extend_many(
         self, leases: Iterable[tuple[int, int]], now: float, lease_until: float

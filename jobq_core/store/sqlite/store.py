@@ -234,6 +234,8 @@ class SqliteStore:
         query = sql.claim_sql(len(queues), limit == 1, per_queue, len(limits) // 2)
         params = sql.claim_params(queues, now, limit, lease_until, worker, limits)
         jobs = [claimed_job(r, lease_until, worker, now) for r in c.execute(query, params).fetchall()]
+        if not queues and not per_queue:
+            self._controls.claimed(limit, len(jobs))
         if len(jobs) > 1:
             try:
                 jobs.sort(key=_claim_order)  # RETURNING order is unspecified
