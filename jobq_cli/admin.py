@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from jobq_core import JobNotFound, JobStatus, WorkerState
+from jobq_core import LIST_STATUSES, JobNotFound, JobStatus, WorkerState
 from jobq_core.textsafe import clean
 
 from . import render
@@ -14,12 +14,13 @@ from .common import (
     DEFAULT_DB, DbOption, Duration, JsonOption, friendly, open_queue, print_json, usage,
 )
 
-_STATUSES = ", ".join([*JobStatus, "scheduled", "retrying"])
+_STATUSES = ", ".join(LIST_STATUSES)
+HELD_READ = 1000  # running jobs read to count what a lost worker still holds
 
 
 @friendly
 def stats(db: DbOption = DEFAULT_DB, as_json: JsonOption = False,
-          window: Annotated[float, Duration("Count finished jobs over this long.")] = 3600.0,
+          window: Annotated[float, Duration("Count finished jobs over this long.")] = "1h",
           ) -> None:
     """Counts by status and queue, queue lag, and recent outcomes."""
     seconds = window
@@ -28,7 +29,7 @@ def stats(db: DbOption = DEFAULT_DB, as_json: JsonOption = False,
     if as_json:
         print_json(render.stats_json(s))
     else:
-        render.console().print(render.stats_view(s, str(db)))
+        render.print_stats(s, str(db))
 
 
 @friendly
@@ -41,19 +42,23 @@ def list_jobs(
     as_json: JsonOption = False,
 ) -> None:
     """Jobs, newest first (pending: in claim order; running: nearest lease end first)."""
+    if status is not None and status not in LIST_STATUSES:
+        usage(f"unknown status {status!r}; expected one of {_STATUSES}")
     with open_queue(db) as q:
         jobs = q.list(status, queue, kind, limit=limit, payloads=as_json)  # the table omits them
         now = q.clock.now()
+        workers = [] if as_json else q.workers()
     if as_json:
         print_json([render.job_json(j) for j in jobs])
     elif not jobs:
         typer.echo("no jobs match", err=True)
     else:
-        render.print_jobs(jobs, now)
+        render.print_jobs(jobs, now, render.worker_states(workers, now))
 
 
 @friendly
-def show(job_id: Annotated[int, typer.Argument(metavar="ID")], db: DbOption = DEFAULT_DB,
+def show(job_id: Annotated[int, typer.Argument(metavar="ID", help="The job's id.")],
+         db: DbOption = DEFAULT_DB,
          as_json: JsonOption = False) -> None:
     """One job in full: payload, result, last error with traceback, every attempt."""
     with open_queue(db) as q:
@@ -90,6 +95,10 @@ def workers(db: DbOption = DEFAULT_DB, as_json: JsonOption = False,
             q.forget_workers(lost)
             forgotten = [w.id for w in lost]
             ws = q.workers()
+        held: dict[str, int] = {}
+        if not as_json:
+            for job in q.list("running", limit=HELD_READ, payloads=False):
+                held[job.worker or ""] = held.get(job.worker or "", 0) + 1
     if as_json:
         listed = [render.worker_json(w, now) for w in ws]
         print_json({"forgotten": forgotten, "workers": listed} if forget_lost else listed)
@@ -101,12 +110,13 @@ def workers(db: DbOption = DEFAULT_DB, as_json: JsonOption = False,
     if not ws:
         typer.echo("no workers registered", err=True)
     else:
-        render.print_workers(ws, now)
+        render.print_workers(ws, now, held)
 
 
 @friendly
 def retry(
-    job_id: Annotated[Optional[int], typer.Argument(metavar="ID", show_default=False)] = None,
+    job_id: Annotated[Optional[int], typer.Argument(
+        metavar="ID", show_default=False, help="The job's id.")] = None,
     all_dead: Annotated[bool, typer.Option("--all-dead", help="Retry every dead job.")] = False,
     queue: Annotated[Optional[str], typer.Option(metavar="QUEUE", help="With --all-dead: only this queue.")] = None,
     kind: Annotated[Optional[str], typer.Option(metavar="KIND", help="With --all-dead: only this kind.")] = None,
@@ -138,7 +148,8 @@ def retry(
 
 
 @friendly
-def cancel(job_id: Annotated[int, typer.Argument(metavar="ID")], db: DbOption = DEFAULT_DB,
+def cancel(job_id: Annotated[int, typer.Argument(metavar="ID", help="The job's id.")],
+           db: DbOption = DEFAULT_DB,
            as_json: JsonOption = False) -> None:
     """Cancel a pending job now; ask a running job's handler to stop (ctx.cancelled)."""
     with open_queue(db) as q:

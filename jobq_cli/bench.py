@@ -28,7 +28,7 @@ from rich.text import Text
 from jobq_core import Queue
 
 from . import bench_runs as runs
-from .common import JsonOption, fail, friendly, print_json
+from .common import JsonOption, fail, friendly, print_json, usage
 
 WORKLOADS = ("enqueue", "batch", "drain", "worker", "pool", "latency", "scale", "limits")
 SYNCHRONOUS = ("NORMAL", "FULL")
@@ -38,12 +38,16 @@ Step = tuple[str, Callable[[runs.Settings, runs.Note], dict]]
 
 @friendly
 def bench(
-    jobs: Annotated[int, typer.Option(help="Jobs per enqueue and drain measurement.")] = 20_000,
+    jobs: Annotated[int, typer.Option(
+        metavar="N", help="Jobs per enqueue and drain measurement.")] = 20_000,
     processes: Annotated[int, typer.Option(
+        metavar="N",
         help="Processes of the multi-process drains (the single-process ones always run).")] = 4,
     scale_jobs: Annotated[int, typer.Option(
+        metavar="N",
         help="Backlog (and finished history) of the scale measurements; try 1000000.")] = 200_000,
-    samples: Annotated[int, typer.Option(help="Jobs timed by the latency measurement.")] = 200,
+    samples: Annotated[int, typer.Option(
+        metavar="N", help="Jobs timed by the latency measurement.")] = 200,
     only: Annotated[Optional[str], typer.Option(
         metavar="WORKLOAD[,WORKLOAD]", help=f"Run only these: {', '.join(WORKLOADS)}.")] = None,
     db_dir: Annotated[Optional[Path], typer.Option(
@@ -106,7 +110,8 @@ def bench(
         print_json(report)
     else:
         out = Console(highlight=False, markup=False, emoji=False)
-        if not out.is_terminal:
+        if not out.is_terminal and "COLUMNS" not in os.environ:
+            # Piped with no width given: wide enough that no result wraps in a saved report.
             out = Console(highlight=False, markup=False, emoji=False, width=140)
         out.print(_table(report))
     failed = [f"{k} ({_check_text(r)})" for k, r in results.items() if not r["ok"]]
@@ -119,21 +124,21 @@ def _check_options(jobs: int, processes: int, scale_jobs: int, samples: int,
     for name, value, low in (("--jobs", jobs, 1), ("--processes", processes, 1),
                              ("--scale-jobs", scale_jobs, 10), ("--samples", samples, 1)):
         if value < low:
-            fail(f"{name} must be >= {low}, got {value}")
+            usage(f"{name} must be >= {low}, got {value}")
     if processes > 64:
-        fail(f"--processes must be <= 64, got {processes}")
+        usage(f"--processes must be <= 64, got {processes}")
     if synchronous.upper() not in SYNCHRONOUS:
-        fail(f"--synchronous must be NORMAL or FULL, got {synchronous!r}")
+        usage(f"--synchronous must be NORMAL or FULL, got {synchronous!r}")
     if db_dir is not None and not db_dir.is_dir():
-        fail(f"--db-dir {str(db_dir)!r} is not an existing directory")
+        usage(f"--db-dir {str(db_dir)!r} is not an existing directory")
     if only is None:
         return list(WORKLOADS)
     chosen = [w.strip().lower() for w in only.split(",") if w.strip()]
     for w in chosen:
         if w not in WORKLOADS:
-            fail(f"unknown workload {w!r} in --only; choose from {', '.join(WORKLOADS)}")
+            usage(f"unknown workload {w!r} in --only; choose from {', '.join(WORKLOADS)}")
     if not chosen:
-        fail(f"--only names no workload; choose from {', '.join(WORKLOADS)}")
+        usage(f"--only names no workload; choose from {', '.join(WORKLOADS)}")
     return chosen
 
 

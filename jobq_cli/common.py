@@ -1,5 +1,5 @@
 """Pieces every command shares: the --db option, opening the queue, one-line errors,
-duration parsing and JSON output.
+duration options and JSON output.
 
 Invariant: a user error (bad input, missing database, unknown job) ends the command with
 one line on stderr and exit status 1, never a traceback, and nothing written.
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any, NoReturn
@@ -16,6 +15,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from jobq_core import JobqError, Queue
+from jobq_core.display import parse_duration
 from jobq_core.textsafe import clean
 
 DbOption = Annotated[
@@ -46,17 +46,20 @@ def usage(message: str) -> NoReturn:
 
 
 def friendly(command):
-    """Turn the errors a user can cause into ``jobq: <message>`` on stderr and exit 1
-    (2 for a usage error)."""
+    """Turn the errors a user can cause into ``jobq: <message>`` on stderr and exit 1. A
+    usage error goes on up: the command group says it as it says Click's, naming the
+    command (``jobq: list: ... (see jobq list --help)``), and exits 2."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         try:
             return command(*args, **kwargs)
+        except UsageError:
+            raise
         except (UserError, JobqError, ValueError, TypeError, OSError) as e:
             message = str(e) or type(e).__name__
             print(f"jobq: {clean(message, limit=2000)}", file=sys.stderr)
-            raise typer.Exit(2 if isinstance(e, UsageError) else 1) from None
+            raise typer.Exit(1) from None
 
     return wrapper
 
@@ -67,33 +70,20 @@ def open_queue(db: str, *, create: bool = False, **kwargs: Any) -> Queue:
     return Queue(db, create=create, **kwargs)
 
 
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)([smhdw]?)")
-
-
-def parse_duration(text: str) -> float:
-    """'90', '90s', '1.5', '15m', '12h', '7d', '2w' or a sum like '1h30m' -> seconds.
-    Every duration option of every command reads its value with this (``Duration``)."""
-    s = str(text).strip().lower()
-    parts = _DURATION.findall(s) if s else []
-    if not parts or "".join(n + u for n, u in parts) != s:
-        usage(f"bad duration {text!r}: use seconds or a number with a unit, like 90, 90s, "
-              "15m, 12h, 7d, 2w or 1h30m")
-    return sum(float(n) * _UNITS[u or "s"] for n, u in parts)
-
-
 def duration_option(value: object) -> float:
     """Typer's parser for a duration option: a bad one is a usage error (exit 2)."""
     if isinstance(value, (int, float)):
         return float(value)
     try:
         return parse_duration(str(value))
-    except UsageError as e:
+    except ValueError as e:
         raise typer.BadParameter(str(e)) from None
 
 
 def Duration(help: str, *names: str) -> Any:  # noqa: N802 - reads as a type
-    """A duration option (``--delay 1h``, ``--window 90s``): the same forms everywhere."""
+    """A duration option (``--delay 1h``, ``--window 90s``): the same forms everywhere.
+    Give its default as the text a user would type (``= "30s"``): the parser turns it
+    into seconds, and ``--help`` shows it as written."""
     return typer.Option(*names, parser=duration_option, metavar="DURATION", help=help)
 
 

@@ -11,7 +11,9 @@ from jobq_core import QueueStats, Rate, Schedule, ScheduleInfo
 from jobq_core.display import duration, timestamp
 
 from . import render, tables
-from .common import DEFAULT_DB, DbOption, JsonOption, fail, friendly, open_queue, print_json
+from .common import (
+    DEFAULT_DB, DbOption, JsonOption, fail, friendly, open_queue, print_json, usage,
+)
 
 QueueArg = Annotated[str, typer.Argument(metavar="QUEUE", help="The queue's name.")]
 
@@ -51,10 +53,13 @@ def limit(
 
     A limit not given is kept as it is; --clear removes both first."""
     if concurrency is None and rate is None and not clear:
-        fail("give --concurrency N, --rate N/s (or N/m, N/h), or --clear")
+        usage("give --concurrency N, --rate N/s (or N/m, N/h), or --clear")
     if concurrency is not None and concurrency < 1:
-        fail(f"--concurrency must be at least 1, got {concurrency}")
-    new_rate = None if rate is None else Rate.parse(rate)
+        usage(f"--concurrency must be at least 1, got {concurrency}")
+    try:
+        new_rate = None if rate is None else Rate.parse(rate)
+    except ValueError as e:
+        usage(str(e))
     with open_queue(db) as q:
         current = QueueStats() if clear else q.queues().get(queue, QueueStats())
         concurrency = concurrency if concurrency is not None else current.concurrency
@@ -129,9 +134,9 @@ def queue_json(name: str, qs: QueueStats, now: float) -> dict[str, Any]:
 
 
 QUEUE_COLS = (
-    tables.Col("QUEUE", tables.NEVER_DROPPED, least=8, want=20, shrink=1),
-    tables.Col("STATE", 90, fixed=True), tables.Col("PENDING", 95, fixed=True, justify="right"),
-    tables.Col("RUNNING", 95, fixed=True, justify="right"),
+    tables.Col("QUEUE", tables.NEVER_DROPPED, fixed=True),  # the name pause and limit take
+    tables.Col("STATE", 96, fixed=True), tables.Col("PENDING", 95, fixed=True, justify="right"),
+    tables.Col("RUNNING", 94, fixed=True, justify="right"),
     tables.Col("DEAD", 80, fixed=True, justify="right"),
     tables.Col("LAG", 70, fixed=True, justify="right"),
     tables.Col("LIMITS", 85, least=6, want=12, shrink=2),
@@ -144,7 +149,7 @@ def queues_rows(queues: dict[str, QueueStats], now: float) -> list[list]:
         lag = None if qs.oldest_pending_at is None else max(0.0, now - qs.oldest_pending_at)
         running = (f"{qs.running}/{qs.concurrency}" if qs.concurrency is not None
                    else str(qs.running))
-        rows.append([render.cell(name, limit=60),
+        rows.append([render.cell(name, limit=None),
                      Text("⏸ paused", "yellow") if qs.paused else Text("active", "dim"),
                      str(qs.pending), running, str(qs.dead),
                      "-" if lag is None else duration(lag), limits_text(qs) or "-"])

@@ -16,7 +16,7 @@ import typer
 
 from jobq_core import Queue
 
-from .common import JsonOption, fail, friendly, open_queue, print_json
+from .common import JsonOption, friendly, open_queue, print_json, usage
 
 PAGE = 500
 
@@ -28,16 +28,17 @@ def copy(
     target: Annotated[str, typer.Option("--to", metavar="DATABASE",
                                         help="The store to copy into (created if missing).")],
     status: Annotated[Optional[list[str]], typer.Option(
-        "--status", help="Which jobs: pending, dead (repeatable; default both).")] = None,
+        "--status", metavar="STATUS",
+        help="Which jobs: pending, dead (repeatable; default both).")] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Copy pending and dead jobs from one store to another (SQLite <-> PostgreSQL)."""
     statuses = status or ["pending", "dead"]
     for s in statuses:
         if s not in ("pending", "dead"):
-            fail(f"--status takes pending or dead, got {s!r}")
+            usage(f"--status takes pending or dead, got {s!r}")
     if source == target:
-        fail("--from and --to name the same database")
+        usage("--from and --to name the same database")
     counts = {s: 0 for s in statuses}
     with open_queue(source, read_only=True) as src, open_queue(target, create=True) as dst:
         for s in statuses:

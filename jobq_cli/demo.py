@@ -29,7 +29,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from jobq_core import Queue
+from jobq_core import FORGET_AFTER, Queue
 
 from . import render
 from .common import Duration, friendly, usage
@@ -70,8 +70,9 @@ def demo(
     out = Console(highlight=False, markup=False, soft_wrap=True)  # never cut a sentence
     Queue(db).close()  # create the file and schema before the workers open it
     run = _DemoRun(db, workers, concurrency)
-    watch = _command("jobq-tui", db)
-    out.print(Text.assemble(("jobq demo", "bold"), f": {workers} worker processes × "
+    watch = f"{_program('jobq-tui', 'jobq_tui.main')} {shlex.quote(str(db))}"
+    out.print(Text.assemble(("jobq demo", "bold"), f": {workers} worker process"
+                            f"{'es' if workers != 1 else ''} × "
                             f"{concurrency} slots on ", (str(db), "cyan"),
                             f", lease {LEASE:g}s, new jobs every second."))
     out.print(Text.assemble("Watch it live in another terminal: ", (watch, "bold green")))
@@ -86,7 +87,8 @@ def demo(
             f" — in the monitor its jobs' leases run out (✗ EXPIRED after at most "
             f"{LEASE:g}s), the worker turns ◐ late, then ✗ lost, and "
             + ("another worker takes its jobs." if len(pids) > 1 else
-               "its jobs wait for a worker: the header says ! no live worker.")))
+               "its jobs wait for a worker: the header says ! no live worker.")
+            + f" After {FORGET_AFTER / 60:g} minutes without a beat it is forgotten."))
         if tty and monitor is not False and _monitor_available():
             if monitor or typer.confirm("Open the monitor here now?", default=True):
                 _open_monitor(db)
@@ -187,17 +189,26 @@ class _DemoRun:
         self.feeder_queue.close()
 
 
-def _command(name: str, db: str) -> str:
-    """How to run one of jobq's commands from here: the bare name when it is on PATH,
-    else the path of the one next to this Python (``.venv/bin/jobq-tui``)."""
+def _program(name: str, module: str) -> str:
+    """How to run one of jobq's programs as this demo runs: its bare name when that is on
+    PATH and is the one next to this Python; else that one by its path
+    (``.venv/bin/jobq-tui``); else, with no such script (jobq imported from a source
+    tree), this Python with ``-m module``."""
     mine = Path(sys.executable).parent / name
+    if not mine.exists():
+        return f"{_path(sys.executable)} -m {module}"
     found = shutil.which(name)
-    if mine.exists() and (found is None or Path(found).resolve() != mine.resolve()):
-        relative = os.path.relpath(mine)
-        name = relative if not relative.startswith("..") else str(mine)
-        if os.sep not in name:
-            name = os.path.join(".", name)
-    return f"{name} {shlex.quote(str(db))}"
+    if found is not None and Path(found).resolve() == mine.resolve():
+        return name
+    return _path(str(mine))
+
+
+def _path(path: str) -> str:
+    """``path`` as short as it runs from here: relative below the current directory."""
+    relative = os.path.relpath(path)
+    if relative.startswith(".."):
+        return shlex.quote(path)
+    return shlex.quote(relative if os.sep in relative else os.path.join(".", relative))
 
 
 def _monitor_available() -> bool:
@@ -219,8 +230,11 @@ def _live(run: _DemoRun, out: Console, duration: float | None) -> None:
     deadline = None if duration is None else time.monotonic() + duration
     out.print("Press Ctrl-C to stop.")
     view = _DemoView(run)
+    # Wrapped to the terminal, unlike ``out``: Live redraws by moving the cursor up as many
+    # lines as it printed, and a line the terminal wrapped would leave a copy behind.
+    screen = Console(highlight=False, markup=False)
     try:
-        with Live(view, console=out, refresh_per_second=4, transient=False):
+        with Live(view, console=screen, refresh_per_second=4, transient=False):
             while deadline is None or time.monotonic() < deadline:
                 time.sleep(0.1)
     finally:
@@ -294,8 +308,9 @@ def _summary(run: _DemoRun, out: Console, db: str, watch: str) -> None:
         if "SIGTERM" not in gone and "exit status 0" not in gone:
             out.print(f"a worker ended early: {gone} (its log: {run.log})")
     out.print("Look around:")
-    jobq = _command("jobq", db).rsplit(" ", 1)[0]
-    for cmd in (f"{jobq} stats --db {shlex.quote(str(db))}",
+    jobq = _program("jobq", "jobq_cli.main")
+    for cmd in (f"{jobq} workers --db {shlex.quote(str(db))}",
+                f"{jobq} stats --db {shlex.quote(str(db))}",
                 f"{jobq} list --status dead --db {shlex.quote(str(db))}", watch):
         out.print(Text("  " + cmd, style="bold"))
     if not _monitor_available():

@@ -6,20 +6,22 @@ in the README) and the exit status: 0 success, 1 a reported error, 2 a usage err
 """
 from __future__ import annotations
 
+import functools
 import sys
 import warnings
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from jobq_core import JobqError
 from jobq_core.textsafe import clean
 
 from . import admin, bench, controls, copy, demo, metrics, produce, run
-from .common import DEFAULT_DB, DbOption
+from .common import DEFAULT_DB, DbOption, UsageError, friendly, open_queue
 
 # Click's exceptions, found through the one Typer exports (Typer vendors Click).
 _CLICK_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+_USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 
 
 class OneLineErrors(TyperGroup):
@@ -42,6 +44,14 @@ class OneLineErrors(TyperGroup):
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)
 
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except UsageError as e:  # a command's own check of its options: said as Click's are
+            name = ctx.invoked_subcommand
+            command = type(ctx)(self.get_command(ctx, name), parent=ctx, info_name=name)
+            raise _USAGE_ERROR(str(e), ctx=command) from None
+
 
 def _report(e) -> int:
     if type(e).__name__ == "NoArgsIsHelpError":  # `jobq` alone: its help
@@ -55,40 +65,74 @@ def _report(e) -> int:
     return e.exit_code
 
 
+class PlainHelp(TyperCommand):
+    """``--help`` as plain text: an option by its metavar (every option that takes a
+    value names one: ``--limit N``), an argument by its name alone. Typer would add a
+    type label after each argument (``ID <int>``)."""
+
+    def format_options(self, ctx, formatter) -> None:
+        args, opts = [], []
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                args.append((param.metavar or param.name.upper(), record[1]))
+            else:
+                opts.append(record)
+        for title, rows in (("Arguments", args), ("Options", opts)):
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+
+
 # rich_markup_mode=None: plain help, without a "<bool>" after every flag.
 app = typer.Typer(cls=OneLineErrors, no_args_is_help=True, add_completion=False,
                   pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="jobq: a background job queue on SQLite or PostgreSQL.")
+command = functools.partial(app.command, cls=PlainHelp)
 
-app.command()(produce.enqueue)
-app.command()(run.run)
-app.command()(admin.stats)
-app.command("list")(admin.list_jobs)
-app.command()(admin.show)
-app.command()(admin.workers)
-app.command()(admin.retry)
-app.command()(admin.cancel)
-app.command()(admin.reap)
-app.command()(admin.prune)
-app.command()(metrics.metrics)
-app.command()(controls.queues)
-app.command()(controls.pause)
-app.command()(controls.resume)
-app.command()(controls.limit)
-app.command()(controls.schedules)
-app.command()(copy.copy)
-app.command()(demo.demo)
-app.command()(bench.bench)
+command()(produce.enqueue)
+command()(run.run)
+command()(admin.stats)
+command("list")(admin.list_jobs)
+command()(admin.show)
+command()(admin.workers)
+command()(admin.retry)
+command()(admin.cancel)
+command()(admin.reap)
+command()(admin.prune)
+command()(metrics.metrics)
+command()(controls.queues)
+command()(controls.pause)
+command()(controls.resume)
+command()(controls.limit)
+command()(controls.schedules)
+command()(copy.copy)
+command()(demo.demo)
+command()(bench.bench)
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@friendly
 def tui(ctx: typer.Context, db: DbOption = DEFAULT_DB) -> None:
     """Open the live monitor (jobq-tui) on the database.
 
-    Other options go to jobq-tui: --interval S, --read-only, --beat S."""
+    Other options go to jobq-tui: --interval DURATION, --read-only, --beat DURATION."""
     from jobq_tui.main import main as tui_main
+    from jobq_tui.main import parser
 
-    raise typer.Exit(tui_main([str(db), *ctx.args]))
+    args = [str(db), *ctx.args]
+    check = parser()
+    check.error = functools.partial(_refuse_tui_args, ctx)  # argparse: usage, then exit 2
+    check.parse_args(args)
+    with open_queue(db, read_only=True):  # a missing or foreign database: one line, exit 1
+        pass
+    raise typer.Exit(tui_main(args))
+
+
+def _refuse_tui_args(ctx: typer.Context, message: str) -> None:
+    raise _USAGE_ERROR(message, ctx=ctx)
 
 
 @app.callback()

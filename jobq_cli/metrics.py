@@ -6,14 +6,11 @@ from __future__ import annotations
 import sys
 from typing import Annotated, Any
 
-import typer
+from .common import DEFAULT_DB, DbOption, Duration, fail, friendly, open_queue, usage
 
-from .common import DEFAULT_DB, DbOption, fail, friendly, open_queue
-
-BeatOption = Annotated[float, typer.Option(
-    "--beat", metavar="S", min=0.001,
-    help="The heartbeat interval assumed for a worker that registered none (an older jobq): "
-         "late after one missed beat, lost after two. Others are judged by their own.")]
+BeatOption = Annotated[float, Duration(
+    "The heartbeat interval assumed for a worker that registered none (an older jobq): "
+    "late after one missed beat, lost after two. Others are judged by their own.")]
 
 
 def _metrics_module() -> Any:
@@ -27,12 +24,14 @@ def _metrics_module() -> Any:
 
 
 @friendly
-def metrics(db: DbOption = DEFAULT_DB, beat: BeatOption = 10.0) -> None:
+def metrics(db: DbOption = DEFAULT_DB, beat: BeatOption = "10s") -> None:
     """Print the queue's state in the Prometheus text format: jobq_jobs{queue,status},
     jobq_queue_lag_seconds{queue}, jobq_expired_leases, jobq_workers{state}.
 
     Reads only (a read-only connection): safe to run every few seconds, e.g. for
     node_exporter's textfile collector."""
+    if not beat > 0:
+        usage(f"--beat must be more than 0 seconds, got {beat:g}")
     module = _metrics_module()
     with open_queue(db, read_only=True) as q:
         text = module.queue_metrics(q, beat=beat)

@@ -36,7 +36,7 @@ def enqueue(
                                                      help="JSON payload (default: null).")] = None,
     queue: Annotated[str, typer.Option(metavar="QUEUE", help="Queue name.")] = "default",
     priority: Annotated[int, typer.Option(metavar="N", help="Higher runs first.")] = 0,
-    delay: Annotated[float, Duration("How long to wait before it may run (90, 90s, 1h).")] = 0.0,
+    delay: Annotated[float, Duration("How long to wait before it may run (90, 90s, 1h).")] = "0s",
     max_attempts: Annotated[Optional[int], typer.Option(metavar="N", help="Attempts before it goes dead.")] = None,
     unique_key: Annotated[Optional[str], typer.Option(metavar="KEY",
         help="While a job with this key is pending or running, return its id instead.")] = None,

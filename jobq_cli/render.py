@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rich import box
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
@@ -96,7 +95,28 @@ def status_text(job: Job, now: float) -> Text:
     return Text(badge.label, style=badge.style)
 
 
+def print_stats(s: Stats, db: str) -> None:
+    """The counts, then a table of queues fitted to the terminal (names whole)."""
+    console().print(stats_view(s, db))
+    if s.queues:
+        rows = [[cell(name, limit=None), str(q.pending), str(q.running), str(q.dead),
+                 "-" if q.oldest_pending_at is None
+                 else duration(max(0.0, s.now - q.oldest_pending_at))]
+                for name, q in s.queues.items()]
+        print_table(console(), STATS_QUEUE_COLS, rows)
+
+
+STATS_QUEUE_COLS = (
+    Col("QUEUE", NEVER_DROPPED, fixed=True),  # the name pause, resume and --queue take
+    Col("PENDING", 95, fixed=True, justify="right"),
+    Col("RUNNING", 90, fixed=True, justify="right"),
+    Col("DEAD", 85, fixed=True, justify="right"),
+    Col("OLDEST WAIT", 80, fixed=True, justify="right"),
+)
+
+
 def stats_view(s: Stats, db: str) -> Group:
+    """The counts above the queues' table."""
     head = Table.grid(padding=(0, 2))
     for _ in range(4):
         head.add_column()
@@ -108,16 +128,7 @@ def stats_view(s: Stats, db: str) -> Group:
     window = duration(s.window)
     head.add_row(f"last {window}: succeeded", str(s.succeeded_recent),
                  "dead / cancelled", f"{s.dead_recent} / {s.cancelled_recent}")
-    queues = Table(box=box.SIMPLE_HEAD, title_justify="left")
-    for col in ("QUEUE", "PENDING", "RUNNING", "DEAD", "OLDEST WAIT"):
-        queues.add_column(col, justify="left" if col == "QUEUE" else "right")
-    for name, q in s.queues.items():
-        wait = "-" if q.oldest_pending_at is None else duration(max(0.0, s.now - q.oldest_pending_at))
-        queues.add_row(cell(name, limit=40), str(q.pending), str(q.running), str(q.dead), wait)
-    parts = [Text(f"jobq · {clean(db)}", style="bold"), head]
-    if s.queues:
-        parts.append(queues)
-    return Group(*parts)
+    return Group(Text(f"jobq · {clean(db)}", style="bold"), head, Text(""))
 
 
 JOB_COLS = (
@@ -128,20 +139,34 @@ JOB_COLS = (
     Col("ERROR", 60, least=24, want=40, shrink=3, middle=True),
     Col("TRIES", 50, fixed=True, justify="right"),
     Col("QUEUE", 40, least=6, want=14, shrink=2),
-    Col("WORKER", 30, least=8, want=16, shrink=1),
+    Col("WORKER", 30, least=12, want=16, shrink=1, middle=True),  # its state at the end
     Col("PRI", 20, fixed=True, justify="right"),
 )
 
 
-def print_jobs(jobs: list[Job], now: float) -> None:
+def print_jobs(jobs: list[Job], now: float, workers: dict[str, WorkerState]) -> None:
     """Jobs as a table fitted to the terminal: ids and statuses whole, the least useful
-    columns dropped or cut first (``tables``)."""
+    columns dropped or cut first (``tables``). A running job's worker is followed by its
+    state when that is late or lost (``workers``: each registered worker's state)."""
     jobs = [checked(j)[0] for j in jobs]
     rows = [[str(j.id), status_text(j, now), cell(j.kind, limit=60), _when(j, now),
              cell(error_line(j.error), "red", limit=200), f"{j.attempts}/{j.max_attempts}",
-             cell(j.queue, limit=40), cell(j.worker or "", limit=60), str(j.priority)]
+             cell(j.queue, limit=40), _worker(j, workers), str(j.priority)]
             for j in jobs]
     print_table(console(), JOB_COLS, rows)
+
+
+def _worker(job: Job, workers: dict[str, WorkerState]) -> Text:
+    """``vm-4242-ab12 ✗ lost``: the worker of a running job, and its state unless ok (a
+    worker no longer registered was forgotten: lost)."""
+    name = cell(job.worker or "", limit=60)
+    if job.status != JobStatus.RUNNING or not job.worker:
+        return name
+    state = workers.get(job.worker, WorkerState.LOST)
+    if state == WorkerState.OK:
+        return name
+    badge = WORKER_BADGES[state]
+    return Text.assemble(name, " ", (badge.label, badge.style))
 
 
 def _when(j: Job, now: float) -> str:
@@ -244,14 +269,25 @@ def worker_state(w: WorkerInfo, now: float) -> WorkerState:
     return checked(w)[0].state(now, DEFAULT_BEAT)
 
 
-def print_workers(workers: list[WorkerInfo], now: float) -> None:
+def worker_states(workers: list[WorkerInfo], now: float) -> dict[str, WorkerState]:
+    return {w.id: worker_state(w, now) for w in workers}
+
+
+def print_workers(workers: list[WorkerInfo], now: float, held: dict[str, int]) -> None:
+    """``held``: how many running jobs carry each worker's name. A lost worker's BUSY is
+    the most it is known to hold (its last beat's count, or more jobs still under its
+    name), marked stale: nobody is counting any more."""
     workers = [checked(w)[0] for w in workers]
     rows = []
     for w in workers:
         queues = "*" if w.queues is None else ",".join(w.queues)
-        b = WORKER_BADGES[w.state(now, DEFAULT_BEAT)]
+        state = w.state(now, DEFAULT_BEAT)
+        b = WORKER_BADGES[state]
+        busy: Text | str = f"{w.busy}/{w.concurrency}"
+        if state == WorkerState.LOST:
+            busy = Text(f"{max(w.busy, held.get(w.id, 0))}/{w.concurrency} stale", "dim")
         rows.append([cell(w.id, limit=None), Text(b.label, style=b.style),
-                     ago(w.last_seen, now), f"{w.busy}/{w.concurrency}",
+                     ago(w.last_seen, now), busy,
                      cell(w.host, limit=60), str(w.pid), cell(queues, limit=60),
                      ago(w.started_at, now)])
     print_table(console(), WORKER_COLS, rows)

@@ -67,7 +67,7 @@ def app_name(ref: str) -> str:
 def run(
     app: Annotated[str, typer.Option("--app", metavar="MODULE[:ATTR]",
                                      help="Module with the task registry ('registry' by default).")],
-    concurrency: Annotated[int, typer.Option(min=1, help="Jobs run at once.")] = 8,
+    concurrency: Annotated[int, typer.Option(min=1, metavar="N", help="Jobs run at once.")] = 8,
     pool: Annotated[str, typer.Option(
         metavar="thread|process",
         help="thread: handlers on threads of this process. process: in --concurrency child "
@@ -76,13 +76,15 @@ def run(
     max_jobs_per_child: Annotated[Optional[int], typer.Option(
         metavar="K", help="--pool process: replace a child process after K jobs.")] = None,
     queue: Annotated[Optional[list[str]], typer.Option(
-        "--queue", help="Only claim from this queue (repeatable; default: all).")] = None,
-    lease: Annotated[float, Duration("Lease term (90, 90s, 2m).")] = 30.0,
+        "--queue", metavar="QUEUE",
+        help="Only claim from this queue (repeatable; default: all).")] = None,
+    lease: Annotated[float, Duration("Lease term (90, 90s, 2m).")] = "30s",
     grace: Annotated[float, Duration(
-        "How long running jobs get to finish on shutdown before they are released.")] = 30.0,
+        "How long running jobs get to finish on shutdown before they are released.")] = "30s",
     burst: Annotated[bool, typer.Option(
         "--burst", help="Exit (status 0) once no job is ready and none is running.")] = False,
-    log_level: Annotated[str, typer.Option(help="DEBUG, INFO, WARNING or ERROR.")] = "INFO",
+    log_level: Annotated[str, typer.Option(metavar="LEVEL",
+                                           help="DEBUG, INFO, WARNING or ERROR.")] = "INFO",
     synchronous: Annotated[Optional[str], typer.Option(
         metavar="NORMAL|FULL",
         help="FULL: every commit reaches the disk before it returns (survives power loss). "

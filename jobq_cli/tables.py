@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from jobq_core.display import cut_middle, cut_widths
+from jobq_core.display import cut_middle, cut_widths, middle_cut
 
 GAP = 2  # columns between two columns (Rich's padding, collapsed)
 NEVER_DROPPED = 100  # a column with this ``keep`` or more is never dropped
@@ -110,9 +110,12 @@ def _len(cell: Text | str) -> int:
 
 def _cut(cell: Text | str, width: int, middle: bool) -> Text | str:
     """The cell cut to ``width``: at its end (Rich's ellipsis) or, for ``middle``, with
-    its start and end kept (``display.cut_middle``)."""
+    its start and end kept (``display.cut_middle``), each part in its own style."""
     if not middle or _len(cell) <= width:
         return cell
     if isinstance(cell, str):
         return cut_middle(cell, width)
-    return Text(cut_middle(cell.plain, width), style=cell.style)
+    if width < 8:
+        return Text(cut_middle(cell.plain, width), style=cell.style)
+    head, tail = middle_cut(cell.plain, width)
+    return Text.assemble(cell[:head], "…", cell[tail:], style=cell.style)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,6 +38,23 @@ def duration(seconds: float | None) -> str:
     if s < 86400:
         return f"{s // 3600}h{s % 3600 // 60:02d}m"
     return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)([smhdw]?)")
+
+
+def parse_duration(text: str) -> float:
+    """A duration as people type it -> seconds: ``90``, ``1.5``, ``90s``, ``15m``, ``12h``,
+    ``7d``, ``2w`` or a sum like ``1h30m``. Every duration option of the CLI and the
+    monitor reads its value with this, so each takes the same forms. Raises ValueError,
+    naming the text and the forms it takes."""
+    s = str(text).strip().lower()
+    parts = _DURATION_PART.findall(s) if s else []
+    if not parts or "".join(n + u for n, u in parts) != s:
+        raise ValueError(f"bad duration {text!r:.40}: use seconds or a number with a unit, "
+                         "like 90, 90s, 15m, 12h, 7d, 2w or 1h30m")
+    return sum(float(n) * _UNITS[u or "s"] for n, u in parts)
 
 
 def timestamp(t: float | None) -> str:

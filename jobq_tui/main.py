@@ -1,5 +1,5 @@
-"""Entry point of ``jobq-tui`` (and of ``jobq tui``): ``jobq-tui PATH [--interval S]
-[--read-only] [--beat S]``.
+"""Entry point of ``jobq-tui`` (and of ``jobq tui``): ``jobq-tui PATH [--interval DURATION]
+[--read-only] [--beat DURATION]``.
 
 Exit codes: 0 after a normal quit, 2 for bad arguments or a database that cannot be
 opened (missing, not SQLite, not jobq). A missing path is never created.
@@ -11,16 +11,18 @@ import math
 import sys
 from collections.abc import Sequence
 
+from jobq_core.display import parse_duration
 from jobq_core.textsafe import clean
 
 from .source import Source, SourceError
 
 
 def _seconds(text: str) -> float:
+    """A duration in the forms every jobq command takes (``2``, ``1.5``, ``10s``, ``1m``)."""
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+        value = parse_duration(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
     if not math.isfinite(value) or value < 0.1:
         raise argparse.ArgumentTypeError(f"must be at least 0.1 seconds, got {text!r}")
     return value
@@ -32,11 +34,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("path", metavar="DATABASE",
                    help="the jobq database: a file (never created), sqlite:///path or "
                         "postgresql://user@host/db")
-    p.add_argument("--interval", type=_seconds, default=1.0, metavar="S",
-                   help="refresh interval in seconds (default 1)")
+    p.add_argument("--interval", type=_seconds, default=1.0, metavar="DURATION",
+                   help="refresh interval (default 1s)")
     p.add_argument("--read-only", action="store_true",
                    help="open the database read-only and hide retry/cancel")
-    p.add_argument("--beat", type=_seconds, default=10.0, metavar="S",
+    p.add_argument("--beat", type=_seconds, default=10.0, metavar="DURATION",
                    help="workers' heartbeat interval: late after one missed beat, lost "
                         "after two (default 10, a third of the default 30 s lease)")
     return p

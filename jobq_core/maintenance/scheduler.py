@@ -19,6 +19,7 @@ import logging
 import threading
 from collections.abc import Sequence
 
+from ..display import timestamp
 from ..errors import JobqError
 from ..queue import Queue
 from ..schedule import Schedule
@@ -57,12 +58,12 @@ class Scheduler:
             missed = schedule.ticks_between(last, due) if last is not None else 0
             if missed:
                 log.warning("schedule %s: %s tick(s) missed while no worker ran were skipped; "
-                            "enqueued only the latest (job %d, tick %.0f)",
+                            "enqueued only the latest (job %d, tick %s)",
                             schedule.describe(), missed if missed < 1000 else "1000+",
-                            job_id, due)
+                            job_id, timestamp(due))
             else:
-                log.debug("schedule %s: enqueued job %d for tick %.0f",
-                          schedule.describe(), job_id, due)
+                log.debug("schedule %s: enqueued job %d for the tick of %s",
+                          schedule.describe(), job_id, timestamp(due))
         now = self.queue.clock.now()
         return max(0.0, min(s.next_tick(now) for s in self.schedules) - now) + _LATE
 

@@ -92,11 +92,11 @@ def test_a_failed_check_still_reports_every_result_and_exits_1(tmp_path, monkeyp
     (["--synchronous", "off"], "--synchronous must be NORMAL or FULL, got 'off'"),
     (["--db-dir", "no/such/dir"], "--db-dir 'no/such/dir' is not an existing directory"),
 ])
-def test_bad_options_end_with_one_line_and_status_1_before_anything_runs(args, message, tmp_path,
+def test_bad_options_end_with_one_line_and_status_2_before_anything_runs(args, message, tmp_path,
                                                                          monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["bench", *args])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.stdout == ""
     [line] = result.stderr.strip().splitlines()
     assert line.startswith("jobq: ") and message in line

@@ -141,8 +141,8 @@ def test_list_filters_by_status_queue_and_kind_and_limits(db, queue):
                             "max_attempts", "payload", "result", "error", "run_at", "created_at"}
 
 
-def test_list_with_an_unknown_status_is_a_one_line_error(db, queue):
-    one_line_error(jobq("list", "--status", "done", "--db", db), "unknown status 'done'")
+def test_list_with_an_unknown_status_is_a_one_line_usage_error(db, queue):
+    one_line_error(jobq("list", "--status", "done", "--db", db), "unknown status 'done'", code=2)
 
 
 def test_show_gives_payload_error_and_every_attempt(db, queue):
@@ -311,9 +311,16 @@ def test_run_with_a_bad_app_exits_with_a_clear_error_before_claiming_anything(db
     assert queue.get(1).status == "pending" and queue.workers() == []
 
 
-def test_tui_on_a_missing_database_fails_without_creating_it(db):
-    result = runner.invoke(app, ["tui", "--db", db])
-    assert result.exit_code == 2 and not os.path.exists(db)
+def test_tui_on_a_missing_database_fails_in_one_line_without_creating_it(db):
+    one_line_error(runner.invoke(app, ["tui", "--db", db]), "no such database file")
+    assert not os.path.exists(db)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--interval", "soon"], "bad duration 'soon'"), (["--bogus"], "unrecognized arguments"),
+])
+def test_tui_with_a_bad_monitor_option_is_a_one_line_usage_error(db, queue, args, message):
+    one_line_error(runner.invoke(app, ["tui", "--db", db, *args]), message, code=2)
 
 
 def test_without_db_or_jobq_db_the_database_is_jobs_db_in_the_current_directory(app_dir):

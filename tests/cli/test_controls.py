@@ -96,9 +96,10 @@ def test_pause_limit_and_queues_show_each_control_in_text_and_json(db, queue):
     (["limit", "api", "--rate", "5/week"], "N/s, N/m or N/h"),
     (["limit", "api", "--concurrency", "0"], "at least 1"),
 ])
-def test_limit_refuses_bad_input_in_one_line(db, queue, args, message):
+def test_limit_refuses_bad_input_in_one_line_as_a_usage_error(db, queue, args, message):
     result = jobq(*args, "--db", db)
-    assert result.exit_code == 1 and message in result.stderr
+    assert result.exit_code == 2 and message in result.stderr
+    assert result.stderr.count("\n") == 1
     assert json.loads(jobq("queues", "--db", db, "--json").stdout) == []
 
 

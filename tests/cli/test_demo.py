@@ -2,18 +2,25 @@
 kill one, and a monitor that tells the truth about it from start to end."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
+import site
+import sqlite3
 import subprocess
 import sys
 import time
 
-from jobq_core import Queue, WorkerState
+import jobq_cli
+
+from jobq_core import FORGET_AFTER, Queue, WorkerState
 from jobq_core.testing import wait_for
 from jobq_tui.filters import Filter
 from jobq_tui.source import Source
 from jobq_tui.widgets.header import HeaderState, header_text
+
+from .terminal import jobq_tty
 
 
 def test_the_demo_runs_worker_processes_and_one_killed_is_seen_lost_and_its_jobs_move(app_dir):
@@ -74,7 +81,134 @@ def test_the_demos_hints_name_commands_that_run_from_here(app_dir):
     watch = next(ln for ln in lines if ln.startswith("Watch it live"))
     after = lines[lines.index("Look around:") + 1:]
     programs = [watch.split(": ", 1)[1].split()[0]] + [ln.split()[0] for ln in after]
-    assert len(programs) == 4
+    assert len(programs) == 5
     for program in programs:  # a path that runs from here, not a bare name off PATH
         assert os.sep in program and os.access(program, os.X_OK), program
     assert "its jobs wait for a worker: the header says ! no live worker" in r.stdout
+
+
+def test_the_demos_hints_run_this_python_with_m_when_jobq_has_no_scripts_here(app_dir):
+    """jobq imported from a source tree by a Python that has no jobq scripts beside it."""
+    python = sys._base_executable  # the interpreter this virtual environment was made from
+    assert not os.path.exists(os.path.join(os.path.dirname(python), "jobq"))
+    tree = os.path.dirname(os.path.dirname(jobq_cli.__file__))
+    env = {**os.environ, "PATH": "/usr/bin:/bin", "COLUMNS": "80",
+           "PYTHONPATH": os.pathsep.join([tree, *site.getsitepackages()])}
+    r = subprocess.run([python, "-m", "jobq_cli.main", "demo", "--duration", "2", "--workers",
+                        "1", "--db", "demo.db"], cwd=app_dir, env=env, capture_output=True,
+                       text=True, stdin=subprocess.DEVNULL, timeout=90)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    watch = next(ln for ln in lines if ln.startswith("Watch it live")).split(": ", 1)[1]
+    assert watch == f"{python} -m jobq_tui.main demo.db"
+    after = [ln.strip() for ln in lines[lines.index("Look around:") + 1:]]
+    assert after[:3] == [f"{python} -m jobq_cli.main {args} --db demo.db"
+                         for args in ("workers", "stats", "list --status dead")]
+    for command in after[:3] + [watch + " --help"]:  # each runs as printed
+        done = subprocess.run(command.split(), cwd=app_dir, env=env, capture_output=True,
+                              text=True, stdin=subprocess.DEVNULL, timeout=60)
+        assert done.returncode == 0, (command, done.stderr)
+
+
+def cli(cwd, *args, columns=80):
+    env = {**os.environ, "COLUMNS": str(columns)}
+    env.pop("JOBQ_DB", None)
+    return subprocess.run([sys.executable, "-m", "jobq_cli.main", *args, "--db", "demo.db"],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+
+
+def cli_json(cwd, *args):
+    r = cli(cwd, *args, "--json")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_what_the_demo_says_of_a_killed_worker_is_what_the_cli_shows_from_start_to_end(
+        app_dir):
+    p = subprocess.Popen([sys.executable, "-m", "jobq_cli.main", "demo", "--duration", "90",
+                          "--db", "demo.db"], cwd=app_dir, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                         env={**os.environ, "COLUMNS": "80"})
+    try:
+        lines = []
+        while not (lines and lines[-1].startswith("Try it: ")):
+            lines.append(p.stdout.readline())
+            assert lines[-1], "".join(lines) + p.stderr.read()
+        pids = [int(m.group(1)) for ln in lines if (m := re.search(r": pid (\d+)", ln))]
+        hint = lines[-1]
+        assert hint.startswith(f"Try it: kill -9 {pids[0]} — ")
+        assert "another worker takes its jobs" in hint
+        assert f"After {FORGET_AFTER / 60:g} minutes without a beat it is forgotten." in hint
+        victim = next(w for w in cli_json(app_dir, "workers") if w["pid"] == pids[0])
+        assert victim["state"] == "ok" and victim["beat_interval"] == 2.0
+
+        def running_under_victim():
+            return [j for j in cli_json(app_dir, "list", "--status", "running")
+                    if j["worker"] == victim["id"]]
+        # a report takes 4 to 9 s: it is still running when the kill lands
+        wait_for(lambda: any(j["kind"] == "report.build" for j in running_under_victim()),
+                 timeout=30, interval=0.2)
+        os.kill(pids[0], signal.SIGKILL)
+        killed_at = time.monotonic()
+        held = {j["id"]: j["attempts"] for j in running_under_victim()}  # it finishes none
+        assert held
+
+        # the worker turns lost within 2.5 of its own 2 s beats (and a read)
+        def state():
+            return {w["id"]: w["state"] for w in cli_json(app_dir, "workers")}[victim["id"]]
+        wait_for(lambda: state() == "lost", timeout=15, interval=0.2)
+        assert time.monotonic() - killed_at < 8
+        rows = [line for line in cli(app_dir, "workers").stdout.splitlines()
+                if line.startswith(victim["id"])]
+        assert re.search(r"✗ lost .* \d+/8 stale ", rows[0]), rows
+        for line in cli(app_dir, "list", "--status", "running", columns=200).stdout.splitlines():
+            if victim["id"] in line:  # one of its jobs, not reaped yet: it says so
+                assert f"{victim['id']} ✗ lost" in line, line
+
+        # its jobs' leases run out; each is reaped (a human time in its error) and taken up
+        def history(job_id):
+            return cli_json(app_dir, "show", str(job_id))["history"]
+        expired = re.compile(r"lease expired at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(")
+        for job_id, attempt in held.items():
+            ended = wait_for(lambda: next(
+                (a for a in history(job_id) if a["attempt"] == attempt
+                 and a["outcome"] != "running"), None), timeout=30, interval=0.3)
+            assert ended["worker"] == victim["id"] and ended["outcome"] == "lease expired"
+            assert expired.match(ended["error"]), ended["error"]
+        retried = wait_for(lambda: [job_id for job_id, attempt in held.items()
+                                    if any(a["attempt"] > attempt and a["worker"] not in
+                                           (None, victim["id"]) for a in history(job_id))],
+                           timeout=30, interval=0.3)
+        assert retried  # run again by the other worker
+
+        # forgotten after FORGET_AFTER without a beat: the victim's last beat made that old
+        conn = sqlite3.connect(app_dir / "demo.db")
+        with conn:
+            conn.execute("UPDATE jobq_workers SET last_seen = last_seen - ? WHERE id = ?",
+                         (FORGET_AFTER, victim["id"]))
+        assert victim["id"] not in {w["id"] for w in cli_json(app_dir, "workers")}
+        wait_for(lambda: conn.execute("SELECT count(*) FROM jobq_workers WHERE id = ?",
+                                      (victim["id"],)).fetchone()[0] == 0,
+                 timeout=20, interval=0.3)  # and the other worker's reaper deletes it
+        conn.close()
+        p.send_signal(signal.SIGINT)  # Ctrl-C: the demo stops its workers and sums up
+        out, err = p.communicate(timeout=90)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 0, err
+    assert f"  a worker ended: pid {pids[0]} (killed by SIGKILL)" in out
+    assert f"a worker ended early: pid {pids[0]} (killed by SIGKILL)" in out
+    summary = next(ln for ln in out.splitlines() if ln.startswith("demo summary"))
+    assert summary.endswith("dead in total.")
+
+
+def test_the_demo_on_an_80_column_terminal_draws_its_live_view_within_80_columns(app_dir):
+    """A line of the live view wider than the terminal would wrap, and each redraw (the
+    cursor moved up as many lines as were printed) would leave part of it behind."""
+    r = jobq_tty(app_dir, "demo", "--duration", "3", "--no-monitor", "--db", "demo.db")
+    assert r.returncode == 0 and r.styled, r.stdout
+    live = r.raw[r.raw.index("Press Ctrl-C to stop."):r.raw.index("stopping:")]
+    # what is drawn between two cursor movements (or line ends) is one screen line
+    drawn = re.split(r"\r|\n|\x1b\[\d*[ABGKJ]", re.sub(r"\x1b\[[0-9;]*m", "", live))
+    assert "PID" in live and max(len(segment) for segment in drawn) <= 80, drawn

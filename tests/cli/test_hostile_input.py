@@ -58,4 +58,5 @@ def test_retry_force_takes_back_a_running_job_and_refuses_without_an_id(app_dir,
         assert q.get(job_id).status == "pending" and q.get(job_id).token is None
         assert held.token is not None
     r = jobq(app_dir, "retry", "--all-dead", "--force", "--db", db)
-    assert (r.returncode, r.stderr) == (2, "jobq: --force takes back one job: give its ID\n")
+    assert (r.returncode, r.stderr) == (
+        2, "jobq: retry: --force takes back one job: give its ID (see jobq retry --help)\n")

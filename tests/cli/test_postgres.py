@@ -87,4 +87,4 @@ def test_jobq_copy_refuses_the_same_database_and_other_statuses(pg_url):
     for args in (("--from", pg_url, "--to", pg_url), ("--from", pg_url, "--to", "x.db",
                                                       "--status", "running")):
         result = runner.invoke(app, ["copy", *args])
-        assert result.exit_code == 1 and len(result.stderr.strip().splitlines()) == 1
+        assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1

@@ -115,7 +115,8 @@ def test_sigkill_of_the_worker_leaves_no_child_within_a_few_seconds(db, queue, p
 def test_max_jobs_per_child_with_the_thread_pool_is_refused_in_one_line(db, procs):
     w = procs.start("run", "--app", "taskapp", "--max-jobs-per-child", "5", "--db", db)
     assert w.wait(30) == 2  # a usage error
-    assert procs.log(w) == "jobq: --max-jobs-per-child applies to --pool process only\n"
+    assert procs.log(w) == ("jobq: run: --max-jobs-per-child applies to --pool process only "
+                            "(see jobq run --help)\n")
 
 
 def test_max_jobs_per_child_recycles_the_children(db, queue, procs):

@@ -82,11 +82,17 @@ def test_after_downtime_only_the_latest_missed_tick_is_enqueued_once_and_logged(
         clock.set(1010.0)
         Scheduler(q, r.schedules()).run_once()
         clock.set(1500.0)  # no worker ran for 49 ticks
-        with caplog.at_level(logging.WARNING, "jobq.maintenance"):
+        with caplog.at_level(logging.DEBUG, "jobq.maintenance"):
             Scheduler(q, r.schedules()).run_once()
             Scheduler(q, r.schedules()).run_once()
-        assert sorted(j.run_at for j in q.list()) == [1010.0, 1500.0]
+            clock.set(1510.0)
+            Scheduler(q, r.schedules()).run_once()
+        assert sorted(j.run_at for j in q.list()) == [1010.0, 1500.0, 1510.0]
         assert "48 tick(s) missed" in caplog.text
+        # the ticks' times as UTC times, never as raw Unix seconds
+        assert "tick 1970-01-01 00:25:00 UTC)" in caplog.text
+        assert "for the tick of 1970-01-01 00:25:10 UTC" in caplog.text
+        assert "1500" not in caplog.text and "1510" not in caplog.text
 
 
 def _burst(db, registry, **kwargs) -> tuple[Worker, float]:
