@@ -61,7 +61,9 @@ def stats_json(s: Stats) -> dict[str, Any]:
         "queues": {
             name: {"pending": q.pending, "running": q.running, "dead": q.dead,
                    "oldest_pending_age": None if q.oldest_pending_at is None
-                   else max(0.0, s.now - q.oldest_pending_at)}
+                   else max(0.0, s.now - q.oldest_pending_at),
+                   "paused": q.paused, "concurrency": q.concurrency,
+                   "rate": None if q.rate is None else str(q.rate)}
             for name, q in s.queues.items()
         },
     }

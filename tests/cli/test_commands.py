@@ -122,7 +122,20 @@ def test_stats_json_has_the_documented_keys(db, queue):
                          "succeeded_recent", "dead_recent", "cancelled_recent", "expired_leases",
                          "oldest_pending_age", "queues"}
     assert (data["pending"], data["scheduled"]) == (2, 1)
-    assert set(data["queues"]["mail"]) == {"pending", "running", "dead", "oldest_pending_age"}
+    assert set(data["queues"]["mail"]) == {"pending", "running", "dead", "oldest_pending_age",
+                                           "paused", "concurrency", "rate"}
+    assert [data["queues"]["mail"][k] for k in ("paused", "concurrency", "rate")] == [
+        False, None, None]
+
+
+def test_stats_json_carries_each_queues_controls(db, queue):
+    queue.enqueue("k", queue="mail")
+    queue.pause("mail")
+    queue.set_limit("api", concurrency=3, rate="5/s")
+    data = json.loads(jobq("stats", "--json", "--db", db).stdout)["queues"]
+    assert (data["mail"]["paused"], data["mail"]["concurrency"]) == (True, None)
+    assert (data["api"]["paused"], data["api"]["concurrency"], data["api"]["rate"]) == (
+        False, 3, "5/s")
 
 
 def test_stats_for_people_names_every_queue(db, queue):
