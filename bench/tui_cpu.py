@@ -7,12 +7,12 @@
 Runs the real ``jobq-tui`` in a pseudo-terminal, refresh every second, on a database like
 a live one (finished jobs over the last hour for the sparklines, pending, scheduled and
 retrying jobs, dead jobs in groups, two schedules, 40 running jobs whose lease countdowns
-tick every second, two live workers). What is measured is the monitor process's CPU time
+tick every second, two live workers beating every 10 s and extending those leases). What is measured is the monitor process's CPU time
 (user + system, all its threads, from ``/proc/PID/stat``) over ``--seconds``, as % of one
 core, not wall-clock time; each view is shown for 3 s before its measurement starts (its
 first read and draw are not counted).
 
-* idle: every view (1-7) at every size, nothing changing in the database;
+* idle: every view (1-7) at every size, no job moving (only the workers' beats);
 * drain: every view at every size while a worker process (``jobq run``, no-op jobs,
   concurrency 8) drains jobs that a feeder in this process keeps topping up, so the drain
   never runs dry mid-case; jobs finished over a minute before are pruned between cases;
@@ -55,7 +55,7 @@ NOOP = "bench.noop"
 
 def build(path: str) -> None:
     """A database as a live queue has it: an hour of history, every state, two schedules
-    (``keep_alive`` adds the running jobs and their workers)."""
+    (``Workers`` adds the running jobs and their workers)."""
     now = time.time()
     clock = FakeClock(now - 3600)
     with Queue(path, clock=clock, max_attempts=3) as q:
@@ -65,25 +65,41 @@ def build(path: str) -> None:
             jobs = q.claim_many("w-old", len(ids))
             q.complete_many([(j.id, j.token, None) for j in jobs[:-1]])
             q.fail(jobs[-1].id, jobs[-1].token, f"RuntimeError: HTTP 502 for INV-{minute}",
-                   retry_in=0 if minute % 2 else 99999)
+                   retry_in=99999)
             clock.advance(60)
+        clock.set(now - 600)  # ten minutes of lag: the lag moves once a minute
+        q.enqueue_many([{"kind": "report", "queue": "export"}] * 240)
         clock.set(now)
         q.enqueue_many([{"kind": "digest", "queue": "mail", "delay": 3600}] * 50)
-        q.enqueue_many([{"kind": "report", "queue": "export"}] * 200)
         r = Registry()
         q.register_schedule(r.periodic("refresh_rates", every=300, queue="mail"), since=now)
         q.register_schedule(r.periodic("nightly_report", cron="0 3 * * *"), since=now)
 
 
-def keep_alive(path: str) -> tuple[Queue, list]:
-    """Two workers holding 40 running jobs with long leases (the countdowns tick); their
-    recorded beat is an hour, so they stay ``ok`` without beating."""
-    q = Queue(path)
-    for w in ("w1", "w2"):
-        q.register_worker(w, host="app", pid=os.getpid(), queues=None, concurrency=32,
-                          beat_interval=3600, lease=3600)
-    held = q.claim_many("w1", 20, lease=3000) + q.claim_many("w2", 20, lease=3000)
-    return q, held
+class Workers(threading.Thread):
+    """Two workers holding 40 running jobs, beating as real ones do: every 10 s each
+    records its beat and extends its jobs' 30 s leases (so the database changes every
+    few seconds even while no job moves, and the lease countdowns tick)."""
+
+    BEAT, LEASE = 10.0, 30.0
+
+    def __init__(self, path: str):
+        super().__init__(daemon=True)
+        self.path = path
+        self.stop = threading.Event()
+        with Queue(path) as q:
+            for w in ("w1", "w2"):
+                q.register_worker(w, host="app", pid=os.getpid(), queues=None,
+                                  concurrency=32, beat_interval=self.BEAT, lease=self.LEASE)
+            self.held = {w: q.claim_many(w, 20, lease=self.LEASE, queues=["export"])
+                         for w in ("w1", "w2")}
+
+    def run(self) -> None:
+        with Queue(self.path) as q:
+            while not self.stop.wait(self.BEAT):
+                for w, jobs in self.held.items():
+                    q.extend_many([(j.id, j.token) for j in jobs], lease=self.LEASE)
+                    q.beat_worker(w, busy=len(jobs))
 
 
 class Monitor:
@@ -245,7 +261,8 @@ def main() -> None:
     results: dict[str, float] = {}
     with database(args.pg) as path:
         build(path)
-        q, _held = keep_alive(path)
+        workers = Workers(path)
+        workers.start()
         try:
             print(f"jobq-tui on {store}, refresh 1 s, {args.seconds:g} s a case "
                   "(CPU time of its process)", flush=True)
@@ -254,7 +271,8 @@ def main() -> None:
             if not args.no_drain:
                 results |= drain(path, args.seconds, args.views, args.sizes)
         finally:
-            q.close()
+            workers.stop.set()
+            workers.join()
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"store": store, "seconds": args.seconds, "results": results}, f,
