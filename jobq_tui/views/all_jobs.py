@@ -1,6 +1,8 @@
 """All: jobs in any state (``status:`` in the filter picks one), newest first."""
 from __future__ import annotations
 
+from rich.text import Text
+
 from jobq_core import Job, JobStatus, WorkerState
 from jobq_core.display import WORKER_BADGES, Badge, job_badge
 
@@ -30,13 +32,17 @@ class AllJobs(View):
     def rows(self, snap, now, *, wide, beat):
         f = snap.filter
         states = worker_states(snap.workers, now, beat)
-        out = []
+        out: list[Row] = []
         for j in snap.rows:
             if not f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status):
                 continue
             worker = states.get(j.worker or "") if j.status == JobStatus.RUNNING else None
-            moving = (age(now - j.created_at), job_badge(j, now).word, worker)
-            out.append(_CACHE.row(j, wide, moving, lambda j=j: _row(j, now, wide, states)))
+            created = age(now - j.created_at)
+            state = job_badge(j, now)
+            out.append(_CACHE.row(str(j.id), j, wide, (created, state.word, worker),
+                                  lambda j=j: _still(j, wide),
+                                  lambda cells, j=j, c=created, s=state, w=worker:
+                                      _row(cells, j, wide, c, s, w)))
         _CACHE.done(wide)
         return out
 
@@ -44,26 +50,30 @@ class AllJobs(View):
 _CACHE = RowCache()
 
 
-def _row(j: Job, now: float, wide: bool, workers: dict[str, WorkerState]) -> Row:
+def _still(j: Job, wide: bool) -> dict[str, tuple[Text, object]]:
+    """The cells that do not move with the clock."""
     lim = limit_for(wide)
-    state = job_badge(j, now)
-    shown = state
-    running = j.status == JobStatus.RUNNING
-    if running and workers.get(j.worker or "") in (WorkerState.LATE,
-                                                                       WorkerState.LOST):
-        # A running job of a late or lost worker says so: it may never finish there.
-        b = WORKER_BADGES[workers[j.worker or ""]]
-        shown = Badge(b.glyph, f"running, worker {b.word}", b.style)
-    return build(COLUMNS, wide, str(j.id), {
+    return {
         "id": (number(j.id), j.id),
-        "status": (badge(shown), state.word),
         "kind": (literal(j.kind, limit=lim), j.kind),
         "queue": (literal(j.queue, limit=lim // 2 + 2), j.queue),
         "try": (tries(j), j.attempts),
-        "age": (text(age(now - j.created_at)), -j.created_at),
-        "worker": (worker_cell(j.worker, workers.get(j.worker or "") if running else None, lim),
-                   j.worker or ""),
         "error": error_cell(j),
+    }
+
+
+def _row(cells: dict, j: Job, wide: bool, created: str, state: Badge,
+         worker: WorkerState | None) -> Row:
+    shown = state
+    if worker in (WorkerState.LATE, WorkerState.LOST):
+        # A running job of a late or lost worker says so: it may never finish there.
+        b = WORKER_BADGES[worker]
+        shown = Badge(b.glyph, f"running, worker {b.word}", b.style)
+    return build(COLUMNS, wide, str(j.id), {
+        **cells,
+        "status": (badge(shown), state.word),
+        "age": (text(created), -j.created_at),
+        "worker": (worker_cell(j.worker, worker, limit_for(wide)), j.worker or ""),
     }, job_id=j.id)
 
 

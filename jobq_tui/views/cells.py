@@ -12,9 +12,11 @@ Invariants (see ``jobq_core.textsafe`` for what ``clean`` guarantees):
 """
 from __future__ import annotations
 
+import functools
+
 from rich.text import Text
 
-from jobq_core import Job, WorkerInfo, WorkerState
+from jobq_core import Job, WorkerState
 from jobq_core.display import WORKER_BADGES, Badge, countdown, duration
 from jobq_core.error_groups import error_line
 from jobq_core.textsafe import clean
@@ -42,18 +44,17 @@ def badge(b: Badge) -> Text:
     return text(b.label, b.style)
 
 
-def worker_badge(w: WorkerInfo, now: float, beat: float) -> Badge:
-    return WORKER_BADGES[w.state(now, beat)]
-
-
 def worker_states(workers, now: float, beat: float) -> dict[str, WorkerState]:
     """Each registered worker's state, by id: what a running job's row says of its worker."""
     return {w.id: w.state(now, beat) for w in workers}
 
 
+@functools.lru_cache(maxsize=1024)
 def worker_cell(name: str | None, state: WorkerState | None, limit: int) -> Text:
     """A job's worker, followed by its state when it is late or lost (``w3 ✗ lost``): the
-    name is cut to make room, never the state."""
+    name is cut to make room, never the state. The same ``Text`` for the same arguments
+    (a table then knows the cell did not change without comparing it): not to be
+    modified."""
     if state in (None, WorkerState.OK):
         return literal(name, limit=limit)
     b = WORKER_BADGES[state]

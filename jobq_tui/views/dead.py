@@ -7,7 +7,7 @@ from rich.text import Text
 from jobq_core import ErrorGroup, Job
 from jobq_core.error_groups import group_key
 
-from .base import ROW_LIMIT, Column, Row, RowCache, View, build, limit_for, narrow
+from .base import ROW_LIMIT, Column, RowCache, View, build, limit_for, narrow
 from .cells import BAD, age, error_cell, literal, number, text, tries
 
 JOB_COLUMNS = (Column("id", "ID"), Column("kind", "KIND", shrink=3, least=10, want=16),
@@ -42,14 +42,24 @@ class Dead(View):
         if snap.grouped:
             for g in snap.rows:
                 if f.matches(g.kind, g.line, " ".join(g.queues)):
-                    out.append(_CACHE.row(g, wide, (age(now - g.last_finished_at),),
-                                          lambda g=g: _group_row(g, now, wide)))
+                    last = f"{age(now - g.last_finished_at)} ago"
+                    out.append(_CACHE.row(_group_key(g), g, wide, (last,),
+                                          lambda g=g: _group_still(g, wide),
+                                          lambda cells, g=g, t=last: build(
+                                              GROUP_COLUMNS, wide, _group_key(g),
+                                              {**cells, "last": (text(t), -g.last_finished_at)},
+                                              job_id=g.last_id, group=g)))
         else:
             for j in snap.rows:
                 if (f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status)
                         and (f.group is None or group_key(j.error) == f.group)):
-                    out.append(_CACHE.row(j, wide, (age(now - (j.finished_at or now)),),
-                                          lambda j=j: _job_row(j, now, wide)))
+                    shown = f"{age(now - (j.finished_at or now))} ago"
+                    out.append(_CACHE.row(str(j.id), j, wide, (shown,),
+                                          lambda j=j: _job_still(j, wide),
+                                          lambda cells, j=j, t=shown: build(
+                                              JOB_COLUMNS, wide, str(j.id),
+                                              {**cells, "when": (text(t), -(j.finished_at or 0))},
+                                              job_id=j.id)))
         _CACHE.done(wide)
         return out
 
@@ -57,28 +67,31 @@ class Dead(View):
 _CACHE = RowCache()
 
 
-def _group_row(g: ErrorGroup, now: float, wide: bool) -> Row:
+def _group_key(g: ErrorGroup) -> str:
+    return f"g:{g.kind}\x00{g.key}\x00{g.last_id}"
+
+
+def _group_still(g: ErrorGroup, wide: bool) -> dict[str, tuple[Text, object]]:
+    """A group's cells that do not move with the clock."""
     lim = limit_for(wide)
-    return build(GROUP_COLUMNS, wide, f"g:{g.kind}\x00{g.key}\x00{g.last_id}", {
+    return {
         "count": (Text(f"{g.count}", BAD, justify="right"), g.count),
         "kind": (literal(g.kind, limit=lim), g.kind),
         "queues": (literal(",".join(g.queues), limit=lim), g.queues),
-        "last": (text(f"{age(now - g.last_finished_at)} ago"), -g.last_finished_at),
         "error": (literal(g.line, limit=120), g.line),
-    }, job_id=g.last_id, group=g)
+    }
 
 
-def _job_row(j: Job, now: float, wide: bool) -> Row:
+def _job_still(j: Job, wide: bool) -> dict[str, tuple[Text, object]]:
+    """A dead job's cells that do not move with the clock."""
     lim = limit_for(wide)
-    died = now - (j.finished_at or now)
-    return build(JOB_COLUMNS, wide, str(j.id), {
+    return {
         "id": (number(j.id), j.id),
         "kind": (literal(j.kind, limit=lim), j.kind),
         "queue": (literal(j.queue, limit=lim // 2 + 2), j.queue),
         "try": (tries(j), j.attempts),
-        "when": (text(f"{age(died)} ago"), died),
         "error": error_cell(j),
-    }, job_id=j.id)
+    }
 
 
 VIEW = Dead()

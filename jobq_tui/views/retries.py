@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+from rich.text import Text
+
 from jobq_core import Job
 
 from .base import Column, Row, RowCache, View, build, limit_for, narrow
@@ -28,8 +30,9 @@ class Retries(View):
         out = []
         for j in snap.rows:
             if f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status):
-                moving = (_next_run(j.run_at - now),)
-                out.append(_CACHE.row(j, wide, moving, lambda j=j: _row(j, now, wide)))
+                nxt = _next_run(j.run_at - now)
+                out.append(_CACHE.row(str(j.id), j, wide, (nxt,), lambda j=j: _still(j, wide),
+                                      lambda cells, j=j, n=nxt: _row(cells, j, wide, n)))
         _CACHE.done(wide)
         return out
 
@@ -37,16 +40,22 @@ class Retries(View):
 _CACHE = RowCache()
 
 
-def _row(j: Job, now: float, wide: bool) -> Row:
+def _still(j: Job, wide: bool) -> dict[str, tuple[Text, object]]:
+    """The cells that do not move with the clock."""
     lim = limit_for(wide)
-    wait = j.run_at - now
-    return build(COLUMNS, wide, str(j.id), {
+    return {
         "id": (number(j.id), j.id),
         "kind": (literal(j.kind, limit=lim), j.kind),
         "queue": (literal(j.queue, limit=lim // 2 + 2), j.queue),
         "try": (tries(j), j.attempts),
-        "next": (text(_next_run(wait)) if wait > 0 else text("due now", WARN), j.run_at),
         "error": error_cell(j),
+    }
+
+
+def _row(cells: dict, j: Job, wide: bool, nxt: str | None) -> Row:
+    return build(COLUMNS, wide, str(j.id), {
+        **cells,
+        "next": (text(nxt) if nxt else text("due now", WARN), j.run_at),
     }, job_id=j.id)
 
 

@@ -47,8 +47,10 @@ class Running(View):
             lease = lease_cell(j, now)
             beat_age = age(now - j.heartbeat_at) if j.heartbeat_at else "-"
             moving = (countdown(runtime), lease.plain, str(lease.style), beat_age, worker)
-            out.append(_CACHE.row(j, wide, moving, lambda j=j, w=worker, r=runtime, le=lease,
-                                  b=beat_age: _row(j, wide, w, r, le, b)))
+            out.append(_CACHE.row(
+                str(j.id), j, wide, moving, lambda j=j: _still(j, wide),
+                lambda cells, j=j, w=worker, r=runtime, le=lease, b=beat_age:
+                    _row(cells, j, wide, w, r, le, b)))
         _CACHE.done(wide)
         return out
 
@@ -56,22 +58,29 @@ class Running(View):
 _CACHE = RowCache()
 
 
-def _row(j: Job, wide: bool, worker: WorkerState | None, runtime: float, lease: Text,
-         beat_age: str) -> Row:
+def _still(j: Job, wide: bool) -> dict[str, tuple[Text, object]]:
+    """The cells that do not move with the clock."""
     lim = limit_for(wide)
     ident = Text(str(j.id), justify="right", no_wrap=True)
     if j.cancel_requested and not wide:  # no PROGRESS column to say so
         ident = Text(f"⊘{j.id}", justify="right", style="magenta")
-    return build(COLUMNS, wide, str(j.id), {
+    return {
         "id": (ident, j.id),
         "kind": (literal(j.kind, limit=lim), j.kind),
         "queue": (literal(j.queue, limit=lim // 2 + 2), j.queue),
-        "worker": (worker_cell(j.worker, worker, lim), j.worker or ""),
         "try": (tries(j), j.attempts),
+        "progress": (progress_cell(j), j.progress or 0.0),
+    }
+
+
+def _row(cells: dict, j: Job, wide: bool, worker: WorkerState | None, runtime: float,
+         lease: Text, beat_age: str) -> Row:
+    return build(COLUMNS, wide, str(j.id), {
+        **cells,
+        "worker": (worker_cell(j.worker, worker, limit_for(wide)), j.worker or ""),
         "runtime": (text(countdown(runtime)), runtime),
         "lease": (lease, j.lease_until or 0.0),
         "beat": (text(beat_age), -(j.heartbeat_at or 0.0)),
-        "progress": (progress_cell(j), j.progress or 0.0),
     }, job_id=j.id)
 
 

@@ -2,12 +2,15 @@
 busy it is and when it last beat. Reads nothing of its own: workers are in every snapshot."""
 from __future__ import annotations
 
+from rich.text import Text
+
 from jobq_core import WorkerInfo, WorkerState
+from jobq_core.display import WORKER_BADGES
 
 from .base import ROW_LIMIT, Column, Row, RowCache, View, build, limit_for
+from .cells import DIM, age, badge, literal, text
 
 _CACHE = RowCache()
-from .cells import DIM, age, badge, literal, text, worker_badge
 
 COLUMNS = (Column("id", "WORKER", shrink=3, least=16, want=24, middle=True),
            Column("host", "HOST:PID", shrink=2, least=10, want=16, middle=True),
@@ -31,21 +34,38 @@ class Workers(View):
         for j in snap.running:
             held[j.worker or ""] = held.get(j.worker or "", 0) + 1
         complete = len(snap.running) < ROW_LIMIT  # every running job was read
-        rows = [_CACHE.row(w, wide, (w.state(now, beat), age(now - w.last_seen),
-                                     age(now - w.started_at), held.get(w.id), complete),
-                           lambda w=w: _row(w, now, beat, wide,
-                                            held.get(w.id, 0) if complete else None))
-                for w in snap.workers
-                if f.worker in (None, w.id)
-                and f.matches(w.id, w.host, w.pid, " ".join(w.queues or ()))]
+        rows = []
+        for w in snap.workers:
+            if not (f.worker in (None, w.id)
+                    and f.matches(w.id, w.host, w.pid, " ".join(w.queues or ()))):
+                continue
+            state, seen, up = w.state(now, beat), age(now - w.last_seen), age(now - w.started_at)
+            n = held.get(w.id, 0) if complete else None
+            rows.append(_CACHE.row(w.id, w, wide, (state, seen, up, n),
+                                   lambda w=w: _still(w, wide),
+                                   lambda cells, w=w, s=state, b=seen, u=up, n=n:
+                                       _row(cells, w, wide, s, b, u, n)))
         _CACHE.done(wide)
         return rows
 
 
-def _row(w: WorkerInfo, now: float, beat: float, wide: bool, held: int | None) -> Row:
-    """``held``: how many running jobs carry its name (None: not all were read)."""
+def _still(w: WorkerInfo, wide: bool) -> dict[str, tuple[Text, object]]:
+    """The cells that do not move with the clock."""
     lim = limit_for(wide)
-    state = w.state(now, beat)
+    queues = "*" if w.queues is None else ",".join(w.queues)
+    host = literal(w.host, limit=lim)
+    host.append(f":{w.pid}")
+    return {
+        "id": (literal(w.id, limit=lim), w.id),
+        "host": (host, (w.host, w.pid)),
+        "pool": (text(pool_summary(w)), pool_summary(w)),
+        "queues": (literal(queues, limit=lim), queues),
+    }
+
+
+def _row(cells: dict, w: WorkerInfo, wide: bool, state: WorkerState, seen: str, up: str,
+         held: int | None) -> Row:
+    """``held``: how many running jobs carry its name (None: not all were read)."""
     if state == WorkerState.LOST:
         # Its last beat's count, or the jobs still under its name if more: a worker that
         # died holding jobs did not let them go. Marked stale: nobody is counting.
@@ -54,18 +74,12 @@ def _row(w: WorkerInfo, now: float, beat: float, wide: bool, held: int | None) -
     else:
         busy = w.busy if held is None else held  # the jobs table is newer than a beat
         busy_cell = text(f"{busy}/{w.concurrency}")
-    queues = "*" if w.queues is None else ",".join(w.queues)
-    host = literal(w.host, limit=lim)
-    host.append(f":{w.pid}")
     return build(COLUMNS, wide, w.id, {
-        "id": (literal(w.id, limit=lim), w.id),
-        "host": (host, (w.host, w.pid)),
-        "state": (badge(worker_badge(w, now, beat)), _SEVERITY[state]),
+        **cells,
+        "state": (badge(WORKER_BADGES[state]), _SEVERITY[state]),
         "busy": (busy_cell, busy),
-        "pool": (text(pool_summary(w)), pool_summary(w)),
-        "beat": (text(age(now - w.last_seen)), -w.last_seen),
-        "queues": (literal(queues, limit=lim), queues),
-        "up": (text(age(now - w.started_at)), -w.started_at),
+        "beat": (text(seen), -w.last_seen),
+        "up": (text(up), -w.started_at),
     })
 
 

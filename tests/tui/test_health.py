@@ -26,7 +26,7 @@ async def test_paused_countdowns_stop_at_the_datas_time_and_raise_no_new_alarm(d
         assert [r[6] for r in rows(app)][:2] == ["✗ EXPIRED 0:42 ago", "! 0:03"]
         await pilot.press("p")
         clock.advance(10)
-        app._tick()
+        app._beat()
         await pilot.pause()
         # The second lease would have run out 7 s ago by the clock: the data cannot say so.
         assert [r[6] for r in rows(app)][:2] == ["✗ EXPIRED 0:42 ago", "! 0:03"]

@@ -78,7 +78,7 @@ async def test_schedules_count_down_to_their_next_tick_without_reading_again(db,
         assert by_kind["refresh_rates"][2] == "every 300s"
         assert by_kind["refresh_rates"][4] == "5:00"  # the clock stands on a 300 s tick
         clock.advance(61)
-        app._tick()
+        app._beat()
         await settle(pilot)
         by_kind = {r[0]: r for r in rows(app)}
         assert by_kind["refresh_rates"][4] == "3:59"
