@@ -1,15 +1,11 @@
 """All: jobs in any state (``status:`` in the filter picks one), newest first."""
 from __future__ import annotations
 
-from rich.text import Text
-
-from jobq_core import Job, JobStatus, WorkerState
+from jobq_core import Job, JobStatus, WorkerInfo, WorkerState
 from jobq_core.display import WORKER_BADGES, Badge, job_badge
 
 from .base import Column, Row, RowCache, View, build, limit_for, narrow
-from .cells import (
-    age, badge, error_cell, literal, number, text, tries, worker_cell, worker_states,
-)
+from .cells import Timed, age, badge, error_cell, literal, number, text, tries, worker_cell
 
 COLUMNS = (Column("id", "ID"), Column("status", "STATUS"),
            Column("kind", "KIND", shrink=4, least=10, want=20),
@@ -29,20 +25,17 @@ class AllJobs(View):
     def all_columns(self, grouped):
         return COLUMNS
 
-    def rows(self, snap, now, *, wide, beat):
+    def rows(self, snap, *, wide, beat):
         f = snap.filter
-        states = worker_states(snap.workers, now, beat)
+        workers = {w.id: w for w in snap.workers}
         out: list[Row] = []
         for j in snap.rows:
             if not f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status):
                 continue
-            worker = states.get(j.worker or "") if j.status == JobStatus.RUNNING else None
-            created = age(now - j.created_at)
-            state = job_badge(j, now)
-            out.append(_CACHE.row(str(j.id), j, wide, (created, state.word, worker),
-                                  lambda j=j: _still(j, wide),
-                                  lambda cells, j=j, c=created, s=state, w=worker:
-                                      _row(cells, j, wide, c, s, w)))
+            # A running job's row says what its worker's state is: the worker is part of it.
+            worker = workers.get(j.worker or "") if j.status == JobStatus.RUNNING else None
+            out.append(_CACHE.row(str(j.id), (j, worker), wide,
+                                  lambda j=j, w=worker: _row(j, w, wide, beat)))
         _CACHE.done(wide)
         return out
 
@@ -50,30 +43,29 @@ class AllJobs(View):
 _CACHE = RowCache()
 
 
-def _still(j: Job, wide: bool) -> dict[str, tuple[Text, object]]:
-    """The cells that do not move with the clock."""
+def _row(j: Job, worker: WorkerInfo | None, wide: bool, beat: float) -> Row:
     lim = limit_for(wide)
-    return {
+
+    def status(now: float):
+        state = job_badge(j, now)
+        judged = None if worker is None else worker.state(now, beat)
+        if judged in (WorkerState.LATE, WorkerState.LOST):
+            # A running job of a late or lost worker says so: it may never finish there.
+            b = WORKER_BADGES[judged]
+            state = Badge(b.glyph, f"running, worker {b.word}", b.style)
+        return badge(state)
+
+    return build(COLUMNS, wide, str(j.id), {
         "id": (number(j.id), j.id),
+        "status": (Timed(status), str(j.status)),
         "kind": (literal(j.kind, limit=lim), j.kind),
         "queue": (literal(j.queue, limit=lim // 2 + 2), j.queue),
         "try": (tries(j), j.attempts),
+        "age": (Timed(lambda now: text(age(now - j.created_at))), -j.created_at),
+        "worker": (Timed(lambda now: worker_cell(
+            j.worker, None if worker is None else worker.state(now, beat), lim)),
+            j.worker or ""),
         "error": error_cell(j),
-    }
-
-
-def _row(cells: dict, j: Job, wide: bool, created: str, state: Badge,
-         worker: WorkerState | None) -> Row:
-    shown = state
-    if worker in (WorkerState.LATE, WorkerState.LOST):
-        # A running job of a late or lost worker says so: it may never finish there.
-        b = WORKER_BADGES[worker]
-        shown = Badge(b.glyph, f"running, worker {b.word}", b.style)
-    return build(COLUMNS, wide, str(j.id), {
-        **cells,
-        "status": (badge(shown), state.word),
-        "age": (text(created), -j.created_at),
-        "worker": (worker_cell(j.worker, worker, limit_for(wide)), j.worker or ""),
     }, job_id=j.id)
 
 

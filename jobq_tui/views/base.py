@@ -8,9 +8,10 @@ A view says three things, and nothing outside its module branches on its name:
   whose rows come from what every snapshot has anyway (stats, workers, running jobs) reads
   nothing (``own_rows = False``), and any snapshot serves it;
 * its columns: ``columns(grouped, wide)``;
-* its rows: ``rows(snapshot, now, wide=, beat=)``, a pure function of the snapshot and the
-  clock, which the 1 Hz tick calls again with a later ``now`` to move countdowns without
-  reading the database. The filter's free words are applied here.
+* its rows: ``rows(snapshot, wide=, beat=)``, a pure function of the snapshot. Cells that
+  move with the clock (countdowns, ages, states judged by time) are ``Timed``: the table
+  works them out at the time it shows, once a second for the rows in view, without
+  reading the database or building rows again. The filter's free words are applied here.
 """
 from __future__ import annotations
 
@@ -18,11 +19,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rich.text import Text
 
 from jobq_core import ErrorGroup, Queue
 
 from ..filters import Filter
+from .cells import Cell
 
 if TYPE_CHECKING:
     from ..source import Snapshot
@@ -50,7 +51,7 @@ class Column:
 @dataclass(frozen=True)
 class Row:
     key: str  # stable across refreshes: the table keeps the cursor and marks by it
-    cells: tuple[Text, ...]
+    cells: tuple[Cell, ...]
     sort: tuple[Any, ...]  # one sort value per cell
     job_id: int | None = None
     group: ErrorGroup | None = None
@@ -77,7 +78,7 @@ class View:
     def columns(self, grouped: bool, wide: bool) -> list[Column]:
         return [c for c in self.all_columns(grouped) if wide or not c.wide_only]
 
-    def rows(self, snap: Snapshot, now: float, *, wide: bool, beat: float) -> list[Row]:
+    def rows(self, snap: Snapshot, *, wide: bool, beat: float) -> list[Row]:
         raise NotImplementedError
 
     def layout(self, grouped: bool) -> tuple[str, bool]:
@@ -89,36 +90,27 @@ class View:
 
 
 class RowCache:
-    """Rows built at the last tick, by row key and width, so a tick or a re-read costs
-    little for rows that did not change:
-
-    * while a row's record reads the same (``==``: a re-read returns equal records for
-      jobs that did not change) and what moves with the clock (``moving``: a countdown,
-      an age, a state) reads the same, the row itself is reused, and the table skips it;
-    * while only ``moving`` changed, the row is built again from its record's cells that
-      do not move (``still``, built once per record) and new moving cells; the table then
-      compares and redraws only the cells that are new objects.
-
-    Entries for records no longer shown are dropped each time (``done``). Measured in
+    """Rows built at the last call, by row key and width, reused while what they were
+    built from reads the same (``==``: a re-read returns equal records for jobs that did
+    not change). Rows do not depend on the time (what moves with the clock is a
+    ``Timed`` cell), so from one second to the next, and across re-reads that change
+    nothing, a view hands the table the same row objects, which it skips. Entries for
+    records no longer shown are dropped each time (``done``). Measured in
     ``bench/tui_cpu.py``."""
 
     def __init__(self) -> None:
-        self._rows: dict[tuple[str, bool], tuple[object, tuple, dict, Row]] = {}
-        self._next: dict[tuple[str, bool], tuple[object, tuple, dict, Row]] = {}
+        self._rows: dict[tuple[str, bool], tuple[object, Row]] = {}
+        self._next: dict[tuple[str, bool], tuple[object, Row]] = {}
 
-    def row(self, key: str, record: object, wide: bool, moving: tuple,
-            still: Callable[[], dict[str, tuple[Text, Any]]],
-            build: Callable[[dict[str, tuple[Text, Any]]], Row]) -> Row:
-        """The row of ``record``: ``still()`` gives the cells that do not move with the
-        clock, ``build(cells)`` the row from them (adding the moving ones)."""
+    def row(self, key: str, source: object, wide: bool, build: Callable[[], Row]) -> Row:
+        """The row for ``source`` (its record, and anything else it shows, in a tuple):
+        the last one if ``source`` reads the same, else ``build()``."""
         hit = self._rows.get((key, wide))
-        if hit is not None and (hit[0] is record or hit[0] == record):
-            cells = hit[2]
-            row = hit[3] if hit[1] == moving else build(cells)
+        if hit is not None and (hit[0] is source or hit[0] == source):
+            row = hit[1]
         else:
-            cells = still()
-            row = build(cells)
-        self._next[(key, wide)] = (record, moving, cells, row)
+            row = build()
+        self._next[(key, wide)] = (source, row)
         return row
 
     def done(self, wide: bool) -> None:
@@ -137,7 +129,7 @@ def narrow(filt: Filter) -> dict[str, Any]:
 
 
 def build(columns: Sequence[Column], wide: bool, key: str,
-          values: dict[str, tuple[Text, Any]], **extra: Any) -> Row:
+          values: dict[str, tuple[Cell, Any]], **extra: Any) -> Row:
     """A row of the columns shown at this width, from ``{column key: (cell, sort value)}``."""
     keys = _SHOWN.get((id(columns), wide))
     if keys is None or keys[0] is not columns:

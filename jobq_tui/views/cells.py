@@ -13,6 +13,7 @@ Invariants (see ``jobq_core.textsafe`` for what ``clean`` guarantees):
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 from rich.text import Text
 
@@ -22,6 +23,29 @@ from jobq_core.error_groups import error_line
 from jobq_core.textsafe import clean
 
 WARN, BAD, DIM, OK = "yellow", "bold red", "dim", "green"
+
+
+class Timed:
+    """A cell that moves with the clock (a countdown, an age, a state judged by time):
+    ``at(now)`` is its ``Text`` then. A table works it out when it draws the cell, so a
+    tick costs the rows in view, not every row read (``JobTable.tick``), and the rows
+    themselves stay the same objects from one second to the next. The same ``Text`` is
+    returned for the same ``now`` (a table then knows the cell did not change)."""
+
+    __slots__ = ("_make", "_now", "_text")
+
+    def __init__(self, make: Callable[[float], Text]):
+        self._make = make
+        self._now: float | None = None
+        self._text = Text()
+
+    def at(self, now: float) -> Text:
+        if now != self._now:
+            self._now, self._text = now, self._make(now)
+        return self._text
+
+
+Cell = Text | Timed
 
 
 def literal(value: object, style: str = "", *, multiline: bool = False,

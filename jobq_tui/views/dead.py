@@ -7,8 +7,8 @@ from rich.text import Text
 from jobq_core import ErrorGroup, Job
 from jobq_core.error_groups import group_key
 
-from .base import ROW_LIMIT, Column, RowCache, View, build, limit_for, narrow
-from .cells import BAD, age, error_cell, literal, number, text, tries
+from .base import ROW_LIMIT, Column, Row, RowCache, View, build, limit_for, narrow
+from .cells import BAD, Timed, age, error_cell, literal, number, text, tries
 
 JOB_COLUMNS = (Column("id", "ID"), Column("kind", "KIND", shrink=3, least=10, want=16),
                Column("queue", "QUEUE", shrink=2, least=6, want=10),
@@ -36,30 +36,19 @@ class Dead(View):
     def all_columns(self, grouped):
         return GROUP_COLUMNS if grouped else JOB_COLUMNS
 
-    def rows(self, snap, now, *, wide, beat):
+    def rows(self, snap, *, wide, beat):
         f = snap.filter
         out = []
         if snap.grouped:
             for g in snap.rows:
                 if f.matches(g.kind, g.line, " ".join(g.queues)):
-                    last = f"{age(now - g.last_finished_at)} ago"
-                    out.append(_CACHE.row(_group_key(g), g, wide, (last,),
-                                          lambda g=g: _group_still(g, wide),
-                                          lambda cells, g=g, t=last: build(
-                                              GROUP_COLUMNS, wide, _group_key(g),
-                                              {**cells, "last": (text(t), -g.last_finished_at)},
-                                              job_id=g.last_id, group=g)))
+                    out.append(_CACHE.row(_group_key(g), g, wide,
+                                          lambda g=g: _group_row(g, wide)))
         else:
             for j in snap.rows:
                 if (f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status)
                         and (f.group is None or group_key(j.error) == f.group)):
-                    shown = f"{age(now - (j.finished_at or now))} ago"
-                    out.append(_CACHE.row(str(j.id), j, wide, (shown,),
-                                          lambda j=j: _job_still(j, wide),
-                                          lambda cells, j=j, t=shown: build(
-                                              JOB_COLUMNS, wide, str(j.id),
-                                              {**cells, "when": (text(t), -(j.finished_at or 0))},
-                                              job_id=j.id)))
+                    out.append(_CACHE.row(str(j.id), j, wide, lambda j=j: _job_row(j, wide)))
         _CACHE.done(wide)
         return out
 
@@ -71,27 +60,32 @@ def _group_key(g: ErrorGroup) -> str:
     return f"g:{g.kind}\x00{g.key}\x00{g.last_id}"
 
 
-def _group_still(g: ErrorGroup, wide: bool) -> dict[str, tuple[Text, object]]:
-    """A group's cells that do not move with the clock."""
+def _ago(t: float | None) -> Timed:
+    """``12s ago``, ``4m ago``: how long ago ``t`` was."""
+    return Timed(lambda now: text(f"{age(now - (t if t is not None else now))} ago"))
+
+
+def _group_row(g: ErrorGroup, wide: bool) -> Row:
     lim = limit_for(wide)
-    return {
+    return build(GROUP_COLUMNS, wide, _group_key(g), {
         "count": (Text(f"{g.count}", BAD, justify="right"), g.count),
         "kind": (literal(g.kind, limit=lim), g.kind),
         "queues": (literal(",".join(g.queues), limit=lim), g.queues),
+        "last": (_ago(g.last_finished_at), -g.last_finished_at),
         "error": (literal(g.line, limit=120), g.line),
-    }
+    }, job_id=g.last_id, group=g)
 
 
-def _job_still(j: Job, wide: bool) -> dict[str, tuple[Text, object]]:
-    """A dead job's cells that do not move with the clock."""
+def _job_row(j: Job, wide: bool) -> Row:
     lim = limit_for(wide)
-    return {
+    return build(JOB_COLUMNS, wide, str(j.id), {
         "id": (number(j.id), j.id),
         "kind": (literal(j.kind, limit=lim), j.kind),
         "queue": (literal(j.queue, limit=lim // 2 + 2), j.queue),
         "try": (tries(j), j.attempts),
+        "when": (_ago(j.finished_at), -(j.finished_at or 0)),
         "error": error_cell(j),
-    }
+    }, job_id=j.id)
 
 
 VIEW = Dead()

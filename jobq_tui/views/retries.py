@@ -8,7 +8,7 @@ from rich.text import Text
 from jobq_core import Job
 
 from .base import Column, Row, RowCache, View, build, limit_for, narrow
-from .cells import WARN, age, error_cell, literal, number, text, tries
+from .cells import WARN, Timed, age, error_cell, literal, number, text, tries
 
 COLUMNS = (Column("id", "ID"), Column("kind", "KIND", shrink=3, least=10, want=16),
            Column("queue", "QUEUE", shrink=2, least=6, want=10),
@@ -25,14 +25,12 @@ class Retries(View):
     def all_columns(self, grouped):
         return COLUMNS
 
-    def rows(self, snap, now, *, wide, beat):
+    def rows(self, snap, *, wide, beat):
         f = snap.filter
         out = []
         for j in snap.rows:
             if f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status):
-                nxt = _next_run(j.run_at - now)
-                out.append(_CACHE.row(str(j.id), j, wide, (nxt,), lambda j=j: _still(j, wide),
-                                      lambda cells, j=j, n=nxt: _row(cells, j, wide, n)))
+                out.append(_CACHE.row(str(j.id), j, wide, lambda j=j: _row(j, wide)))
         _CACHE.done(wide)
         return out
 
@@ -40,22 +38,20 @@ class Retries(View):
 _CACHE = RowCache()
 
 
-def _still(j: Job, wide: bool) -> dict[str, tuple[Text, object]]:
-    """The cells that do not move with the clock."""
+def _row(j: Job, wide: bool) -> Row:
     lim = limit_for(wide)
-    return {
+
+    def next_run(now: float) -> Text:
+        wait = _next_run(j.run_at - now)
+        return text(wait) if wait else text("due now", WARN)
+
+    return build(COLUMNS, wide, str(j.id), {
         "id": (number(j.id), j.id),
         "kind": (literal(j.kind, limit=lim), j.kind),
         "queue": (literal(j.queue, limit=lim // 2 + 2), j.queue),
         "try": (tries(j), j.attempts),
+        "next": (Timed(next_run), j.run_at),
         "error": error_cell(j),
-    }
-
-
-def _row(cells: dict, j: Job, wide: bool, nxt: str | None) -> Row:
-    return build(COLUMNS, wide, str(j.id), {
-        **cells,
-        "next": (text(nxt) if nxt else text("due now", WARN), j.run_at),
     }, job_id=j.id)
 
 

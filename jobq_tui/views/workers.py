@@ -8,7 +8,7 @@ from jobq_core import WorkerInfo, WorkerState
 from jobq_core.display import WORKER_BADGES
 
 from .base import ROW_LIMIT, Column, Row, RowCache, View, build, limit_for
-from .cells import DIM, age, badge, literal, text
+from .cells import DIM, Timed, age, badge, literal, text
 
 _CACHE = RowCache()
 
@@ -17,7 +17,6 @@ COLUMNS = (Column("id", "WORKER", shrink=3, least=16, want=24, middle=True),
            Column("state", "STATE"), Column("busy", "BUSY"), Column("pool", "POOL", True),
            Column("beat", "BEAT"), Column("queues", "QUEUES", shrink=1, least=6, want=12),
            Column("up", "UP", True))
-_SEVERITY = {state: i for i, state in enumerate(WorkerState)}  # sorts ok, late, lost
 
 
 class Workers(View):
@@ -28,7 +27,7 @@ class Workers(View):
     def all_columns(self, grouped):
         return COLUMNS
 
-    def rows(self, snap, now, *, wide, beat):
+    def rows(self, snap, *, wide, beat):
         f = snap.filter
         held: dict[str, int] = {}
         for j in snap.running:
@@ -39,47 +38,37 @@ class Workers(View):
             if not (f.worker in (None, w.id)
                     and f.matches(w.id, w.host, w.pid, " ".join(w.queues or ()))):
                 continue
-            state, seen, up = w.state(now, beat), age(now - w.last_seen), age(now - w.started_at)
             n = held.get(w.id, 0) if complete else None
-            rows.append(_CACHE.row(w.id, w, wide, (state, seen, up, n),
-                                   lambda w=w: _still(w, wide),
-                                   lambda cells, w=w, s=state, b=seen, u=up, n=n:
-                                       _row(cells, w, wide, s, b, u, n)))
+            rows.append(_CACHE.row(w.id, (w, n), wide,
+                                   lambda w=w, n=n: _row(w, wide, beat, n)))
         _CACHE.done(wide)
         return rows
 
 
-def _still(w: WorkerInfo, wide: bool) -> dict[str, tuple[Text, object]]:
-    """The cells that do not move with the clock."""
+def _row(w: WorkerInfo, wide: bool, beat: float, held: int | None) -> Row:
+    """``held``: how many running jobs carry its name (None: not all were read)."""
     lim = limit_for(wide)
     queues = "*" if w.queues is None else ",".join(w.queues)
     host = literal(w.host, limit=lim)
     host.append(f":{w.pid}")
-    return {
+
+    def busy(now: float) -> Text:
+        if w.state(now, beat) == WorkerState.LOST:
+            # Its last beat's count, or the jobs still under its name if more: a worker
+            # that died holding jobs did not let them go. Marked stale: nobody is counting.
+            return text(f"{max(w.busy, held or 0)}/{w.concurrency} stale", DIM)
+        # The jobs table is newer than a beat.
+        return text(f"{w.busy if held is None else held}/{w.concurrency}")
+
+    return build(COLUMNS, wide, w.id, {
         "id": (literal(w.id, limit=lim), w.id),
         "host": (host, (w.host, w.pid)),
+        "state": (Timed(lambda now: badge(WORKER_BADGES[w.state(now, beat)])), -w.last_seen),
+        "busy": (Timed(busy), w.busy if held is None else held),
         "pool": (text(pool_summary(w)), pool_summary(w)),
+        "beat": (Timed(lambda now: text(age(now - w.last_seen))), -w.last_seen),
         "queues": (literal(queues, limit=lim), queues),
-    }
-
-
-def _row(cells: dict, w: WorkerInfo, wide: bool, state: WorkerState, seen: str, up: str,
-         held: int | None) -> Row:
-    """``held``: how many running jobs carry its name (None: not all were read)."""
-    if state == WorkerState.LOST:
-        # Its last beat's count, or the jobs still under its name if more: a worker that
-        # died holding jobs did not let them go. Marked stale: nobody is counting.
-        busy = max(w.busy, held or 0)
-        busy_cell = text(f"{busy}/{w.concurrency} stale", DIM)
-    else:
-        busy = w.busy if held is None else held  # the jobs table is newer than a beat
-        busy_cell = text(f"{busy}/{w.concurrency}")
-    return build(COLUMNS, wide, w.id, {
-        **cells,
-        "state": (badge(WORKER_BADGES[state]), _SEVERITY[state]),
-        "busy": (busy_cell, busy),
-        "beat": (text(seen), -w.last_seen),
-        "up": (text(up), -w.started_at),
+        "up": (Timed(lambda now: text(age(now - w.started_at))), -w.started_at),
     })
 
 

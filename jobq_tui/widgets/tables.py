@@ -8,7 +8,10 @@ twenty countdowns redraws twenty lines.
 
 Invariants:
 
-* Cells are ``Text`` built by ``views.cells``: never markup, never controls.
+* Cells are ``Text`` built by ``views.cells``: never markup, never controls. A cell that
+  moves with the clock is ``Timed``: the table works it out when it draws it, at the
+  time it was given (``set_rows``, then ``tick`` once a second), so a tick costs the rows
+  in view, however many rows were read.
 * ``set_rows`` takes the whole list in display order and applies the difference by key;
   the cursor stays on the same row key, so a job does not slip from under the cursor, and
   a highlighted row in view stays in view (and in place) as rows arrive above it.
@@ -32,6 +35,7 @@ from textual.strip import Strip
 from jobq_core.display import cut_widths, middle_cut
 
 from ..views import Column, Row
+from ..views.cells import Timed
 
 _GAP = 1  # blank cells either side of each column
 MARK = "•"
@@ -95,6 +99,10 @@ class JobTable(ScrollView, can_focus=True):
         self._natural: list[int] = []  # what the cells would take
         self._rows: list[Row] = []
         self._index: dict[str, int] = {}
+        self._now = 0.0  # the time ``Timed`` cells are shown at
+        self._cells: dict[str, tuple[Text, ...]] = {}  # row key -> its cells at _cells_at
+        self._cells_at: dict[str, float] = {}
+        self._timed: dict[str, tuple[Row, bool]] = {}  # row key -> (row, has Timed cells)
         self._sigs: dict[str, tuple] = {}
         self._strips: dict[str, Strip] = {}  # row key -> rendered row, without cursor
         self._header: Strip | None = None
@@ -112,7 +120,10 @@ class JobTable(ScrollView, can_focus=True):
         return len(self._rows)
 
     def get_row_at(self, index: int) -> list[Text]:
-        return list(self._rows[index].cells)
+        """The cells of a row as shown now."""
+        row = self._rows[index]
+        self._freshen(row)
+        return list(self._cells[row.key])
 
     def set_columns(self, cols: list[Column]) -> None:
         if [(c.key, c.label) for c in cols] == [(c.key, c.label) for c in self._columns]:
@@ -124,33 +135,39 @@ class JobTable(ScrollView, can_focus=True):
             return
         self._columns = list(cols)
         self._rows, self._index, self._sigs, self.rows_by_key = [], {}, {}, {}
+        self._cells, self._cells_at, self._timed = {}, {}, {}
         self._set_widths([len(c.label) for c in cols])
         self._resize()
 
-    def set_rows(self, rows: list[Row]) -> None:
-        """Show ``rows`` in this order; only rows whose cells changed are redrawn. The
-        cursor stays on its row, and a row in view stays where it was on the screen while
-        rows arrive above it (the view scrolls with it)."""
+    def set_rows(self, rows: list[Row], now: float) -> None:
+        """Show ``rows`` in this order, their ``Timed`` cells at ``now``; only rows whose
+        cells changed are redrawn. The cursor stays on its row, and a row in view stays
+        where it was on the screen while rows arrive above it (the view scrolls with it)."""
         keep = self.current_key()
         was_at = self.cursor_row
         was_seen = self._cursor_in_view()
         old_order = [r.key for r in self._rows]
+        self._now = now
         widths = [len(c.label) for c in self._columns]
         n = len(widths)
         changed: list[tuple[int, tuple | None, tuple]] = []  # (index, old sig, new sig)
         sigs: dict[str, tuple] = {}
+        cells: dict[str, tuple[Text, ...]] = {}
+        cells_at: dict[str, float] = {}
         known = self.rows_by_key
         for i, row in enumerate(rows):
-            before = known.get(row.key)
-            old = self._sigs.get(row.key)
-            if before is row and old is not None:
-                sig = old  # the same Row object as last time (a view's RowCache)
+            key = row.key
+            old = self._sigs.get(key)
+            if (known.get(key) is row and old is not None
+                    and (self._cells_at.get(key) == now or not self._has_timed(row))):
+                sig, shown = old, self._cells[key]  # the same row as last time, same time
             else:
-                sig = _signature(row, before, old)
+                shown = _resolved(row, now)
+                sig = _signature(shown, self._cells.get(key), old)
                 if old != sig:
-                    self._strips.pop(row.key, None)
+                    self._strips.pop(key, None)
                     changed.append((i, old, sig))
-            sigs[row.key] = sig
+            sigs[key], cells[key], cells_at[key] = sig, shown, now
             for j in range(min(n, len(sig))):
                 if sig[j][3] > widths[j]:
                     widths[j] = sig[j][3]
@@ -159,7 +176,8 @@ class JobTable(ScrollView, can_focus=True):
         self.rows_by_key = {r.key: r for r in rows}
         for key in set(self._strips) - set(self._index):
             del self._strips[key]
-        self._sigs = sigs
+        self._timed = {k: v for k, v in self._timed.items() if k in self._index}
+        self._sigs, self._cells, self._cells_at = sigs, cells, cells_at
         self.marked &= self._index.keys()
         order_changed = [r.key for r in rows] != old_order
         if widths != self._natural:
@@ -177,6 +195,52 @@ class JobTable(ScrollView, can_focus=True):
         if moved and was_seen:
             self.scroll_to(y=max(0, self.scroll_offset.y + moved), animate=False, force=True)
             self.refresh()
+
+    def tick(self, now: float) -> None:
+        """Show the same rows at ``now``: the ``Timed`` cells of the rows in view are
+        worked out again and only those that changed are redrawn. Rows out of view catch
+        up when they are drawn (``render_line``)."""
+        if now == self._now:
+            return
+        self._now = now
+        top = self.scroll_offset.y
+        changed = []
+        widths = list(self._natural)
+        for index in range(top, min(len(self._rows), top + max(1, self.size.height - 1))):
+            row = self._rows[index]
+            moved = self._freshen(row)
+            if moved is not None:
+                changed.append((index, *moved))
+                for j, part in enumerate(moved[1][:len(widths)]):
+                    widths[j] = max(widths[j], part[3])
+        if widths != self._natural:  # a countdown grew a digit: fit the columns again
+            self._set_widths(widths)
+            self.refresh()
+        elif changed:
+            self._refresh_cells(changed)
+
+    def _has_timed(self, row: Row) -> bool:
+        seen = self._timed.get(row.key)
+        if seen is None or seen[0] is not row:
+            seen = self._timed[row.key] = (row, any(isinstance(c, Timed) for c in row.cells))
+        return seen[1]
+
+    def _freshen(self, row: Row) -> tuple[tuple | None, tuple] | None:
+        """Work the row's ``Timed`` cells out at the table's time if they were shown at
+        another; (old signature, new signature) when that changed how the row looks."""
+        key = row.key
+        if self._cells_at.get(key) == self._now or (
+                key in self._cells and not self._has_timed(row)):
+            return None
+        shown = _resolved(row, self._now)
+        old = self._sigs.get(key)
+        sig = _signature(shown, self._cells.get(key), old)
+        self._cells[key], self._cells_at[key] = shown, self._now
+        if sig == old:
+            return None
+        self._sigs[key] = sig
+        self._strips.pop(key, None)
+        return old, sig
 
     def current_key(self) -> str | None:
         if not self._rows:
@@ -328,9 +392,10 @@ class JobTable(ScrollView, can_focus=True):
             if index >= len(self._rows):
                 return Strip.blank(width, base)
             row = self._rows[index]
+            self._freshen(row)  # a row scrolled into view since the last tick
             strip = self._strips.get(row.key)
             if strip is None:
-                strip = self._strips[row.key] = self._line(row.cells, base)
+                strip = self._strips[row.key] = self._line(self._cells[row.key], base)
             if row.key in self.marked:
                 strip = self._with_mark(strip)
             if index == self.cursor_row:
@@ -437,14 +502,21 @@ class JobTable(ScrollView, can_focus=True):
                 self.action_select()
 
 
-def _signature(row: Row, before: Row | None, old: tuple | None) -> tuple:
-    """What decides how each cell of ``row`` looks. A cell that is the same ``Text`` as in
-    the row it replaces (``before``, whose signature is ``old``) keeps its part: a view
-    rebuilds the cells that move with the clock and reuses the others."""
-    if before is None or old is None or len(before.cells) != len(row.cells):
-        return tuple(_cell_signature(c) for c in row.cells)
+def _resolved(row: Row, now: float) -> tuple[Text, ...]:
+    """The row's cells as shown at ``now``."""
+    return tuple(c.at(now) if isinstance(c, Timed) else c for c in row.cells)
+
+
+def _signature(cells: tuple[Text, ...], before: tuple[Text, ...] | None,
+               old: tuple | None) -> tuple:
+    """What decides how each cell looks. A cell that is the same ``Text`` as in the cells
+    it replaces (``before``, whose signature is ``old``) keeps its part: rows are made of
+    cells that stay the same objects while their record does, and ``Timed`` cells give the
+    same ``Text`` for the same time."""
+    if before is None or old is None or len(before) != len(cells):
+        return tuple(_cell_signature(c) for c in cells)
     return tuple(part if c is was else _cell_signature(c)
-                 for c, was, part in zip(row.cells, before.cells, old))
+                 for c, was, part in zip(cells, before, old))
 
 
 def _cell_signature(c: Text) -> tuple:

@@ -7,7 +7,8 @@ from jobq_tui.screens import ConfirmScreen
 
 
 def rows(app):
-    return [[c.plain for c in r.cells] for r in app.table()._rows]
+    t = app.table()
+    return [[c.plain for c in t.get_row_at(i)] for i in range(t.row_count)]
 
 
 def header(app) -> str:
