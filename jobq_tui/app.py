@@ -224,6 +224,7 @@ class MonitorApp(WriteActions, App):
     def on_unmount(self) -> None:
         if self._poller is not None:
             self._poller.close()
+        gc.unfreeze()  # collectable again (a process that runs more than one app)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
