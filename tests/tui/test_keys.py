@@ -258,3 +258,53 @@ async def test_a_dead_groups_jobs_say_which_group_in_the_status_line(db, clock):
         line = status(app)
         assert line.startswith("5 rows  group build_report: RuntimeError:")
         assert "INV-#" in line and "esc: all" in line
+
+
+async def test_every_key_typed_after_slash_is_filter_text_never_a_command(db, clock):
+    from jobq_tui.screens import ConfirmScreen, HelpScreen
+
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("5")
+        await settle(pilot)
+        # each of these is a command outside the box: quit, pause, views, retry, cancel,
+        # forget, pause queue, sort, group, help, a second slash, mark (space)
+        await burst(pilot, *"/qp16RAKXPsSd?/ x")
+        assert app.is_running and app.live and app.view == "dead" and app.grouped
+        assert not isinstance(app.screen, (ConfirmScreen, HelpScreen))
+        assert app.query_one("#filter").value == "qp16RAKXPsSd?/ x"
+        assert app.focused.id == "filter"
+
+
+async def test_pgup_and_pgdn_scroll_the_help_a_page(db, clock):
+    from jobq_tui.screens import HelpScreen
+
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 12)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        scroll = app.screen.query_one("#help")
+        page = scroll.scrollable_content_region.height
+        assert scroll.max_scroll_y > page > 1
+        await pilot.press("pagedown")
+        assert scroll.scroll_offset.y == page
+        await pilot.press("pagedown", "pagedown", "pagedown")
+        assert scroll.scroll_offset.y == scroll.max_scroll_y
+        await pilot.press("pageup", "pageup", "pageup", "pageup")
+        assert scroll.scroll_offset.y == 0
+
+
+async def test_the_dead_views_status_line_shows_its_filter(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("5")
+        await burst(pilot, *"/kind:build", "enter")
+        line = status(app)
+        assert "filter kind:build" in line and "grouped by error" in line
+        await pilot.press("d")
+        await settle(pilot)
+        assert "filter kind:build" in status(app) and "one row per job" in status(app)

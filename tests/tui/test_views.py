@@ -86,6 +86,21 @@ def test_a_worker_is_late_after_one_missed_beat_and_lost_after_two(silent, state
     assert w.state(100.0 + silent, beat=10.0) is state
 
 
+@pytest.mark.parametrize("beat_interval,lease,silent,state", [
+    (2.0, 6.0, 3.1, WorkerState.LATE),  # its own 2 s beat, not the assumed 10 s
+    (2.0, 6.0, 5.1, WorkerState.LOST),
+    (None, 6.0, 3.1, WorkerState.LATE),  # no beat recorded: a third of its lease
+    (None, 6.0, 5.1, WorkerState.LOST),
+    (10.0, 12.0, 12.1, WorkerState.LOST),  # past its lease: its jobs' leases have run out
+    (10.0, 12.0, 11.9, WorkerState.OK),
+])
+def test_a_worker_is_judged_by_the_beat_and_lease_it_recorded_not_the_assumed_beat(
+        beat_interval, lease, silent, state):
+    w = WorkerInfo("w", "h", 1, None, 1, started_at=0.0, last_seen=100.0,
+                   beat_interval=beat_interval, lease=lease)
+    assert w.state(100.0 + silent, beat=10.0) is state
+
+
 def _job(**kw):
     fields = dict(id=1, kind="k", queue="q", payload=None, priority=0,
                   status=JobStatus.PENDING, attempts=0, max_attempts=3, run_at=100.0,
