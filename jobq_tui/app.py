@@ -640,7 +640,7 @@ class MonitorApp(WriteActions, App):
         if row is None:
             return
         if row.group is not None:  # a dead group: drill down to its jobs
-            self.filter = group_filter(row.group)
+            self.filter = group_filter(row.group, self.filter.words)
             self.grouped = False
             self.render_all()
             self.request_poll()

@@ -371,7 +371,7 @@ def _group_ids(q: Queue, filt: Filter, page: int = 1000) -> list[int]:
     offset = 0
     while True:
         jobs = q.list("dead", filt.queue, filt.kind, error_contains=filt.error, limit=page,
-                      offset=offset, payloads=False, prefix=filt.prefix)
+                      offset=offset, payloads=False, prefix=filt.prefix, search=filt.words)
         ids += [j.id for j in jobs if group_key(j.error) == filt.group]
         if len(jobs) < page:
             return ids

@@ -27,10 +27,10 @@ class Dead(View):
     regroup_every = 5.0  # grouping reads every dead job's error: not every second
 
     def read(self, q, filt, grouped):
-        if grouped:
+        if grouped:  # the groups of the dead jobs the filter selects, its words included
             return tuple(q.dead_groups(queue=filt.queue, kind=filt.kind,
                                        error_contains=filt.error, limit=ROW_LIMIT,
-                                       prefix=filt.prefix))
+                                       prefix=filt.prefix, search=filt.words))
         return tuple(q.list("dead", **narrow(filt)))
 
     def all_columns(self, grouped):
@@ -39,11 +39,9 @@ class Dead(View):
     def rows(self, snap, *, wide, beat):
         f = snap.filter
         out = []
-        if snap.grouped:
+        if snap.grouped:  # the words were searched for in the database (``read``)
             for g in snap.rows:
-                if f.matches(g.kind, g.line, " ".join(g.queues)):
-                    out.append(_CACHE.row(_group_key(g), g, wide,
-                                          lambda g=g: _group_row(g, wide)))
+                out.append(_CACHE.row(_group_key(g), g, wide, lambda g=g: _group_row(g, wide)))
         else:
             for j in snap.rows:
                 if (f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status)
