@@ -30,10 +30,10 @@ from rich.text import Text
 from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.css.query import NoMatches
 from textual.geometry import Size
-from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Static, TabbedContent
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
@@ -47,6 +47,7 @@ from .screens import DetailScreen, HelpScreen, detail_text
 from .source import Snapshot, Source, Unavailable
 from .views import ROW_LIMIT, VIEWS, View, sort_rows
 from .views.cells import literal
+from .widgets.containers import BlankColumn, BlankPane, BlankRow, BlankTabs
 from .widgets.header import HeaderState, StatusHeader, TextLine, stale_after
 from .widgets.tables import JobTable
 
@@ -124,16 +125,16 @@ class MonitorApp(WriteActions, App):
     def compose(self) -> ComposeResult:
         yield Static(id="banner")
         yield StatusHeader(id="header")
-        with Horizontal(id="body"):
+        with BlankRow(id="body"):
             with Vertical(id="side"):  # only in the rich layout (see app.tcss)
                 yield Static(Text("Queues", "bold"), classes="side-title")
                 yield JobTable(id="side-queues", classes="side-table")
                 yield Static(Text("Workers", "bold"), classes="side-title")
                 yield JobTable(id="side-workers", classes="side-table")
-            with Vertical(id="right"):
-                with TabbedContent(initial=next(iter(VIEWS)), id="tabs"):
+            with BlankColumn(id="right"):
+                with BlankTabs(initial=next(iter(VIEWS)), id="tabs"):
                     for i, (name, v) in enumerate(VIEWS.items()):
-                        with TabPane(f"{i + 1} {v.title}", id=name):
+                        with BlankPane(f"{i + 1} {v.title}", id=name):
                             yield JobTable(id=f"table-{name}")
                 with VerticalScroll(id="preview"):  # rich layout: the highlighted job
                     yield Static(id="preview-body")
