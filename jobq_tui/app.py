@@ -34,6 +34,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.css.query import NoMatches
 from textual.geometry import Size
 from textual.widgets import Footer, Input, Static, TabbedContent
+from textual.screen import Screen
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
@@ -47,7 +48,7 @@ from .screens import DetailScreen, HelpScreen, detail_text
 from .source import Snapshot, Source, Unavailable
 from .views import ROW_LIMIT, VIEWS, View, sort_rows
 from .views.cells import literal
-from .widgets.containers import BlankColumn, BlankPane, BlankRow, BlankTabs
+from .widgets.containers import BlankColumn, BlankPane, BlankRow, BlankScreen, BlankTabs
 from .widgets.header import HeaderState, StatusHeader, TextLine, stale_after
 from .widgets.tables import JobTable
 
@@ -114,11 +115,15 @@ class MonitorApp(WriteActions, App):
         self._rich = False
         self._table_key: tuple | None = None
         self._preview_key: tuple | None = None
+        self._preview_sig: tuple = ()
         self._mounted = False
         self._poller: Poller | None = None  # started with the first poll
         self._tabs: TabbedContent | None = None
         self._tables: dict[str, JobTable] = {}
         self._widgets: dict[str, Widget] = {}
+
+    def get_default_screen(self) -> Screen:
+        return BlankScreen(id="_default")
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -231,7 +236,7 @@ class MonitorApp(WriteActions, App):
         worker = event.worker
         if (worker.group == "preview" and event.state == WorkerState.SUCCESS
                 and worker.result[0] == self._preview_key):
-            self._main.query_one("#preview-body", Static).update(worker.result[1])
+            self._show_preview(worker.result[1])
 
     def _poll_done(self, snap: Snapshot | None, error: str | None) -> None:
         self._polling = False
@@ -403,9 +408,18 @@ class MonitorApp(WriteActions, App):
             return
         self._preview_key = key
         if job_id is None:
-            self._main.query_one("#preview-body", Static).update(Text(""))
+            self._show_preview(Text(""))
         else:
             self._load_preview(key)
+
+    def _show_preview(self, text: Text) -> None:
+        """Update the preview only when its text changed: a new text for a ``Static`` lays
+        the whole screen out again (its height may change), and the preview is read again
+        at every change in the database (every heartbeat)."""
+        sig = (text.plain, tuple(text.spans))
+        if sig != self._preview_sig:
+            self._preview_sig = sig
+            self._widget("#preview-body", Static).update(text)
 
     @work(thread=True, exclusive=True, group="preview", exit_on_error=False,
           description="preview")

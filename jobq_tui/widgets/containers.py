@@ -9,7 +9,15 @@ containers the stylesheet gives no border or padding.
 from __future__ import annotations
 
 from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
 from textual.widgets import TabbedContent, TabPane
+
+
+class BlankScreen(Screen):
+    """The monitor's own screen: its widgets cover all of it (its background is solid;
+    the modal screens over it are other screens)."""
+
+    BLANK = True
 
 
 class BlankRow(Horizontal):
