@@ -119,16 +119,23 @@ class WorkerInfo:
     children: tuple[tuple[int, str, int | None], ...] | None = None
 
     def expected_beat(self, beat: float) -> float:
-        """The interval this worker is judged by: the one it recorded, else ``beat``."""
-        return self.beat_interval if self.beat_interval and self.beat_interval > 0 else beat
+        """The interval this worker is judged by: the one it recorded; else a third of the
+        lease it recorded (a worker beats every third of its lease); else ``beat``."""
+        if self.beat_interval and self.beat_interval > 0:
+            return self.beat_interval
+        if self.lease and self.lease > 0:
+            return self.lease / 3
+        return beat
 
     def state(self, now: float, beat: float) -> WorkerState:
         """Late after one missed beat, lost after two, each with half a beat of grace for
-        scheduling jitter. A worker is judged by the heartbeat interval it recorded when it
-        registered; ``beat`` is only assumed for one that recorded none (an older jobq)."""
+        scheduling jitter; lost too once silent for longer than the lease it recorded (by
+        then every lease it held has run out, and its jobs can be taken back). A worker is
+        judged by the heartbeat interval and lease it recorded when it registered; ``beat``
+        is only assumed for one that recorded neither (an older jobq)."""
         every = self.expected_beat(beat)
         age = now - self.last_seen
-        if age > 2.5 * every:
+        if age > 2.5 * every or (self.lease and self.lease > 0 and age > self.lease):
             return WorkerState.LOST
         if age > 1.5 * every:
             return WorkerState.LATE

@@ -58,7 +58,7 @@ class WriteActions:
             self.say("R retries the selected dead job: open the Dead view (5)")
             return
         if row.group is not None:
-            self._confirm_retry_matching(group_filter(row.group),
+            self._confirm_retry_matching(group_filter(row.group, self.filter.words),
                                          "every dead job of this group:")
             return
         job_id = row.job_id

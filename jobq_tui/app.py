@@ -4,28 +4,38 @@ Invariants and hazards:
 
 * At most one poll runs at a time: the next is scheduled when the last one has finished
   (``_poll_done``), and a request made meanwhile just sets ``_again``.
-* Polls, detail reads and actions run in thread workers; widgets are touched only on the
-  event loop (``call_from_thread``).
-* A 1 Hz tick re-renders rows from the last snapshot with the current time (countdowns,
-  ages) without reading the database; unchanged cells are not touched.
+* Polls run in the ``Poller``'s thread, detail reads and actions in thread workers;
+  widgets are touched only on the event loop.
+* One beat, just after each whole second of the clock (``_beat``), drives both: it
+  starts a poll when one is due, and the poll's result is drawn with that second's
+  countdowns; otherwise it re-renders rows from the last snapshot with the current time
+  (countdowns, ages) without reading the database. So a second costs at most one screen
+  update (with Textual, an update costs about as much as all it redraws, whatever
+  changed: ``bench/tui_cpu.py``), and unchanged cells are not touched.
 * Database text reaches widgets only as ``Text`` from ``views.cells.literal`` (never as
   markup).
 * Which view is shown is data (``views.VIEWS``): nothing here branches on a view's name.
 """
 from __future__ import annotations
 
+import asyncio
+import gc
 import math
+import time
 from dataclasses import replace
 from pathlib import Path
+from typing import TypeVar
 
 from rich.text import Text
 from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.css.query import NoMatches
 from textual.geometry import Size
-from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Static, TabbedContent
+from textual.screen import Screen
+from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
 from jobq_core import SYSTEM_CLOCK, Clock
@@ -33,10 +43,12 @@ from jobq_core.display import cut_middle
 
 from .actions import WriteActions
 from .filters import Filter, FilterError, group_filter, job_ref, parse_filter
+from .poller import Poller
 from .screens import DetailScreen, HelpScreen, detail_text
 from .source import Snapshot, Source, Unavailable
 from .views import ROW_LIMIT, VIEWS, View, sort_rows
 from .views.cells import literal
+from .widgets.containers import BlankColumn, BlankPane, BlankRow, BlankScreen, BlankTabs
 from .widgets.header import HeaderState, StatusHeader, TextLine, stale_after
 from .widgets.tables import JobTable
 
@@ -46,7 +58,9 @@ _MAIN_VIEW_ACTIONS = frozenset({"filter", "clear_filter", "pause", "refresh", "s
 WIDE = 120  # columns from which the rich layout (more columns, longer sparklines) is used
 READ_SHARE = 0.02  # at most this share of a core goes to reading the database
 MIN_SIZE = (50, 12)  # below this: "terminal too small"
+BEAT_AFTER = 0.01  # seconds past a whole second of the clock at which the beat comes
 RICH = (160, 40)  # from this size: queues and workers in a side column too
+W = TypeVar("W", bound=Widget)
 
 
 class MonitorApp(WriteActions, App):
@@ -94,28 +108,38 @@ class MonitorApp(WriteActions, App):
         self.message = Text()
         self._polling = False
         self._again = False
-        self._timer = None
+        self._timer = None  # the next poll, when polls come faster than once a second
+        self._beat_timer = None
+        self._poll_started = 0.0  # monotonic
         self._term_width = 0
         self._rich = False
         self._table_key: tuple | None = None
         self._preview_key: tuple | None = None
+        self._preview_sig: tuple = ()
         self._mounted = False
+        self._poller: Poller | None = None  # started with the first poll
+        self._tabs: TabbedContent | None = None
+        self._tables: dict[str, JobTable] = {}
+        self._widgets: dict[str, Widget] = {}
+
+    def get_default_screen(self) -> Screen:
+        return BlankScreen(id="_default")
 
     # -- layout ---------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         yield Static(id="banner")
         yield StatusHeader(id="header")
-        with Horizontal(id="body"):
+        with BlankRow(id="body"):
             with Vertical(id="side"):  # only in the rich layout (see app.tcss)
                 yield Static(Text("Queues", "bold"), classes="side-title")
                 yield JobTable(id="side-queues", classes="side-table")
                 yield Static(Text("Workers", "bold"), classes="side-title")
                 yield JobTable(id="side-workers", classes="side-table")
-            with Vertical(id="right"):
-                with TabbedContent(initial=next(iter(VIEWS)), id="tabs"):
+            with BlankColumn(id="right"):
+                with BlankTabs(initial=next(iter(VIEWS)), id="tabs"):
                     for i, (name, v) in enumerate(VIEWS.items()):
-                        with TabPane(f"{i + 1} {v.title}", id=name):
+                        with BlankPane(f"{i + 1} {v.title}", id=name):
                             yield JobTable(id=f"table-{name}")
                 with VerticalScroll(id="preview"):  # rich layout: the highlighted job
                     yield Static(id="preview-body")
@@ -130,9 +154,13 @@ class MonitorApp(WriteActions, App):
         for widget in [*self.query("Tabs"), *self.query(".side-table")]:
             widget.can_focus = False  # keys go to the main table; the mouse still works
         self._apply_size()
-        self.set_interval(1.0, self._tick)
+        self._schedule_beat()
         self.request_poll()
         self.table().focus()
+        # Everything made so far (Textual, the widgets) lives as long as the app: taken
+        # out of the collector's full passes, which then scan only what came since. A
+        # full pass during a drain: 38 ms before, 8 ms after (``bench/tui_cpu.py``).
+        self.call_after_refresh(gc.freeze)
 
     def on_resize(self, event: events.Resize) -> None:
         self._apply_size(event.size)
@@ -158,14 +186,28 @@ class MonitorApp(WriteActions, App):
     @property
     def view(self) -> str:
         """The name of the view shown (its tab's id)."""
-        return self._main.query_one("#tabs", TabbedContent).active or next(iter(VIEWS))
+        if self._tabs is None:
+            self._tabs = self._main.query_one("#tabs", TabbedContent)
+        return self._tabs.active or next(iter(VIEWS))
 
     @property
     def shown(self) -> View:
         return VIEWS[self.view]
 
     def table(self, view: str | None = None) -> JobTable:
-        return self._main.query_one(f"#table-{view or self.view}", JobTable)
+        name = view or self.view
+        table = self._tables.get(name)
+        if table is None:  # found once: a query walks the screen's widgets
+            table = self._tables[name] = self._main.query_one(f"#table-{name}", JobTable)
+        return table
+
+    def _widget(self, selector: str, kind: type[W]) -> W:
+        """A widget of the monitor's screen that is always there, found once (a query
+        walks the screen's widgets, and these are drawn every second)."""
+        widget = self._widgets.get(selector)
+        if widget is None:
+            widget = self._widgets[selector] = self._main.query_one(selector, kind)
+        return widget  # type: ignore[return-value]
 
     # -- polling --------------------------------------------------------------------------
 
@@ -179,37 +221,25 @@ class MonitorApp(WriteActions, App):
             return
         if not self.screen_stack:
             return
+        if self._poller is None:
+            self._poller = Poller(self.source, asyncio.get_running_loop(), self._poll_done)
         self._polling = True
-        self._poll(self.view, self.filter, self.grouped, force)
+        self._poll_started = time.monotonic()
+        self._poller.request(self.view, self.filter, self.grouped, force)
 
-    @work(thread=True, exclusive=True, group="poll", exit_on_error=False)
-    def _poll(self, view: str, filt: Filter, grouped: bool,
-              force: bool) -> tuple[Snapshot | None, str | None]:
-        try:
-            return self.source.poll(view, filt, grouped=grouped, force=force), None
-        except Unavailable as e:
-            return None, str(e)
-        except Exception as e:  # never let a surprise kill the monitor: show it, go on
-            return None, f"{type(e).__name__}: {e}"
+    def on_unmount(self) -> None:
+        if self._poller is not None:
+            self._poller.close()
+        gc.unfreeze()  # collectable again (a process that runs more than one app)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """The poll's result is taken here, after its thread has finished, so the next
-        poll never starts while the last one is still on its way out."""
         worker = event.worker
-        if worker.group not in ("poll", "preview") or not worker.is_finished:
-            return
-        if worker.group == "preview":
-            if event.state == WorkerState.SUCCESS and worker.result[0] == self._preview_key:
-                self._main.query_one("#preview-body", Static).update(worker.result[1])
-            return
-        if event.state == WorkerState.SUCCESS:
-            self._poll_done(*worker.result)
-        else:
-            self._poll_done(None, f"refresh failed: {worker.error or 'cancelled'}")
+        if (worker.group == "preview" and event.state == WorkerState.SUCCESS
+                and worker.result[0] == self._preview_key):
+            self._show_preview(worker.result[1])
 
     def _poll_done(self, snap: Snapshot | None, error: str | None) -> None:
         self._polling = False
-        same = snap is not None and snap.reused and error == self.error
         self.error = error
         if snap is not None:
             self.snapshot = snap
@@ -222,51 +252,75 @@ class MonitorApp(WriteActions, App):
             self.effective_interval = max(delay, snap.read_cpu / READ_SHARE)
         else:  # nothing re-read (a cheap check), or nothing read
             self.effective_interval = delay
-        if same:  # nothing was re-read: only the "updated … ago" stamp moves
-            self.render_all(tables=False)
-        else:
-            self.render_all()
+        # Tables too: this second's countdowns are drawn with the poll's result, in the
+        # same screen update (rows are rebuilt only when their snapshot or second changed).
+        self.render_all()
         if self._again:
             self._again = False
             self.request_poll()
-        elif self.live:
+        elif self.live and self.effective_interval < 1.0:  # faster than the beat
             self._timer = self.set_timer(self.effective_interval, self._timed_poll)
 
     def _timed_poll(self) -> None:
         self._timer = None
         if self.live and not self._modal_open():
             self.request_poll()
-        elif self.live:
-            self._timer = self.set_timer(self.interval, self._timed_poll)
 
     def _modal_open(self) -> bool:
         return len(self.screen_stack) > 1
 
-    def _tick(self) -> None:
-        if not self._modal_open():
+    def _schedule_beat(self) -> None:
+        """Start the 1 Hz beat at the next whole second of the clock (plus BEAT_AFTER).
+        One repeating timer: Textual makes a timer at some cost (a description, a look at
+        its callback's signature), too much to make one every second."""
+        if self._beat_timer is not None:
+            self._beat_timer.stop()
+        now = self.clock.now()
+        delay = math.floor(now) + 1 + BEAT_AFTER - now
+        self._beat_timer = self.set_timer(delay if delay > 0.05 else delay + 1,
+                                          self._start_beats)
+
+    def _start_beats(self) -> None:
+        self._beat_timer = self.set_interval(1.0, self._beat)
+        self._beat()
+
+    def _beat(self) -> None:
+        """Just after each whole second of the clock: poll when one is due (its result
+        is drawn with this second's countdowns, in one screen update), else draw the
+        countdowns and ages alone. Nothing is read while paused or under a modal screen,
+        nor drawn while a poll of this second is on its way."""
+        if (self.clock.now() - BEAT_AFTER) % 1.0 > 0.25:  # the clock moved away: align
+            self._schedule_beat()
+        if self._modal_open():
+            return
+        since = time.monotonic() - self._poll_started
+        if (self.live and not self._polling
+                and since >= max(1.0, self.effective_interval) - 0.2):
+            self.request_poll()
+        elif not (self._polling and since < 0.9):
             self.render_all()
 
     # -- rendering ------------------------------------------------------------------------
 
-    def render_all(self, tables: bool = True) -> None:
+    def render_all(self) -> None:
         if not self._mounted or not self.screen_stack:
             return  # before mount or while shutting down
         try:
-            self._render_all(tables)
+            self._render_all()
         except NoMatches:  # a timer fired while the app exits and widgets are torn down
             return
         except Exception as e:  # a bug, or data no view expected: say so, stay up
             self._table_key = None  # draw again at the next tick
             self.say(f"display failed: {type(e).__name__}: {e}", "bold red")
 
-    def _render_all(self, tables: bool) -> None:
+    def _render_all(self) -> None:
         now = self.clock.now()
         frozen_at = self._frozen_at(now)
         st = HeaderState(self.source.path, self.live, self.effective_interval,
                          self.source.read_only, self.beat)
-        self._main.query_one(StatusHeader).show_state(self.snapshot, now, st, self.wide,
-                                                      frozen_at)
-        banner = self._main.query_one("#banner", Static)
+        self._widget("#header", StatusHeader).show_state(self.snapshot, now, st, self.wide,
+                                                         frozen_at)
+        banner = self._widget("#banner", Static)
         blockers = self.snapshot.blockers if self.snapshot is not None else ()
         if self.error:
             text = Text("✗ database unavailable: ", "bold")
@@ -279,19 +333,21 @@ class MonitorApp(WriteActions, App):
             text.append(" — resume it (kill -CONT) or end it")
             banner.update(text)
         banner.display = bool(self.error or blockers)
-        if not tables:
-            self._render_status()
-            return
-        # The tables are rebuilt at most once per whole second and state (a full redraw
-        # of a table costs far more than building its rows); their rows are judged at the
-        # same moment as the header. Frozen data is shown at its own time.
+        # Rows are built again only when what they show changed (the data, the view, its
+        # order, the width); otherwise the tables just move their clock: the cells that
+        # tick are worked out for the rows in view (``JobTable.tick``). Either way at the
+        # same moment as the header; frozen data is shown at its own time.
         now = now if frozen_at is None else frozen_at
         snap = self.snapshot
         key = (None if snap is None else
                (snap.read_at, snap.version, snap.view, snap.grouped, snap.filter),
-               math.floor(now), self.view, self.grouped, tuple(self.sort_by.items()), self.filter,
+               self.view, self.grouped, tuple(self.sort_by.items()), self.filter,
                self.wide, self._rich, self.error)
         if key == self._table_key:
+            self.table().tick(now)
+            if self._rich:
+                for name in ("queues", "workers"):
+                    self._widget(f"#side-{name}", JobTable).tick(now)
             self._render_status()
             return
         self._table_key = key
@@ -325,10 +381,10 @@ class MonitorApp(WriteActions, App):
         snap = self._snapshot_for(v)
         if snap is None:
             return  # this view's rows have not been read yet: the poll is on its way
-        rows = v.rows(snap, now, wide=self.wide, beat=self.beat)
+        rows = v.rows(snap, wide=self.wide, beat=self.beat)
         if col is not None:
             sort_rows(rows, col, rev)
-        table.set_rows(rows)
+        table.set_rows(rows, now)
 
     def _snapshot_for(self, v: View) -> Snapshot | None:
         """The last snapshot if it holds ``v``'s rows; any snapshot for a view without
@@ -352,11 +408,21 @@ class MonitorApp(WriteActions, App):
             return
         self._preview_key = key
         if job_id is None:
-            self._main.query_one("#preview-body", Static).update(Text(""))
+            self._show_preview(Text(""))
         else:
             self._load_preview(key)
 
-    @work(thread=True, exclusive=True, group="preview", exit_on_error=False)
+    def _show_preview(self, text: Text) -> None:
+        """Update the preview only when its text changed: a new text for a ``Static`` lays
+        the whole screen out again (its height may change), and the preview is read again
+        at every change in the database (every heartbeat)."""
+        sig = (text.plain, tuple(text.spans))
+        if sig != self._preview_sig:
+            self._preview_sig = sig
+            self._widget("#preview-body", Static).update(text)
+
+    @work(thread=True, exclusive=True, group="preview", exit_on_error=False,
+          description="preview")
     def _load_preview(self, key: tuple) -> tuple[tuple, Text]:
         try:
             job, attempts = self.source.detail(key[0])
@@ -370,11 +436,11 @@ class MonitorApp(WriteActions, App):
 
     def _render_side(self, now: float) -> None:
         for v in (VIEWS["queues"], VIEWS["workers"]):
-            table = self._main.query_one(f"#side-{v.name}", JobTable)
+            table = self._widget(f"#side-{v.name}", JobTable)
             table.set_columns(v.columns(False, False))
             snap = self._snapshot_for(v)
             if snap is not None:
-                table.set_rows(v.rows(snap, now, wide=False, beat=self.beat))
+                table.set_rows(v.rows(snap, wide=False, beat=self.beat), now)
 
     def _render_status(self) -> None:
         t = Text(no_wrap=True, overflow="ellipsis")
@@ -402,7 +468,7 @@ class MonitorApp(WriteActions, App):
         if self.message:
             t.append("  ")
             t.append_text(self.message)
-        self._main.query_one("#status", TextLine).show(t)
+        self._widget("#status", TextLine).show(t)
 
     def say(self, message: str | Text, style: str = "") -> None:
         """Show a one-line message in the status line (plain text, never markup)."""
@@ -589,7 +655,7 @@ class MonitorApp(WriteActions, App):
         if row is None:
             return
         if row.group is not None:  # a dead group: drill down to its jobs
-            self.filter = group_filter(row.group)
+            self.filter = group_filter(row.group, self.filter.words)
             self.grouped = False
             self.render_all()
             self.request_poll()

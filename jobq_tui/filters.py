@@ -73,12 +73,15 @@ def parse_filter(text: str) -> Filter:
                   values.get("error"), status, tuple(words), text.strip())
 
 
-def group_filter(g: ErrorGroup) -> Filter:
+def group_filter(g: ErrorGroup, words: tuple[str, ...] = ()) -> Filter:
     """The filter that selects the dead jobs of a group: its kind, ``error:`` its
     ``match`` (which the database narrows by) and its ``key`` (which tells the group from
-    others whose errors start alike), with text to show in the status line."""
+    others whose errors start alike), with text to show in the status line. ``words``:
+    the free words the groups were searched with (the group then counts only the jobs
+    they find, and so do its drill-down and ``R``)."""
+    text = " ".join([_filter_text(kind=g.kind, error=g.match), *map(_word_text, words)])
     return Filter(kind=g.kind, error=g.match or None, group=g.key or None, prefix=False,
-                  text=_filter_text(kind=g.kind, error=g.match))
+                  words=tuple(words), text=text)
 
 
 def job_ref(text: str) -> int | None:
@@ -91,6 +94,10 @@ def _name_ok(term: str | None, name: str | None, prefix: bool) -> bool:
     if term is None:
         return True
     return (name or "").startswith(term) if prefix else name == term
+
+
+def _word_text(word: str) -> str:
+    return shlex.quote(word) if any(c in word for c in " \t\"'\\") else word
 
 
 def _filter_text(**terms: str | None) -> str:

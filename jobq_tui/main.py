@@ -39,8 +39,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--read-only", action="store_true",
                    help="open the database read-only and hide retry/cancel")
     p.add_argument("--beat", type=_seconds, default=10.0, metavar="DURATION",
-                   help="workers' heartbeat interval: late after one missed beat, lost "
-                        "after two (default 10, a third of the default 30 s lease)")
+                   help="heartbeat interval assumed for a worker that recorded neither its "
+                        "own nor its lease (an older jobq's): late after one missed beat, "
+                        "lost after two (default 10s, a third of the default 30 s lease)")
     return p
 
 

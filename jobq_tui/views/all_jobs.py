@@ -1,13 +1,11 @@
 """All: jobs in any state (``status:`` in the filter picks one), newest first."""
 from __future__ import annotations
 
-from jobq_core import Job, JobStatus, WorkerState
+from jobq_core import Job, JobStatus, WorkerInfo, WorkerState
 from jobq_core.display import WORKER_BADGES, Badge, job_badge
 
 from .base import Column, Row, RowCache, View, build, limit_for, narrow
-from .cells import (
-    age, badge, error_cell, literal, number, text, tries, worker_cell, worker_states,
-)
+from .cells import Timed, age, badge, error_cell, literal, number, text, tries, worker_cell
 
 COLUMNS = (Column("id", "ID"), Column("status", "STATUS"),
            Column("kind", "KIND", shrink=4, least=10, want=20),
@@ -27,16 +25,17 @@ class AllJobs(View):
     def all_columns(self, grouped):
         return COLUMNS
 
-    def rows(self, snap, now, *, wide, beat):
+    def rows(self, snap, *, wide, beat):
         f = snap.filter
-        states = worker_states(snap.workers, now, beat)
-        out = []
+        workers = {w.id: w for w in snap.workers}
+        out: list[Row] = []
         for j in snap.rows:
             if not f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status):
                 continue
-            worker = states.get(j.worker or "") if j.status == JobStatus.RUNNING else None
-            moving = (age(now - j.created_at), job_badge(j, now).word, worker)
-            out.append(_CACHE.row(j, wide, moving, lambda j=j: _row(j, now, wide, states)))
+            # A running job's row says what its worker's state is: the worker is part of it.
+            worker = workers.get(j.worker or "") if j.status == JobStatus.RUNNING else None
+            out.append(_CACHE.row(str(j.id), (j, worker), wide,
+                                  lambda j=j, w=worker: _row(j, w, wide, beat)))
         _CACHE.done(wide)
         return out
 
@@ -44,25 +43,28 @@ class AllJobs(View):
 _CACHE = RowCache()
 
 
-def _row(j: Job, now: float, wide: bool, workers: dict[str, WorkerState]) -> Row:
+def _row(j: Job, worker: WorkerInfo | None, wide: bool, beat: float) -> Row:
     lim = limit_for(wide)
-    state = job_badge(j, now)
-    shown = state
-    running = j.status == JobStatus.RUNNING
-    if running and workers.get(j.worker or "") in (WorkerState.LATE,
-                                                                       WorkerState.LOST):
-        # A running job of a late or lost worker says so: it may never finish there.
-        b = WORKER_BADGES[workers[j.worker or ""]]
-        shown = Badge(b.glyph, f"running, worker {b.word}", b.style)
+
+    def status(now: float):
+        state = job_badge(j, now)
+        judged = None if worker is None else worker.state(now, beat)
+        if judged in (WorkerState.LATE, WorkerState.LOST):
+            # A running job of a late or lost worker says so: it may never finish there.
+            b = WORKER_BADGES[judged]
+            state = Badge(b.glyph, f"running, worker {b.word}", b.style)
+        return badge(state)
+
     return build(COLUMNS, wide, str(j.id), {
         "id": (number(j.id), j.id),
-        "status": (badge(shown), state.word),
+        "status": (Timed(status), str(j.status)),
         "kind": (literal(j.kind, limit=lim), j.kind),
         "queue": (literal(j.queue, limit=lim // 2 + 2), j.queue),
         "try": (tries(j), j.attempts),
-        "age": (text(age(now - j.created_at)), -j.created_at),
-        "worker": (worker_cell(j.worker, workers.get(j.worker or "") if running else None, lim),
-                   j.worker or ""),
+        "age": (Timed(lambda now: text(age(now - j.created_at))), -j.created_at),
+        "worker": (Timed(lambda now: worker_cell(
+            j.worker, None if worker is None else worker.state(now, beat), lim)),
+            j.worker or ""),
         "error": error_cell(j),
     }, job_id=j.id)
 

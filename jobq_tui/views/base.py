@@ -8,9 +8,10 @@ A view says three things, and nothing outside its module branches on its name:
   whose rows come from what every snapshot has anyway (stats, workers, running jobs) reads
   nothing (``own_rows = False``), and any snapshot serves it;
 * its columns: ``columns(grouped, wide)``;
-* its rows: ``rows(snapshot, now, wide=, beat=)``, a pure function of the snapshot and the
-  clock, which the 1 Hz tick calls again with a later ``now`` to move countdowns without
-  reading the database. The filter's free words are applied here.
+* its rows: ``rows(snapshot, wide=, beat=)``, a pure function of the snapshot. Cells that
+  move with the clock (countdowns, ages, states judged by time) are ``Timed``: the table
+  works them out at the time it shows, once a second for the rows in view, without
+  reading the database or building rows again. The filter's free words are applied here.
 """
 from __future__ import annotations
 
@@ -18,11 +19,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rich.text import Text
 
 from jobq_core import ErrorGroup, Queue
 
 from ..filters import Filter
+from .cells import Cell
 
 if TYPE_CHECKING:
     from ..source import Snapshot
@@ -50,7 +51,7 @@ class Column:
 @dataclass(frozen=True)
 class Row:
     key: str  # stable across refreshes: the table keeps the cursor and marks by it
-    cells: tuple[Text, ...]
+    cells: tuple[Cell, ...]
     sort: tuple[Any, ...]  # one sort value per cell
     job_id: int | None = None
     group: ErrorGroup | None = None
@@ -77,7 +78,7 @@ class View:
     def columns(self, grouped: bool, wide: bool) -> list[Column]:
         return [c for c in self.all_columns(grouped) if wide or not c.wide_only]
 
-    def rows(self, snap: Snapshot, now: float, *, wide: bool, beat: float) -> list[Row]:
+    def rows(self, snap: Snapshot, *, wide: bool, beat: float) -> list[Row]:
         raise NotImplementedError
 
     def layout(self, grouped: bool) -> tuple[str, bool]:
@@ -89,24 +90,27 @@ class View:
 
 
 class RowCache:
-    """Rows built at the last tick, reused while their record is the same object (the
-    same snapshot's) and the values that move with the clock (``moving``: a countdown, an
-    age, a state) read the same: a tick then costs a lookup per unchanged row instead of
-    building it, and the table skips rows it is given again (measured in
-    ``bench/tui_cpu.py``). Entries for records no longer shown are dropped each time."""
+    """Rows built at the last call, by row key and width, reused while what they were
+    built from reads the same (``==``: a re-read returns equal records for jobs that did
+    not change). Rows do not depend on the time (what moves with the clock is a
+    ``Timed`` cell), so from one second to the next, and across re-reads that change
+    nothing, a view hands the table the same row objects, which it skips. Entries for
+    records no longer shown are dropped each time (``done``). Measured in
+    ``bench/tui_cpu.py``."""
 
     def __init__(self) -> None:
-        self._rows: dict[tuple[int, bool], tuple[object, tuple, Row]] = {}
-        self._next: dict[tuple[int, bool], tuple[object, tuple, Row]] = {}
+        self._rows: dict[tuple[str, bool], tuple[object, Row]] = {}
+        self._next: dict[tuple[str, bool], tuple[object, Row]] = {}
 
-    def row(self, record: object, wide: bool, moving: tuple, build: Callable[[], Row]) -> Row:
-        key = (id(record), wide)
-        hit = self._rows.get(key)
-        if hit is not None and hit[0] is record and hit[1] == moving:
-            row = hit[2]
+    def row(self, key: str, source: object, wide: bool, build: Callable[[], Row]) -> Row:
+        """The row for ``source`` (its record, and anything else it shows, in a tuple):
+        the last one if ``source`` reads the same, else ``build()``."""
+        hit = self._rows.get((key, wide))
+        if hit is not None and (hit[0] is source or hit[0] == source):
+            row = hit[1]
         else:
             row = build()
-        self._next[key] = (record, moving, row)
+        self._next[(key, wide)] = (source, row)
         return row
 
     def done(self, wide: bool) -> None:
@@ -125,11 +129,19 @@ def narrow(filt: Filter) -> dict[str, Any]:
 
 
 def build(columns: Sequence[Column], wide: bool, key: str,
-          values: dict[str, tuple[Text, Any]], **extra: Any) -> Row:
+          values: dict[str, tuple[Cell, Any]], **extra: Any) -> Row:
     """A row of the columns shown at this width, from ``{column key: (cell, sort value)}``."""
-    cols = [c for c in columns if wide or not c.wide_only]
-    return Row(key, tuple(values[c.key][0] for c in cols),
-               tuple(values[c.key][1] for c in cols), **extra)
+    keys = _SHOWN.get((id(columns), wide))
+    if keys is None or keys[0] is not columns:
+        keys = _SHOWN[(id(columns), wide)] = (
+            columns, tuple(c.key for c in columns if wide or not c.wide_only))
+    shown = [values[k] for k in keys[1]]
+    return Row(key, tuple(v[0] for v in shown), tuple(v[1] for v in shown), **extra)
+
+
+# (id of a view's columns, wide) -> (those columns, the keys shown): ``build`` runs for
+# every row that changed, every second.
+_SHOWN: dict[tuple[int, bool], tuple[Sequence[Column], tuple[str, ...]]] = {}
 
 
 def limit_for(wide: bool) -> int:

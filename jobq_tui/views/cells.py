@@ -12,14 +12,40 @@ Invariants (see ``jobq_core.textsafe`` for what ``clean`` guarantees):
 """
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from rich.text import Text
 
-from jobq_core import Job, WorkerInfo, WorkerState
+from jobq_core import Job, WorkerState
 from jobq_core.display import WORKER_BADGES, Badge, countdown, duration
 from jobq_core.error_groups import error_line
 from jobq_core.textsafe import clean
 
 WARN, BAD, DIM, OK = "yellow", "bold red", "dim", "green"
+
+
+class Timed:
+    """A cell that moves with the clock (a countdown, an age, a state judged by time):
+    ``at(now)`` is its ``Text`` then. A table works it out when it draws the cell, so a
+    tick costs the rows in view, not every row read (``JobTable.tick``), and the rows
+    themselves stay the same objects from one second to the next. The same ``Text`` is
+    returned for the same ``now`` (a table then knows the cell did not change)."""
+
+    __slots__ = ("_make", "_now", "_text")
+
+    def __init__(self, make: Callable[[float], Text]):
+        self._make = make
+        self._now: float | None = None
+        self._text = Text()
+
+    def at(self, now: float) -> Text:
+        if now != self._now:
+            self._now, self._text = now, self._make(now)
+        return self._text
+
+
+Cell = Text | Timed
 
 
 def literal(value: object, style: str = "", *, multiline: bool = False,
@@ -42,18 +68,17 @@ def badge(b: Badge) -> Text:
     return text(b.label, b.style)
 
 
-def worker_badge(w: WorkerInfo, now: float, beat: float) -> Badge:
-    return WORKER_BADGES[w.state(now, beat)]
-
-
 def worker_states(workers, now: float, beat: float) -> dict[str, WorkerState]:
     """Each registered worker's state, by id: what a running job's row says of its worker."""
     return {w.id: w.state(now, beat) for w in workers}
 
 
+@functools.lru_cache(maxsize=1024)
 def worker_cell(name: str | None, state: WorkerState | None, limit: int) -> Text:
     """A job's worker, followed by its state when it is late or lost (``w3 ✗ lost``): the
-    name is cut to make room, never the state."""
+    name is cut to make room, never the state. The same ``Text`` for the same arguments
+    (a table then knows the cell did not change without comparing it): not to be
+    modified."""
     if state in (None, WorkerState.OK):
         return literal(name, limit=limit)
     b = WORKER_BADGES[state]

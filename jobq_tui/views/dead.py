@@ -8,7 +8,7 @@ from jobq_core import ErrorGroup, Job
 from jobq_core.error_groups import group_key
 
 from .base import ROW_LIMIT, Column, Row, RowCache, View, build, limit_for, narrow
-from .cells import BAD, age, error_cell, literal, number, text, tries
+from .cells import BAD, Timed, age, error_cell, literal, number, text, tries
 
 JOB_COLUMNS = (Column("id", "ID"), Column("kind", "KIND", shrink=3, least=10, want=16),
                Column("queue", "QUEUE", shrink=2, least=6, want=10),
@@ -27,29 +27,26 @@ class Dead(View):
     regroup_every = 5.0  # grouping reads every dead job's error: not every second
 
     def read(self, q, filt, grouped):
-        if grouped:
+        if grouped:  # the groups of the dead jobs the filter selects, its words included
             return tuple(q.dead_groups(queue=filt.queue, kind=filt.kind,
                                        error_contains=filt.error, limit=ROW_LIMIT,
-                                       prefix=filt.prefix))
+                                       prefix=filt.prefix, search=filt.words))
         return tuple(q.list("dead", **narrow(filt)))
 
     def all_columns(self, grouped):
         return GROUP_COLUMNS if grouped else JOB_COLUMNS
 
-    def rows(self, snap, now, *, wide, beat):
+    def rows(self, snap, *, wide, beat):
         f = snap.filter
         out = []
-        if snap.grouped:
+        if snap.grouped:  # the words were searched for in the database (``read``)
             for g in snap.rows:
-                if f.matches(g.kind, g.line, " ".join(g.queues)):
-                    out.append(_CACHE.row(g, wide, (age(now - g.last_finished_at),),
-                                          lambda g=g: _group_row(g, now, wide)))
+                out.append(_CACHE.row(_group_key(g), g, wide, lambda g=g: _group_row(g, wide)))
         else:
             for j in snap.rows:
                 if (f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status)
                         and (f.group is None or group_key(j.error) == f.group)):
-                    out.append(_CACHE.row(j, wide, (age(now - (j.finished_at or now)),),
-                                          lambda j=j: _job_row(j, now, wide)))
+                    out.append(_CACHE.row(str(j.id), j, wide, lambda j=j: _job_row(j, wide)))
         _CACHE.done(wide)
         return out
 
@@ -57,26 +54,34 @@ class Dead(View):
 _CACHE = RowCache()
 
 
-def _group_row(g: ErrorGroup, now: float, wide: bool) -> Row:
+def _group_key(g: ErrorGroup) -> str:
+    return f"g:{g.kind}\x00{g.key}\x00{g.last_id}"
+
+
+def _ago(t: float | None) -> Timed:
+    """``12s ago``, ``4m ago``: how long ago ``t`` was."""
+    return Timed(lambda now: text(f"{age(now - (t if t is not None else now))} ago"))
+
+
+def _group_row(g: ErrorGroup, wide: bool) -> Row:
     lim = limit_for(wide)
-    return build(GROUP_COLUMNS, wide, f"g:{g.kind}\x00{g.key}\x00{g.last_id}", {
+    return build(GROUP_COLUMNS, wide, _group_key(g), {
         "count": (Text(f"{g.count}", BAD, justify="right"), g.count),
         "kind": (literal(g.kind, limit=lim), g.kind),
         "queues": (literal(",".join(g.queues), limit=lim), g.queues),
-        "last": (text(f"{age(now - g.last_finished_at)} ago"), -g.last_finished_at),
+        "last": (_ago(g.last_finished_at), -g.last_finished_at),
         "error": (literal(g.line, limit=120), g.line),
     }, job_id=g.last_id, group=g)
 
 
-def _job_row(j: Job, now: float, wide: bool) -> Row:
+def _job_row(j: Job, wide: bool) -> Row:
     lim = limit_for(wide)
-    died = now - (j.finished_at or now)
     return build(JOB_COLUMNS, wide, str(j.id), {
         "id": (number(j.id), j.id),
         "kind": (literal(j.kind, limit=lim), j.kind),
         "queue": (literal(j.queue, limit=lim // 2 + 2), j.queue),
         "try": (tries(j), j.attempts),
-        "when": (text(f"{age(died)} ago"), died),
+        "when": (_ago(j.finished_at), -(j.finished_at or 0)),
         "error": error_cell(j),
     }, job_id=j.id)
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from jobq_core import QueueStats
 
-from .base import Column, Row, View, build
-from .cells import BAD, DIM, WARN, age, literal, number, text
+from .base import Column, Row, RowCache, View, build
+from .cells import BAD, DIM, WARN, Timed, age, literal, number, text
 
 COLUMNS = (Column("queue", "QUEUE", shrink=1, least=10), Column("state", "STATE"),
            Column("pending", "PENDING"), Column("running", "RUNNING"), Column("dead", "DEAD"),
@@ -24,10 +24,16 @@ class Queues(View):
     def all_columns(self, grouped):
         return COLUMNS
 
-    def rows(self, snap, now, *, wide, beat):
+    def rows(self, snap, *, wide, beat):
         f = snap.filter
-        return [_row(name, qs, now, wide) for name, qs in snap.stats.queues.items()
+        rows = [_CACHE.row(name, qs, wide, lambda name=name, qs=qs: _row(name, qs, wide))
+                for name, qs in snap.stats.queues.items()
                 if f.names(name, None) and f.matches(name)]
+        _CACHE.done(wide)
+        return rows
+
+
+_CACHE = RowCache()
 
 
 def limits_label(qs: QueueStats) -> str:
@@ -48,8 +54,8 @@ def running_cell(qs: QueueStats):
     return cell
 
 
-def _row(name: str, qs: QueueStats, now: float, wide: bool) -> Row:
-    lag = None if qs.oldest_pending_at is None else now - qs.oldest_pending_at
+def _row(name: str, qs: QueueStats, wide: bool) -> Row:
+    oldest = qs.oldest_pending_at
     state = text("⏸ paused", WARN) if qs.paused else text("active" if wide else "", DIM)
     limits = limits_label(qs)
     return build(COLUMNS, wide, name, {
@@ -58,7 +64,8 @@ def _row(name: str, qs: QueueStats, now: float, wide: bool) -> Row:
         "pending": (number(qs.pending), qs.pending),
         "running": (running_cell(qs), qs.running),
         "dead": (number(qs.dead, BAD if qs.dead else ""), qs.dead),
-        "lag": (text(age(lag)), lag or 0.0),
+        "lag": (Timed(lambda now: text(age(None if oldest is None else now - oldest))),
+                float("-inf") if oldest is None else -oldest),
         "limits": (text(limits or "-", "" if limits else DIM), limits),
     }, queue=name)
 

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import math
 
+from rich.text import Text
+
 from jobq_core import Job
 
 from .base import Column, Row, RowCache, View, build, limit_for, narrow
-from .cells import WARN, age, error_cell, literal, number, text, tries
+from .cells import WARN, Timed, age, error_cell, literal, number, text, tries
 
 COLUMNS = (Column("id", "ID"), Column("kind", "KIND", shrink=3, least=10, want=16),
            Column("queue", "QUEUE", shrink=2, least=6, want=10),
@@ -23,13 +25,12 @@ class Retries(View):
     def all_columns(self, grouped):
         return COLUMNS
 
-    def rows(self, snap, now, *, wide, beat):
+    def rows(self, snap, *, wide, beat):
         f = snap.filter
         out = []
         for j in snap.rows:
             if f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status):
-                moving = (_next_run(j.run_at - now),)
-                out.append(_CACHE.row(j, wide, moving, lambda j=j: _row(j, now, wide)))
+                out.append(_CACHE.row(str(j.id), j, wide, lambda j=j: _row(j, wide)))
         _CACHE.done(wide)
         return out
 
@@ -37,15 +38,19 @@ class Retries(View):
 _CACHE = RowCache()
 
 
-def _row(j: Job, now: float, wide: bool) -> Row:
+def _row(j: Job, wide: bool) -> Row:
     lim = limit_for(wide)
-    wait = j.run_at - now
+
+    def next_run(now: float) -> Text:
+        wait = _next_run(j.run_at - now)
+        return text(wait) if wait else text("due now", WARN)
+
     return build(COLUMNS, wide, str(j.id), {
         "id": (number(j.id), j.id),
         "kind": (literal(j.kind, limit=lim), j.kind),
         "queue": (literal(j.queue, limit=lim // 2 + 2), j.queue),
         "try": (tries(j), j.attempts),
-        "next": (text(_next_run(wait)) if wait > 0 else text("due now", WARN), j.run_at),
+        "next": (Timed(next_run), j.run_at),
         "error": error_cell(j),
     }, job_id=j.id)
 

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from jobq_core import Job, WorkerState
+from jobq_core import Job, WorkerInfo
 from jobq_core.display import countdown
 
 from .base import Column, Row, RowCache, View, build, limit_for
-from .cells import (
-    age, lease_cell, literal, progress_cell, text, tries, worker_cell, worker_states,
-)
+from .cells import Timed, age, lease_cell, literal, progress_cell, text, tries, worker_cell
 
 COLUMNS = (
     Column("id", "ID"), Column("kind", "KIND", shrink=4, least=10, want=20),
@@ -33,22 +31,18 @@ class Running(View):
     def all_columns(self, grouped):
         return COLUMNS
 
-    def rows(self, snap, now, *, wide, beat):
+    def rows(self, snap, *, wide, beat):
         f = snap.filter
-        states = worker_states(snap.workers, now, beat)
+        workers = {w.id: w for w in snap.workers}
         out = []
         for j in snap.running:
             if not (f.names(j.queue, j.kind) and f.worker in (None, j.worker)
                     and (not f.error or f.error in (j.error or ""))
                     and f.matches(j.id, j.kind, j.queue, j.worker, j.progress_message)):
                 continue
-            worker = states.get(j.worker or "")
-            runtime = now - (j.started_at or now)
-            lease = lease_cell(j, now)
-            beat_age = age(now - j.heartbeat_at) if j.heartbeat_at else "-"
-            moving = (countdown(runtime), lease.plain, str(lease.style), beat_age, worker)
-            out.append(_CACHE.row(j, wide, moving, lambda j=j, w=worker, r=runtime, le=lease,
-                                  b=beat_age: _row(j, wide, w, r, le, b)))
+            worker = workers.get(j.worker or "")
+            out.append(_CACHE.row(str(j.id), (j, worker), wide,
+                                  lambda j=j, w=worker: _row(j, w, wide, beat)))
         _CACHE.done(wide)
         return out
 
@@ -56,21 +50,25 @@ class Running(View):
 _CACHE = RowCache()
 
 
-def _row(j: Job, wide: bool, worker: WorkerState | None, runtime: float, lease: Text,
-         beat_age: str) -> Row:
+def _row(j: Job, worker: WorkerInfo | None, wide: bool, beat: float) -> Row:
     lim = limit_for(wide)
     ident = Text(str(j.id), justify="right", no_wrap=True)
     if j.cancel_requested and not wide:  # no PROGRESS column to say so
         ident = Text(f"⊘{j.id}", justify="right", style="magenta")
+    started = j.started_at
     return build(COLUMNS, wide, str(j.id), {
         "id": (ident, j.id),
         "kind": (literal(j.kind, limit=lim), j.kind),
         "queue": (literal(j.queue, limit=lim // 2 + 2), j.queue),
-        "worker": (worker_cell(j.worker, worker, lim), j.worker or ""),
+        "worker": (Timed(lambda now: worker_cell(
+            j.worker, None if worker is None else worker.state(now, beat), lim)),
+            j.worker or ""),
         "try": (tries(j), j.attempts),
-        "runtime": (text(countdown(runtime)), runtime),
-        "lease": (lease, j.lease_until or 0.0),
-        "beat": (text(beat_age), -(j.heartbeat_at or 0.0)),
+        "runtime": (Timed(lambda now: text(countdown(now - (started or now)))),
+                    -(started or 0.0)),
+        "lease": (Timed(lambda now: lease_cell(j, now)), j.lease_until or 0.0),
+        "beat": (Timed(lambda now: text(age(now - j.heartbeat_at) if j.heartbeat_at
+                                        else "-")), -(j.heartbeat_at or 0.0)),
         "progress": (progress_cell(j), j.progress or 0.0),
     }, job_id=j.id)
 

@@ -2,19 +2,21 @@
 busy it is and when it last beat. Reads nothing of its own: workers are in every snapshot."""
 from __future__ import annotations
 
+from rich.text import Text
+
 from jobq_core import WorkerInfo, WorkerState
+from jobq_core.display import WORKER_BADGES
 
 from .base import ROW_LIMIT, Column, Row, RowCache, View, build, limit_for
+from .cells import DIM, Timed, age, badge, literal, text
 
 _CACHE = RowCache()
-from .cells import DIM, age, badge, literal, text, worker_badge
 
 COLUMNS = (Column("id", "WORKER", shrink=3, least=16, want=24, middle=True),
            Column("host", "HOST:PID", shrink=2, least=10, want=16, middle=True),
            Column("state", "STATE"), Column("busy", "BUSY"), Column("pool", "POOL", True),
            Column("beat", "BEAT"), Column("queues", "QUEUES", shrink=1, least=6, want=12),
            Column("up", "UP", True))
-_SEVERITY = {state: i for i, state in enumerate(WorkerState)}  # sorts ok, late, lost
 
 
 class Workers(View):
@@ -25,47 +27,48 @@ class Workers(View):
     def all_columns(self, grouped):
         return COLUMNS
 
-    def rows(self, snap, now, *, wide, beat):
+    def rows(self, snap, *, wide, beat):
         f = snap.filter
         held: dict[str, int] = {}
         for j in snap.running:
             held[j.worker or ""] = held.get(j.worker or "", 0) + 1
         complete = len(snap.running) < ROW_LIMIT  # every running job was read
-        rows = [_CACHE.row(w, wide, (w.state(now, beat), age(now - w.last_seen),
-                                     age(now - w.started_at), held.get(w.id), complete),
-                           lambda w=w: _row(w, now, beat, wide,
-                                            held.get(w.id, 0) if complete else None))
-                for w in snap.workers
-                if f.worker in (None, w.id)
-                and f.matches(w.id, w.host, w.pid, " ".join(w.queues or ()))]
+        rows = []
+        for w in snap.workers:
+            if not (f.worker in (None, w.id)
+                    and f.matches(w.id, w.host, w.pid, " ".join(w.queues or ()))):
+                continue
+            n = held.get(w.id, 0) if complete else None
+            rows.append(_CACHE.row(w.id, (w, n), wide,
+                                   lambda w=w, n=n: _row(w, wide, beat, n)))
         _CACHE.done(wide)
         return rows
 
 
-def _row(w: WorkerInfo, now: float, beat: float, wide: bool, held: int | None) -> Row:
+def _row(w: WorkerInfo, wide: bool, beat: float, held: int | None) -> Row:
     """``held``: how many running jobs carry its name (None: not all were read)."""
     lim = limit_for(wide)
-    state = w.state(now, beat)
-    if state == WorkerState.LOST:
-        # Its last beat's count, or the jobs still under its name if more: a worker that
-        # died holding jobs did not let them go. Marked stale: nobody is counting.
-        busy = max(w.busy, held or 0)
-        busy_cell = text(f"{busy}/{w.concurrency} stale", DIM)
-    else:
-        busy = w.busy if held is None else held  # the jobs table is newer than a beat
-        busy_cell = text(f"{busy}/{w.concurrency}")
     queues = "*" if w.queues is None else ",".join(w.queues)
     host = literal(w.host, limit=lim)
     host.append(f":{w.pid}")
+
+    def busy(now: float) -> Text:
+        if w.state(now, beat) == WorkerState.LOST:
+            # Its last beat's count, or the jobs still under its name if more: a worker
+            # that died holding jobs did not let them go. Marked stale: nobody is counting.
+            return text(f"{max(w.busy, held or 0)}/{w.concurrency} stale", DIM)
+        # The jobs table is newer than a beat.
+        return text(f"{w.busy if held is None else held}/{w.concurrency}")
+
     return build(COLUMNS, wide, w.id, {
         "id": (literal(w.id, limit=lim), w.id),
         "host": (host, (w.host, w.pid)),
-        "state": (badge(worker_badge(w, now, beat)), _SEVERITY[state]),
-        "busy": (busy_cell, busy),
+        "state": (Timed(lambda now: badge(WORKER_BADGES[w.state(now, beat)])), -w.last_seen),
+        "busy": (Timed(busy), w.busy if held is None else held),
         "pool": (text(pool_summary(w)), pool_summary(w)),
-        "beat": (text(age(now - w.last_seen)), -w.last_seen),
+        "beat": (Timed(lambda now: text(age(now - w.last_seen))), -w.last_seen),
         "queues": (literal(queues, limit=lim), queues),
-        "up": (text(age(now - w.started_at)), -w.started_at),
+        "up": (Timed(lambda now: text(age(now - w.started_at))), -w.started_at),
     })
 
 

@@ -8,7 +8,10 @@ twenty countdowns redraws twenty lines.
 
 Invariants:
 
-* Cells are ``Text`` built by ``views.cells``: never markup, never controls.
+* Cells are ``Text`` built by ``views.cells``: never markup, never controls. A cell that
+  moves with the clock is ``Timed``: the table works it out when it draws it, at the
+  time it was given (``set_rows``, then ``tick`` once a second), so a tick costs the rows
+  in view, however many rows were read.
 * ``set_rows`` takes the whole list in display order and applies the difference by key;
   the cursor stays on the same row key, so a job does not slip from under the cursor, and
   a highlighted row in view stays in view (and in place) as rows arrive above it.
@@ -24,7 +27,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
-from textual.geometry import Region, Size
+from textual.geometry import Offset, Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -32,6 +35,7 @@ from textual.strip import Strip
 from jobq_core.display import cut_widths, middle_cut
 
 from ..views import Column, Row
+from ..views.cells import Timed
 
 _GAP = 1  # blank cells either side of each column
 MARK = "•"
@@ -95,10 +99,16 @@ class JobTable(ScrollView, can_focus=True):
         self._natural: list[int] = []  # what the cells would take
         self._rows: list[Row] = []
         self._index: dict[str, int] = {}
+        self._now = 0.0  # the time ``Timed`` cells are shown at
+        self._cells: dict[str, tuple[Text, ...]] = {}  # row key -> its cells at _cells_at
+        self._cells_at: dict[str, float] = {}
+        self._timed: dict[str, tuple[Row, bool]] = {}  # row key -> (row, has Timed cells)
         self._sigs: dict[str, tuple] = {}
         self._strips: dict[str, Strip] = {}  # row key -> rendered row, without cursor
         self._header: Strip | None = None
         self._cell_cache: dict[tuple, list[Segment]] = {}
+        self._base: Style | None = None  # self.rich_style: it walks the ancestors each time
+        self._view = (Offset(0, 0), 0)  # scroll offset and width, for one update's lines
         self.cursor_row = 0
         self.rows_by_key: dict[str, Row] = {}
         self.marked: set[str] = set()  # row keys
@@ -110,7 +120,10 @@ class JobTable(ScrollView, can_focus=True):
         return len(self._rows)
 
     def get_row_at(self, index: int) -> list[Text]:
-        return list(self._rows[index].cells)
+        """The cells of a row as shown now."""
+        row = self._rows[index]
+        self._freshen(row)
+        return list(self._cells[row.key])
 
     def set_columns(self, cols: list[Column]) -> None:
         if [(c.key, c.label) for c in cols] == [(c.key, c.label) for c in self._columns]:
@@ -122,33 +135,39 @@ class JobTable(ScrollView, can_focus=True):
             return
         self._columns = list(cols)
         self._rows, self._index, self._sigs, self.rows_by_key = [], {}, {}, {}
+        self._cells, self._cells_at, self._timed = {}, {}, {}
         self._set_widths([len(c.label) for c in cols])
         self._resize()
 
-    def set_rows(self, rows: list[Row]) -> None:
-        """Show ``rows`` in this order; only rows whose cells changed are redrawn. The
-        cursor stays on its row, and a row in view stays where it was on the screen while
-        rows arrive above it (the view scrolls with it)."""
+    def set_rows(self, rows: list[Row], now: float) -> None:
+        """Show ``rows`` in this order, their ``Timed`` cells at ``now``; only rows whose
+        cells changed are redrawn. The cursor stays on its row, and a row in view stays
+        where it was on the screen while rows arrive above it (the view scrolls with it)."""
         keep = self.current_key()
         was_at = self.cursor_row
         was_seen = self._cursor_in_view()
         old_order = [r.key for r in self._rows]
+        self._now = now
         widths = [len(c.label) for c in self._columns]
         n = len(widths)
         changed: list[tuple[int, tuple | None, tuple]] = []  # (index, old sig, new sig)
         sigs: dict[str, tuple] = {}
+        cells: dict[str, tuple[Text, ...]] = {}
+        cells_at: dict[str, float] = {}
         known = self.rows_by_key
         for i, row in enumerate(rows):
-            # The same Row object as last time (a view's RowCache): nothing to compare.
-            sig = self._sigs.get(row.key) if known.get(row.key) is row else None
-            if sig is None:
-                sig = tuple((c.plain, str(c.style), len(c.spans), c.cell_len)
-                            for c in row.cells)
-                old = self._sigs.get(row.key)
+            key = row.key
+            old = self._sigs.get(key)
+            if (known.get(key) is row and old is not None
+                    and (self._cells_at.get(key) == now or not self._has_timed(row))):
+                sig, shown = old, self._cells[key]  # the same row as last time, same time
+            else:
+                shown = _resolved(row, now)
+                sig = _signature(shown, self._cells.get(key), old)
                 if old != sig:
-                    self._strips.pop(row.key, None)
+                    self._strips.pop(key, None)
                     changed.append((i, old, sig))
-            sigs[row.key] = sig
+            sigs[key], cells[key], cells_at[key] = sig, shown, now
             for j in range(min(n, len(sig))):
                 if sig[j][3] > widths[j]:
                     widths[j] = sig[j][3]
@@ -157,7 +176,8 @@ class JobTable(ScrollView, can_focus=True):
         self.rows_by_key = {r.key: r for r in rows}
         for key in set(self._strips) - set(self._index):
             del self._strips[key]
-        self._sigs = sigs
+        self._timed = {k: v for k, v in self._timed.items() if k in self._index}
+        self._sigs, self._cells, self._cells_at = sigs, cells, cells_at
         self.marked &= self._index.keys()
         order_changed = [r.key for r in rows] != old_order
         if widths != self._natural:
@@ -165,9 +185,8 @@ class JobTable(ScrollView, can_focus=True):
             self.refresh()
         elif order_changed:
             self.refresh()
-        else:
-            for i, old, sig in changed:
-                self._refresh_cells(i, old, sig)
+        elif changed:
+            self._refresh_cells(changed)
         if keep is not None and keep in self._index:
             self.cursor_row = self._index[keep]
         self.cursor_row = max(0, min(self.cursor_row, len(rows) - 1))
@@ -176,6 +195,52 @@ class JobTable(ScrollView, can_focus=True):
         if moved and was_seen:
             self.scroll_to(y=max(0, self.scroll_offset.y + moved), animate=False, force=True)
             self.refresh()
+
+    def tick(self, now: float) -> None:
+        """Show the same rows at ``now``: the ``Timed`` cells of the rows in view are
+        worked out again and only those that changed are redrawn. Rows out of view catch
+        up when they are drawn (``render_line``)."""
+        if now == self._now:
+            return
+        self._now = now
+        top = self.scroll_offset.y
+        changed = []
+        widths = list(self._natural)
+        for index in range(top, min(len(self._rows), top + max(1, self.size.height - 1))):
+            row = self._rows[index]
+            moved = self._freshen(row)
+            if moved is not None:
+                changed.append((index, *moved))
+                for j, part in enumerate(moved[1][:len(widths)]):
+                    widths[j] = max(widths[j], part[3])
+        if widths != self._natural:  # a countdown grew a digit: fit the columns again
+            self._set_widths(widths)
+            self.refresh()
+        elif changed:
+            self._refresh_cells(changed)
+
+    def _has_timed(self, row: Row) -> bool:
+        seen = self._timed.get(row.key)
+        if seen is None or seen[0] is not row:
+            seen = self._timed[row.key] = (row, any(isinstance(c, Timed) for c in row.cells))
+        return seen[1]
+
+    def _freshen(self, row: Row) -> tuple[tuple | None, tuple] | None:
+        """Work the row's ``Timed`` cells out at the table's time if they were shown at
+        another; (old signature, new signature) when that changed how the row looks."""
+        key = row.key
+        if self._cells_at.get(key) == self._now or (
+                key in self._cells and not self._has_timed(row)):
+            return None
+        shown = _resolved(row, self._now)
+        old = self._sigs.get(key)
+        sig = _signature(shown, self._cells.get(key), old)
+        self._cells[key], self._cells_at[key] = shown, self._now
+        if sig == old:
+            return None
+        self._sigs[key] = sig
+        self._strips.pop(key, None)
+        return old, sig
 
     def current_key(self) -> str | None:
         if not self._rows:
@@ -250,14 +315,30 @@ class JobTable(ScrollView, can_focus=True):
     def _line(self, cells, style: Style) -> Strip:
         segments: list[Segment] = []
         for cell, width, col in zip(cells, self._widths, self._columns):
-            segments += self._cell(cell, width, col.middle)
-        return Strip(Segment.apply_style(segments, style))
+            segments += self._cell(cell, width, col.middle, style)
+        return Strip(segments)
 
-    def _cell(self, cell: Text, width: int, middle: bool = False) -> list[Segment]:
-        """One cell padded to ``width`` (plus the gaps), cached: in a row that a tick
-        redraws, most cells (id, kind, queue) are the same as a second ago."""
-        key = (cell.plain, str(cell.style), tuple(cell.spans), cell.justify, width, middle)
+    def _cell(self, cell: Text, width: int, middle: bool, base: Style) -> list[Segment]:
+        """One cell padded to ``width`` (plus the gaps), over the ``base`` style, cached:
+        in a row that a tick redraws, most cells (id, kind, queue) are the same as a
+        second ago."""
+        key = (cell.plain, str(cell.style), tuple(cell.spans), cell.justify, width, middle,
+               base)
         segments = self._cell_cache.get(key)
+        if segments is None and not cell.spans and cell.cell_len <= width:
+            # One style and room enough, as most cells (ids, counts, countdowns): the
+            # segments directly, without Rich's render of a Text (a fifth of the cost).
+            console = self.app.console
+            style = cell.style if isinstance(cell.style, Style) else console.get_style(
+                cell.style or "", default=Style.null())
+            pad, gap = " " * (width - cell.cell_len), " " * _GAP
+            left, right = (gap + pad, gap) if cell.justify == "right" else (gap, pad + gap)
+            segments = [Segment(left)]
+            if cell.plain:
+                segments.append(Segment(cell.plain, style))
+            segments.append(Segment(right))
+            segments = list(Segment.apply_style(segments, base))
+            self._cache_cell(key, segments)
         if segments is None:
             text = cell.copy()
             text.end = ""
@@ -279,16 +360,27 @@ class JobTable(ScrollView, can_focus=True):
                 line.append_text(text)
                 line.append(" " * pad)
             line.append(" " * _GAP)
-            segments = [s for s in line.render(self.app.console) if s.text != "\n"]
-            if len(self._cell_cache) > 20_000:
-                self._cell_cache.clear()
-            self._cell_cache[key] = segments
+            segments = list(Segment.apply_style(
+                [s for s in line.render(self.app.console) if s.text != "\n"], base))
+            self._cache_cell(key, segments)
         return segments
 
+    def _cache_cell(self, key: tuple, segments: list[Segment]) -> None:
+        if len(self._cell_cache) > 20_000:
+            self._cell_cache.clear()
+        self._cell_cache[key] = segments
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # Where the view is scrolled to and how wide it is, found once for the lines of
+        # one update: ``self.size`` looks the widget up from the screen every time.
+        self._view = (self.scroll_offset, self.size.width)
+        return super().render_lines(crop)
+
     def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
-        width = self.size.width
-        base = self.rich_style
+        (scroll_x, scroll_y), width = self._view
+        base = self._base
+        if base is None:
+            base = self._base = self.rich_style
         if y == 0:
             if self._header is None:
                 header_style = base + self.get_component_rich_style("jobtable--header")
@@ -300,9 +392,10 @@ class JobTable(ScrollView, can_focus=True):
             if index >= len(self._rows):
                 return Strip.blank(width, base)
             row = self._rows[index]
+            self._freshen(row)  # a row scrolled into view since the last tick
             strip = self._strips.get(row.key)
             if strip is None:
-                strip = self._strips[row.key] = self._line(row.cells, base)
+                strip = self._strips[row.key] = self._line(self._cells[row.key], base)
             if row.key in self.marked:
                 strip = self._with_mark(strip)
             if index == self.cursor_row:
@@ -318,21 +411,30 @@ class JobTable(ScrollView, can_focus=True):
         style = self.get_component_rich_style("jobtable--marked")
         return Strip(Segment.apply_style(segments, post_style=style))
 
-    def _refresh_cells(self, index: int, old: tuple | None, new: tuple) -> None:
-        """Redraw only the cells of a row that changed (a ticking countdown is one cell):
-        the screen's compositor then repaints a few characters, not the whole line."""
-        if old is None or len(old) != len(new):
-            self._refresh_row(index)
-            return
-        y = index - self.scroll_offset.y + 1
-        if not 1 <= y < self.size.height:
-            return
+    def _refresh_cells(self, changed: list[tuple[int, tuple | None, tuple]]) -> None:
+        """Redraw only the cells that changed (a ticking countdown is one cell a row), as
+        one region per column from the first row it changed in to the last: the screen's
+        compositor then repaints those columns' lines, not whole lines, and is asked once
+        per column instead of once per cell."""
+        top, height = self.scroll_offset.y, self.size.height
+        spans: dict[int, list[int]] = {}  # column -> [first line, last line]
+        for index, old, new in changed:
+            y = index - top + 1
+            if not 1 <= y < height:
+                continue
+            if old is None or len(old) != len(new):
+                self._refresh_row(index)
+                continue
+            for col, (a, b) in enumerate(zip(old, new)):
+                if a != b:
+                    span = spans.setdefault(col, [y, y])
+                    span[0], span[1] = min(span[0], y), max(span[1], y)
         x = -self.scroll_offset.x
-        for width, a, b in zip(self._widths, old, new):
-            span = width + 2 * _GAP
-            if a != b:
-                self.refresh(Region(max(0, x), y, span, 1))
-            x += span
+        for col, width in enumerate(self._widths):
+            if col in spans:
+                first, last = spans[col]
+                self.refresh(Region(max(0, x), first, width + 2 * _GAP, last - first + 1))
+            x += width + 2 * _GAP
 
     def _refresh_row(self, index: int) -> None:
         y = index - self.scroll_offset.y + 1
@@ -353,6 +455,7 @@ class JobTable(ScrollView, can_focus=True):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
+        self._base = None
         self._strips.clear()
         self._cell_cache.clear()
         self._header = None
@@ -397,3 +500,24 @@ class JobTable(ScrollView, can_focus=True):
             self.move_cursor(row=index)
             if again or event.chain > 1:
                 self.action_select()
+
+
+def _resolved(row: Row, now: float) -> tuple[Text, ...]:
+    """The row's cells as shown at ``now``."""
+    return tuple(c.at(now) if isinstance(c, Timed) else c for c in row.cells)
+
+
+def _signature(cells: tuple[Text, ...], before: tuple[Text, ...] | None,
+               old: tuple | None) -> tuple:
+    """What decides how each cell looks. A cell that is the same ``Text`` as in the cells
+    it replaces (``before``, whose signature is ``old``) keeps its part: rows are made of
+    cells that stay the same objects while their record does, and ``Timed`` cells give the
+    same ``Text`` for the same time."""
+    if before is None or old is None or len(before) != len(cells):
+        return tuple(_cell_signature(c) for c in cells)
+    return tuple(part if c is was else _cell_signature(c)
+                 for c, was, part in zip(cells, before, old))
+
+
+def _cell_signature(c: Text) -> tuple:
+    return (c.plain, str(c.style), len(c.spans), c.cell_len)

@@ -83,7 +83,7 @@ async def test_lease_countdown_ticks_between_refreshes_without_reading(db, clock
         await start(app, pilot)
         read_at = app.snapshot.read_at
         clock.advance(4)
-        app._tick()
+        app._beat()
         await pilot.pause()
         assert [r[6] for r in rows(app)][:2] == ["✗ EXPIRED 0:46 ago", "✗ EXPIRED 0:01 ago"]
         assert app.snapshot.read_at == read_at

@@ -26,7 +26,7 @@ async def test_paused_countdowns_stop_at_the_datas_time_and_raise_no_new_alarm(d
         assert [r[6] for r in rows(app)][:2] == ["✗ EXPIRED 0:42 ago", "! 0:03"]
         await pilot.press("p")
         clock.advance(10)
-        app._tick()
+        app._beat()
         await pilot.pause()
         # The second lease would have run out 7 s ago by the clock: the data cannot say so.
         assert [r[6] for r in rows(app)][:2] == ["✗ EXPIRED 0:42 ago", "! 0:03"]
@@ -150,6 +150,23 @@ async def test_the_headline_rate_tracks_the_last_seconds_and_falls_to_zero_when_
         assert "0.0/s ok" in header(app)
 
 
+def test_the_rate_counts_the_second_under_way_for_what_it_is_and_tracks_within_two_seconds():
+    from jobq_core import Throughput
+    from jobq_tui.source import rates
+
+    def seconds(*counts, last=T0):  # one-second buckets, the last one the second ``last``
+        n = len(counts)
+        return Throughput(last - n + 1, 1.0, counts, (0,) * n, (0,) * n)
+
+    # 500 a second, half of T0's second gone (250 so far): 500/s, not 437.5 as if the
+    # second under way were a whole one, nor the 500/s of the last full seconds by luck
+    assert rates(seconds(500, 500, 500, 500, 500, 250), T0 + 0.5) == (500.0, 0.0)
+    assert rates(seconds(0, 0, 0, 0, 0, 250), T0 + 0.5)[0] == 100.0  # a drain starting
+    # ... seen at its whole rate two seconds in, and at zero two seconds after it ends
+    assert rates(seconds(0, 0, 0, 0, 500, 500, last=T0 + 1), T0 + 2.0)[0] == 500.0
+    assert rates(seconds(500, 500, 500, 500, 0, 0, last=T0 + 1), T0 + 2.0)[0] == 0.0
+
+
 async def test_X_in_the_workers_view_forgets_the_lost_workers_after_confirmation(db, clock):
     from jobq_tui.screens import ConfirmScreen
 
@@ -235,3 +252,113 @@ async def test_a_costly_read_slows_the_refresh_to_keep_the_monitor_light_and_say
         assert app.effective_interval == 5.0  # 0.1 s of CPU is 2 % of a core every 5 s
         assert "● live 5s" in header(app)
         assert "frozen" not in header(app)
+
+
+async def test_while_no_fresh_read_comes_countdowns_freeze_at_the_datas_time(db, clock):
+    """A read that hangs (a stalled disk, a network link gone quiet) is not an error: the
+    data just grows old. Past the stale time the screen stops at the data's time too."""
+    import threading
+
+    app = make_app(db, clock, interval=1.0)
+    released = threading.Event()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        real = app.source.poll
+
+        def hangs(*a, **k):
+            released.wait(30)
+            return real(*a, **k)
+
+        app.source.poll = hangs
+        try:
+            app.request_poll(force=True)
+            clock.advance(3)  # within the stale time: live, judged now
+            app.render_all()
+            assert "frozen" not in header(app)
+            assert [r[6] for r in rows(app)][:2] == ["✗ EXPIRED 0:45 ago", "✗ EXPIRED 0:00 ago"]
+            clock.advance(27)  # 30 s without a fresh read
+            app.render_all()
+            text = header(app)
+            assert "30s ago · frozen" in text and "● live" in text
+            assert [r[6] for r in rows(app)][:2] == ["✗ EXPIRED 0:42 ago", "! 0:03"]
+            assert "! 1 expired lease" in text and "! 2 expired" not in text
+        finally:
+            released.set()
+        await settle(pilot)
+        assert "frozen" not in header(app)
+
+
+async def test_lost_workers_are_forgotten_after_five_minutes_deregistered_ones_at_once(
+        tmp_path):
+    from jobq_core.types import FORGET_AFTER
+
+    clock = FakeClock(T0)
+    path = tmp_path / "jobs.db"
+    with Queue(path, clock=clock) as q:
+        q.register_worker("w-dead", host="h", pid=1, queues=None, concurrency=1,
+                          beat_interval=10.0, lease=30.0)
+        q.register_worker("w-leaving", host="h", pid=2, queues=None, concurrency=1,
+                          beat_interval=10.0, lease=30.0)
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("3")
+        await settle(pilot)
+        assert [r[0] for r in rows(app)] == ["w-dead", "w-leaving"]
+        with Queue(path, clock=clock) as q:
+            q.deregister_worker("w-leaving")  # a worker that stops says so: gone at once
+        app.request_poll()
+        await settle(pilot)
+        assert [r[0] for r in rows(app)] == ["w-dead"]
+        clock.advance(FORGET_AFTER - 1)  # lost, still listed (and warned about)
+        app.request_poll(force=True)
+        await settle(pilot)
+        assert rows(app)[0][:3] == ["w-dead", "h:1", "✗ lost"]
+        assert "! 1 lost worker" in header(app)
+        clock.advance(2)  # five minutes without a beat: forgotten
+        app.request_poll(force=True)
+        await settle(pilot)
+        assert rows(app) == [] and "lost worker" not in header(app)
+
+
+async def test_try_shows_the_limit_that_applies_the_tasks_when_it_is_lower(tmp_path):
+    """A job enqueued with 20 attempts, of a task that allows 3: a worker claims it with
+    its tasks' limits (as ``Worker`` does), and every view and the detail show n/3."""
+    from jobq_tui.screens import DetailScreen
+
+    clock = FakeClock(T0)
+    path = tmp_path / "jobs.db"
+    limits = {"invoice.sync": 3}
+    with Queue(path, clock=clock, max_attempts=20) as q:
+        q.enqueue("invoice.sync", {"n": 1})
+        for _ in range(2):
+            [job] = q.claim_many("w", 1, attempt_limits=limits)
+            q.fail(job.id, job.token, "RuntimeError: HTTP 502", retry_in=0)
+        [running] = q.claim_many("w", 1, attempt_limits=limits)
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert rows(app)[0][4] == "3/3"  # Running
+        await pilot.press("6")
+        await settle(pilot)
+        assert rows(app)[0][4] == "3/3"  # All
+        with Queue(path, clock=clock) as q:
+            q.fail(running.id, running.token, "RuntimeError: HTTP 502")
+        app.request_poll(force=True)
+        await pilot.press("5", "d")
+        await settle(pilot)
+        assert rows(app)[0][3] == "3/3"  # Dead: it died at its task's limit
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, DetailScreen)
+        assert "attempts  3/3" in str(app.screen.query_one("#detail-body").render())
+    with Queue(path, clock=clock, max_attempts=20) as q:
+        q.enqueue("invoice.sync", {"n": 2})
+        [job] = q.claim_many("w", 1, attempt_limits=limits)
+        q.fail(job.id, job.token, "RuntimeError: HTTP 502", retry_in=60)
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        assert [r[3] for r in rows(app)] == ["1/3"]  # Retries

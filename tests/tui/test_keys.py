@@ -258,3 +258,92 @@ async def test_a_dead_groups_jobs_say_which_group_in_the_status_line(db, clock):
         line = status(app)
         assert line.startswith("5 rows  group build_report: RuntimeError:")
         assert "INV-#" in line and "esc: all" in line
+
+
+async def test_every_key_typed_after_slash_is_filter_text_never_a_command(db, clock):
+    from jobq_tui.screens import ConfirmScreen, HelpScreen
+
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("5")
+        await settle(pilot)
+        # each of these is a command outside the box: quit, pause, views, retry, cancel,
+        # forget, pause queue, sort, group, help, a second slash, mark (space)
+        await burst(pilot, *"/qp16RAKXPsSd?/ x")
+        assert app.is_running and app.live and app.view == "dead" and app.grouped
+        assert not isinstance(app.screen, (ConfirmScreen, HelpScreen))
+        assert app.query_one("#filter").value == "qp16RAKXPsSd?/ x"
+        assert app.focused.id == "filter"
+
+
+async def test_pgup_and_pgdn_scroll_the_help_a_page(db, clock):
+    from jobq_tui.screens import HelpScreen
+
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 12)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        scroll = app.screen.query_one("#help")
+        page = scroll.scrollable_content_region.height
+        assert scroll.max_scroll_y > page > 1
+        await pilot.press("pagedown")
+        assert scroll.scroll_offset.y == page
+        await pilot.press("pagedown", "pagedown", "pagedown")
+        assert scroll.scroll_offset.y == scroll.max_scroll_y
+        await pilot.press("pageup", "pageup", "pageup", "pageup")
+        assert scroll.scroll_offset.y == 0
+
+
+async def test_the_dead_views_status_line_shows_its_filter(db, clock):
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("5")
+        await burst(pilot, *"/kind:build", "enter")
+        line = status(app)
+        assert "filter kind:build" in line and "grouped by error" in line
+        await pilot.press("d")
+        await settle(pilot)
+        assert "filter kind:build" in status(app) and "one row per job" in status(app)
+
+
+async def test_free_words_in_the_dead_view_search_every_dead_job_not_the_groups_loaded(
+        tmp_path):
+    from jobq_core.testing import FakeClock
+    from jobq_tui.screens import ConfirmScreen
+
+    clock = FakeClock(1_767_225_600.0)
+    path = tmp_path / "jobs.db"
+    with Queue(path, clock=clock, max_attempts=1) as q:
+        # 205 groups of two jobs: the 200 largest groups are loaded, the one below is not
+        for i in range(205):
+            for _ in range(2):
+                q.enqueue(f"kind{i:03}")
+                job = q.claim("w")
+                q.fail(job.id, job.token, "RuntimeError: upstream timed out")
+        q.enqueue("csv.import", queue="imports")
+        job = q.claim("w-night")
+        q.fail(job.id, job.token, "ValueError: bad row 17 in customers.csv")
+    app = make_app(path, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("5")
+        await settle(pilot)
+        assert "csv.import" not in {r[1] for r in rows(app)}
+        await burst(pilot, *"/customers.csv", "enter")
+        assert [r[1] for r in rows(app)] == ["csv.import"]
+        await burst(pilot, "escape")
+        await burst(pilot, *"/w-night", "enter")  # the worker it died under: any field
+        assert [r[1] for r in rows(app)] == ["csv.import"]
+        await burst(pilot, "escape")
+        await burst(pilot, *"/upstream w", "enter")  # 410 jobs, 205 groups: 200 of them shown
+        assert len(rows(app)) == 200 and rows(app)[0][0] == "2"
+        await burst(pilot, "escape")
+        await burst(pilot, *"/upstream kind204", "enter")  # a group, and R on it: its jobs
+        await burst(pilot, "R")
+        assert isinstance(app.screen, ConfirmScreen)
+        assert str(app.screen.message).startswith("Retry 2 dead jobs?")
+        assert "words: upstream kind204" in str(app.screen.message)

@@ -7,7 +7,8 @@ from jobq_tui.screens import ConfirmScreen
 
 
 def rows(app):
-    return [[c.plain for c in r.cells] for r in app.table()._rows]
+    t = app.table()
+    return [[c.plain for c in t.get_row_at(i)] for i in range(t.row_count)]
 
 
 def header(app) -> str:
@@ -78,7 +79,7 @@ async def test_schedules_count_down_to_their_next_tick_without_reading_again(db,
         assert by_kind["refresh_rates"][2] == "every 300s"
         assert by_kind["refresh_rates"][4] == "5:00"  # the clock stands on a 300 s tick
         clock.advance(61)
-        app._tick()
+        app._beat()
         await settle(pilot)
         by_kind = {r[0]: r for r in rows(app)}
         assert by_kind["refresh_rates"][4] == "3:59"

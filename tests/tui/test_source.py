@@ -196,7 +196,7 @@ def test_a_database_in_a_read_only_directory_is_shown_as_a_frozen_copy(tmp_path)
     assert result.stdout.strip() == "True ['visible']"
 
 
-def test_the_sparklines_read_again_only_the_buckets_that_can_still_change(tmp_path):
+def test_the_sparklines_and_rates_count_again_only_the_seconds_that_can_still_change(tmp_path):
     from jobq_core.testing import FakeClock
 
     clock = FakeClock(1_767_225_600.0)
@@ -204,6 +204,14 @@ def test_the_sparklines_read_again_only_the_buckets_that_can_still_change(tmp_pa
     with Queue(path, clock=clock) as q:
         q.enqueue("k")
     s = opened(path, clock, read_only=True)
+    spans = []
+    real = s._queue.throughput
+
+    def counted(*, span, bucket):
+        spans.append(span)
+        return real(span=span, bucket=bucket)
+
+    s._queue.throughput = counted
     try:
         with Queue(path, clock=clock) as q:
             for step in range(80):  # 400 s: past the 300 s the sparklines span
@@ -214,5 +222,8 @@ def test_the_sparklines_read_again_only_the_buckets_that_can_still_change(tmp_pa
                     q.complete(job.id, job.token)
                 snap = s.poll("running", Filter(), force=True)
                 assert snap.throughput == q.throughput(span=300, bucket=10), step
+                assert snap.recent == q.throughput(span=6, bucket=1), step
     finally:
         s.close()
+    # The first read counts 300 s; each later one the seconds since the last, and two more.
+    assert spans[0] == 300 and max(spans[1:]) <= 7 + 2

@@ -1,12 +1,14 @@
 """The views' contract (columns and rows agree, at both widths, in both Dead layouts) and
 the shared formatting they draw with (``jobq_core.display``, worker states)."""
 import pytest
+from rich.text import Text
 
 from jobq_core import Job, JobStatus, WorkerInfo, WorkerState
 from jobq_core.display import countdown, duration, job_state, timestamp
 from jobq_tui.filters import Filter
 from jobq_tui.source import Source
 from jobq_tui.views import VIEWS
+from jobq_tui.views.cells import Timed
 
 
 @pytest.mark.parametrize("name", list(VIEWS))
@@ -22,11 +24,34 @@ def test_every_row_has_one_cell_and_one_sort_value_per_column(db, clock, name, g
         source.close()
     columns = v.columns(grouped, wide)
     assert len({c.key for c in columns}) == len(columns)
-    rows = v.rows(snap, clock.now(), wide=wide, beat=10.0)
+    rows = v.rows(snap, wide=wide, beat=10.0)
     assert rows, "the fixture has rows for every view"
     assert len({r.key for r in rows}) == len(rows)
     for row in rows:
         assert len(row.cells) == len(row.sort) == len(columns)
+        for cell in row.cells:
+            assert isinstance(cell.at(clock.now()) if isinstance(cell, Timed) else cell, Text)
+
+
+def test_rows_do_not_move_with_the_clock_their_timed_cells_do(db, clock):
+    """A second later (or after a re-read that changed nothing) a view hands the table the
+    same row objects, which it skips; only the Timed cells it draws show the new time."""
+    source = Source(db, clock=clock, read_only=True)
+    source.open()
+    try:
+        snap = source.poll("running", Filter())
+        first = VIEWS["running"].rows(snap, wide=False, beat=10.0)
+        clock.advance(1)
+        again = source.poll("running", Filter(), force=True)  # read again: equal records
+        second = VIEWS["running"].rows(again, wide=False, beat=10.0)
+    finally:
+        source.close()
+    assert again.running is not snap.running
+    assert all(a is b for a, b in zip(first, second)) and len(first) == len(second)
+    runtime = [c.label for c in VIEWS["running"].columns(False, False)].index("RUNTIME")
+    cell = first[0].cells[runtime]
+    assert isinstance(cell, Timed)
+    assert cell.at(clock.now()).plain != cell.at(clock.now() - 1).plain
 
 
 def test_views_without_rows_of_their_own_read_nothing(db, clock):
@@ -58,6 +83,21 @@ def test_countdowns_read_like_a_clock():
 ])
 def test_a_worker_is_late_after_one_missed_beat_and_lost_after_two(silent, state):
     w = WorkerInfo("w", "h", 1, None, 1, started_at=0.0, last_seen=100.0)
+    assert w.state(100.0 + silent, beat=10.0) is state
+
+
+@pytest.mark.parametrize("beat_interval,lease,silent,state", [
+    (2.0, 6.0, 3.1, WorkerState.LATE),  # its own 2 s beat, not the assumed 10 s
+    (2.0, 6.0, 5.1, WorkerState.LOST),
+    (None, 6.0, 3.1, WorkerState.LATE),  # no beat recorded: a third of its lease
+    (None, 6.0, 5.1, WorkerState.LOST),
+    (10.0, 12.0, 12.1, WorkerState.LOST),  # past its lease: its jobs' leases have run out
+    (10.0, 12.0, 11.9, WorkerState.OK),
+])
+def test_a_worker_is_judged_by_the_beat_and_lease_it_recorded_not_the_assumed_beat(
+        beat_interval, lease, silent, state):
+    w = WorkerInfo("w", "h", 1, None, 1, started_at=0.0, last_seen=100.0,
+                   beat_interval=beat_interval, lease=lease)
     assert w.state(100.0 + silent, beat=10.0) is state
 
 
