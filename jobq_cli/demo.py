@@ -24,16 +24,16 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.live import Live
-from rich.table import Table
 from rich.text import Text
 
 from jobq_core import FORGET_AFTER, Queue
 
-from . import render
+from . import render, tables
 from .common import Duration, friendly, usage
 from .demo_tasks import job_mix
+from .tables import NEVER_DROPPED, Col
 
 DEMO_DB = "jobq-demo.db"
 QUIET_DURATION = 12.0  # seconds, when there is no terminal to press Ctrl-C in
@@ -266,12 +266,21 @@ def _run_stats(run: _DemoRun, q: Queue):
     return q.stats(window=max(1.0, time.time() - run.started_at))
 
 
+DEMO_COLS = (
+    Col("PID", NEVER_DROPPED, fixed=True, justify="right"),
+    Col("ID", NEVER_DROPPED, fixed=True, justify="right"),
+    Col("KIND", 80, least=12, want=24, shrink=1),
+    Col("TRY", 60, fixed=True, justify="right"),
+    Col("FOR", 70, fixed=True, justify="right"),
+)
+
+
 class _DemoView:
     def __init__(self, run: _DemoRun):
         self.run = run
         self.queue = Queue(run.db, create=False)
 
-    def __rich__(self) -> Group:
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         q, run = self.queue, self.run
         s = _run_stats(run, q)
         pid_of = {w.id: w.pid for w in q.workers()}
@@ -281,19 +290,17 @@ class _DemoView:
             (str(s.running), "yellow"), "  ", ("retrying ", "bold"), str(s.retrying), "  ",
             ("scheduled ", "bold"), str(s.scheduled), "  ", ("dead ", "bold"), (str(s.dead), "red"),
             f"   · this run: {s.succeeded_recent} succeeded, {s.dead_recent} dead · up {up}")
-        table = Table(box=None, padding=(0, 2), show_edge=False)
-        for col in ("PID", "ID", "KIND", "TRY", "FOR"):
-            table.add_column(col, no_wrap=True)
         now = q.clock.now()
-        for job in q.list("running", limit=16, payloads=False):
-            table.add_row(str(pid_of.get(job.worker or "", "?")), str(job.id),
-                          render.cell(job.kind, limit=30), f"{job.attempts}/{job.max_attempts}",
-                          render.span(now - (job.started_at or now)))
+        rows = [[str(pid_of.get(job.worker or "", "?")), str(job.id),
+                 render.cell(job.kind, limit=30), f"{job.attempts}/{job.max_attempts}",
+                 render.span(now - (job.started_at or now))]
+                for job in q.list("running", limit=16, payloads=False)]
+        table = tables.table(DEMO_COLS, rows, options.max_width)
         gone = run.gone()
         parts = [head, table]
         if gone:
             parts.append(Text("ended: " + ", ".join(gone), style="yellow"))
-        return Group(*parts)
+        yield from parts
 
 
 def _summary(run: _DemoRun, out: Console, db: str, watch: str) -> None:

@@ -13,15 +13,15 @@ import time
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.live import Live
-from rich.table import Table
 from rich.text import Text
 
 from jobq_core import Registry, Worker
 
-from . import metrics, render
+from . import metrics, render, tables
 from .common import DEFAULT_DB, DbOption, Duration, fail, friendly, open_queue, usage
+from .tables import NEVER_DROPPED, Col
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -169,37 +169,47 @@ def _run_live(worker: Worker, level: str, db: str, burst: bool, server) -> None:
         worker.run(burst=burst)
 
 
+RUNNING_COLS = (
+    Col("ID", NEVER_DROPPED, fixed=True, justify="right"),
+    Col("KIND", 80, least=12, want=24, shrink=1),
+    Col("TRY", 60, fixed=True, justify="right"),
+    Col("FOR", 70, fixed=True, justify="right"),
+    Col("PID", 50, fixed=True, justify="right"),
+    Col("STATE", 30, fixed=True),
+)
+
+
 class LiveView:
-    """The worker's running jobs, redrawn by ``rich.live.Live``."""
+    """The worker's running jobs, redrawn by ``rich.live.Live``, fitted to the terminal as
+    ``jobq list`` is (``tables``): ids whole, the least useful columns dropped first."""
 
     def __init__(self, worker: Worker, db: str):
         self.worker = worker
         self.db = db
         self.started = time.monotonic()
 
-    def __rich__(self) -> Group:
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         w = self.worker
         running = w.running_jobs()
         counts = "  ".join(f"{k} {v}" for k, v in w.counts.items() if v or k == "succeeded")
         state = "stopping" if w.stopping else "running"
-        head = Text.assemble(
-            ("jobq worker ", "bold"), render.cell(w.id, limit=40), f" · {state} · ",
-            render.cell(self.db, limit=40), f" · {w.pool} pool",
-            f" · {len(running)}/{w.concurrency} busy · up {render.span(time.monotonic() - self.started)}"
-            f" · {counts}")
+        # Two lines that Rich wraps at a space when the terminal is narrower still.
+        yield Text.assemble(("jobq worker ", "bold"), render.cell(w.id, limit=40),
+                            f" · {state} · ", render.cell(self.db, limit=40))
+        yield Text(f"{w.pool} pool · {len(running)}/{w.concurrency} busy · "
+                   f"up {render.span(time.monotonic() - self.started)} · {counts}")
         children = w.children()
+        if children:
+            yield Text("children: " + "  ".join(
+                f"{pid} {state}" for pid, state, _ in sorted(children)[:16]))
         child_of = {job_id: pid for pid, _, job_id in children if job_id is not None}
-        table = Table(box=None, padding=(0, 2), show_edge=False)
-        columns = ("ID", "KIND", "TRY", "FOR", "STATE") + (("PID",) if children else ())
-        for col in columns:
-            table.add_column(col, no_wrap=True, overflow="ellipsis")
-        for job, took, ctx in running[:20]:
-            row = [str(job.id), render.cell(job.kind, limit=30), str(job.attempts),
-                   render.span(took), "cancelling" if ctx.cancelled.is_set() else ""]
-            table.add_row(*row, *([str(child_of.get(job.id, "-"))] if children else []))
+        rows = [[str(job.id), render.cell(job.kind, limit=60),
+                 f"{job.attempts}/{job.max_attempts}", render.span(took),
+                 str(child_of.get(job.id, "")), "cancelling" if ctx.cancelled.is_set() else ""]
+                for job, took, ctx in running[:20]]
         if len(running) > 20:
-            table.add_row("…", f"{len(running) - 20} more", *[""] * (len(columns) - 2))
-        if not children:
-            return Group(head, table)
-        states = "  ".join(f"{pid} {state}" for pid, state, _ in sorted(children)[:16])
-        return Group(head, Text(f"children: {states}"), table)
+            rows.append(["…", f"{len(running) - 20} more", "", "", "", ""])
+        if rows:
+            yield tables.table(RUNNING_COLS, rows, options.max_width)
+        else:
+            yield Text("no job running", style="dim")

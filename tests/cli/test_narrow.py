@@ -239,3 +239,38 @@ def test_prune_keeps_dead_jobs_unless_asked_and_says_what_it_deleted(app_dir, db
         assert [j.kind for j in q.list("dead")] == ["bad"]
     assert jobq(app_dir, "prune", "--older-than", "0", "--dead", "--db", db).stdout == (
         "deleted 1 job(s) finished over 0s ago (0 succeeded, 1 dead, 0 cancelled)\n")
+
+
+LIVE_APP = '''
+import time
+from jobq_core import Registry
+registry = Registry()
+
+@registry.task("billing.invoice.send_payment_reminder_to_the_customer")
+def remind(payload):
+    time.sleep(1.5)
+'''
+
+
+@pytest.mark.parametrize("columns", [80, 44])  # 44: a tmux pane split in two
+def test_the_workers_live_view_keeps_ids_whole_and_drops_columns_first(app_dir, db, columns):
+    """``jobq run`` on a terminal draws its running jobs fitted as ``jobq list`` is: every
+    id whole and every drawn line within the terminal (a wider one would wrap, and each
+    redraw would leave part of it behind)."""
+    (app_dir / "liveapp.py").write_text(LIVE_APP)
+    with Queue(db) as q:
+        for _ in range(3):
+            q.enqueue("billing.invoice.send_payment_reminder_to_the_customer", {})
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE jobq_jobs SET id = id + ?", (BIG_ID,))
+    conn.commit()
+    conn.close()
+    r = jobq_tty(app_dir, "run", "--app", "liveapp", "--burst", "--concurrency", "3",
+                 "--db", db, columns=columns)
+    assert r.returncode == 0 and r.styled, r.stdout
+    live = re.sub(r"\x1b\[[0-9;]*m", "", r.raw)
+    drawn = re.split(r"\r|\n|\x1b\[\d*[ABGKJ]|\x1b\[\?25[lh]", live)
+    assert max(len(segment) for segment in drawn) <= columns, drawn
+    rows = [s.split() for s in drawn if len(s.split()) >= 3 and s.split()[0].isdigit()]
+    assert {int(r[0]) for r in rows} == {BIG_ID + 1, BIG_ID + 2, BIG_ID + 3}, drawn
+    assert all(r[1].startswith("billing.inv") and r[2] == "1/20" for r in rows), rows
