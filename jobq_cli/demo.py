@@ -84,8 +84,9 @@ def demo(
         pids = [str(p.pid) for p in run.procs]
         out.print(Text.assemble(
             "Try it: ", (f"kill -9 {pids[0]}", "bold yellow"),
-            f" — in the monitor its jobs' leases run out (✗ EXPIRED after at most "
-            f"{LEASE:g}s), the worker turns ◐ late, then ✗ lost, and "
+            " — in the monitor the worker turns ◐ late, then ✗ lost (its jobs' rows say"
+            f" so), its jobs' leases run out (✗ EXPIRED within {LEASE:g}s of its last beat),"
+            " and "
             + ("another worker takes its jobs." if len(pids) > 1 else
                "its jobs wait for a worker: the header says ! no live worker.")
             + f" After {FORGET_AFTER / 60:g} minutes without a beat it is forgotten."))
@@ -289,7 +290,7 @@ class _DemoView:
             ("pending ", "bold"), (str(s.pending), "cyan"), "  ", ("running ", "bold"),
             (str(s.running), "yellow"), "  ", ("retrying ", "bold"), str(s.retrying), "  ",
             ("scheduled ", "bold"), str(s.scheduled), "  ", ("dead ", "bold"), (str(s.dead), "red"),
-            f"   · this run: {s.succeeded_recent} succeeded, {s.dead_recent} dead · up {up}")
+            f"\nthis run: {s.succeeded_recent} succeeded, {s.dead_recent} dead · up {up}")
         now = q.clock.now()
         rows = [[str(pid_of.get(job.worker or "", "?")), str(job.id),
                  render.cell(job.kind, limit=30), f"{job.attempts}/{job.max_attempts}",
