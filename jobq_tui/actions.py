@@ -22,6 +22,15 @@ from .views import VIEWS
 from .views.cells import literal
 
 
+ELSEWHERE = {
+    "R": "R retries the selected dead job: open the Dead view (5) or All (6)",
+    "A": "A retries every dead job the filter selects: open the Dead view (5) or All (6)",
+    "K": "K cancels the selected job: open Running (1), Retries (4) or All (6)",
+    "X": "X forgets lost workers: open the Workers view (3)",
+    "P": "P pauses or resumes the selected queue: open the Queues view (2)",
+}
+
+
 class WriteActions:
     """Needs from its host app: ``source``, ``filter``, ``view``, ``snapshot``, ``clock``,
     ``beat``, ``table()``, ``say()``, ``request_poll()``, ``push_screen()`` and
@@ -42,6 +51,13 @@ class WriteActions:
     def _marked_ids(self) -> list[int]:
         return [r.job_id for r in self.table().marked_rows() if r.job_id is not None]
 
+    def action_elsewhere(self, key: str) -> None:
+        """An action key pressed in a view it does not act in: say where it does."""
+        self.say(ELSEWHERE[key])
+
+    def action_take_back(self) -> None:
+        self.action_retry()
+
     def action_retry(self) -> None:
         marked = self._marked_ids()
         if marked:
@@ -55,7 +71,7 @@ class WriteActions:
             self._confirm_take_back(row.job_id)
             return
         if not VIEWS[self.view].retries or row is None:
-            self.say("R retries the selected dead job: open the Dead view (5)")
+            self.say(ELSEWHERE["R"])
             return
         if row.group is not None:
             self._confirm_retry_matching(group_filter(row.group, self.filter.words),
@@ -141,7 +157,7 @@ class WriteActions:
     def action_forget_lost(self) -> None:
         """Workers view: drop lost workers from the registry (``X``)."""
         if not VIEWS[self.view].forgets:
-            self.say("X forgets lost workers: open the Workers view (3)")
+            self.say(ELSEWHERE["X"])
             return
         snap, now = self.snapshot, self.clock.now()
         lost = [w for w in (snap.workers if snap else ())
@@ -167,7 +183,7 @@ class WriteActions:
     def action_pause_queue(self) -> None:
         row = self.table().current_row()
         if not VIEWS[self.view].pauses or row is None or row.queue is None:
-            self.say("P pauses or resumes the selected queue: open the Queues view (2)")
+            self.say(ELSEWHERE["P"])
             return
         name = row.queue
         stats = self.snapshot.stats.queues.get(name) if self.snapshot else None

@@ -53,8 +53,14 @@ from .widgets.header import HeaderState, StatusHeader, TextLine, stale_after
 from .widgets.tables import JobTable
 
 _MAIN_VIEW_ACTIONS = frozenset({"filter", "clear_filter", "pause", "refresh", "sort",
-                                "sort_reverse", "group", "retry", "retry_all", "cancel_job",
-                                "mark", "view", "forget_lost", "pause_queue"})
+                                "sort_reverse", "group", "retry", "take_back", "retry_all",
+                                "cancel_job", "mark", "view", "forget_lost", "pause_queue",
+                                "elsewhere"})
+_WRITE_ACTIONS = frozenset({"retry", "take_back", "retry_all", "cancel_job", "mark",
+                            "forget_lost", "pause_queue", "elsewhere"})
+# The view flag that an action key needs (``View``): without it, the key is not offered.
+_VIEW_ACTIONS = {"retry": "retries", "take_back": "takes_back", "retry_all": "retries",
+                 "cancel_job": "cancels", "forget_lost": "forgets", "pause_queue": "pauses"}
 WIDE = 120  # columns from which the rich layout (more columns, longer sparklines) is used
 READ_SHARE = 0.02  # at most this share of a core goes to reading the database
 MIN_SIZE = (50, 12)  # below this: "terminal too small"
@@ -79,11 +85,15 @@ class MonitorApp(WriteActions, App):
         Binding("S", "sort_reverse", "reverse", show=False),
         Binding("d", "group", "group", show=False),
         Binding("space", "mark", "mark", show=False),
+        # The action keys show in the footer only in the views they act in (so the
+        # footer fits 80 columns); elsewhere the key says which view it acts in.
         Binding("R", "retry", "retry"),
+        Binding("R", "take_back", "take back"),
         Binding("A", "retry_all", "retry all"),
         Binding("K", "cancel_job", "cancel"),
-        Binding("X", "forget_lost", "forget lost", show=False),
+        Binding("X", "forget_lost", "forget lost"),
         Binding("P", "pause_queue", "pause queue"),
+        *[Binding(key, f"elsewhere('{key}')", show=False) for key in "RAKXP"],
         Binding("q", "quit", "quit"),
         *[Binding(str(i + 1), f"view('{name}')", v.title, show=False)
           for i, (name, v) in enumerate(VIEWS.items())],
@@ -567,11 +577,10 @@ class MonitorApp(WriteActions, App):
     # -- actions --------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if (action in ("retry", "retry_all", "cancel_job", "mark", "forget_lost", "pause_queue")
-                and self.source.read_only):
+        if action in _WRITE_ACTIONS and self.source.read_only:
             return False  # hidden, not greyed out: a read-only monitor has no such keys
-        if action == "pause_queue" and not self.shown.pauses:
-            return False  # only where a queue can be selected
+        if action in _VIEW_ACTIONS and not getattr(self.shown, _VIEW_ACTIONS[action]):
+            return False  # not offered here: the key's next binding says where it acts
         if action == "pause" and isinstance(self.screen, DetailScreen):
             return True  # the detail screen is live too
         if action == "filter" and self._main.has_class("-filtering"):

@@ -18,6 +18,7 @@ COLUMNS = (Column("id", "ID"), Column("status", "STATUS"),
 class AllJobs(View):
     name, title = "all", "All"
     retries = True
+    cancels = True
 
     def read(self, q, filt, grouped):
         return tuple(q.list(filt.status, **narrow(filt)))

@@ -65,6 +65,7 @@ class View:
     groups = False  # ``d`` switches between rows grouped by error and one row per job
     retries = False  # ``R`` retries the selected row's job (or group)
     takes_back = False  # ``R`` takes the selected running job back (``retry --force``)
+    cancels = False  # ``K`` cancels the selected (pending or running) job
     forgets = False  # ``X`` forgets the lost workers
     pauses = False  # ``P`` pauses or resumes the selected row's queue
     regroup_every = 0.0  # seconds: grouped rows are read again at most this often

@@ -18,6 +18,7 @@ COLUMNS = (Column("id", "ID"), Column("kind", "KIND", shrink=3, least=10, want=1
 
 class Retries(View):
     name, title = "retries", "Retries"
+    cancels = True
 
     def read(self, q, filt, grouped):
         return tuple(q.list("retrying", **narrow(filt)))

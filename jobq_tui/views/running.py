@@ -25,6 +25,7 @@ COLUMNS = (
 
 class Running(View):
     takes_back = True
+    cancels = True
     name, title = "running", "Running"
     own_rows = False
 

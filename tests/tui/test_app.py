@@ -1,6 +1,7 @@
 """Pilot tests: every view, key and action against the fixture database at a fixed clock."""
 import pytest
 from textual.geometry import Region
+from textual.widgets import Footer
 
 from conftest import focus_lands, make_app, settle
 from jobq_core import Queue
@@ -256,6 +257,7 @@ async def test_A_refuses_filter_terms_it_cannot_honour(db, clock):
     app = make_app(db, clock)
     async with app.run_test(size=(80, 24)) as pilot:
         await start(app, pilot)
+        await pilot.press("5")
         await type_filter(pilot, "worker:w1")
         await pilot.press("A")
         await settle(pilot)
@@ -438,3 +440,29 @@ async def test_clicking_a_column_header_sorts_by_it_and_a_tab_switches_view(db, 
         await pilot.click("#tabs Tab#--content-tab-workers")
         await settle(pilot)
         assert app.view == "workers"
+
+
+async def test_the_footer_offers_each_action_key_only_in_the_views_it_acts_in(db, clock):
+    """So it fits 80 columns; a key pressed elsewhere says where it acts."""
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await start(app, pilot)
+        offered = {}
+        for view in "1234567":
+            await pilot.press(view)
+            await settle(pilot)
+            offered[view] = {b.binding.key: b.binding.description
+                             for b in app.active_bindings.values()
+                             if b.enabled and b.binding.show and b.binding.key in "RAKXP"}
+        assert offered == {"1": {"R": "take back", "K": "cancel"}, "2": {"P": "pause queue"},
+                           "3": {"X": "forget lost"}, "4": {"K": "cancel"},
+                           "5": {"R": "retry", "A": "retry all"},
+                           "6": {"R": "retry", "A": "retry all", "K": "cancel"}, "7": {}}
+        footer = app.screen.query_one(Footer)
+        for view in "1234567":
+            await pilot.press(view)
+            await settle(pilot)
+            assert footer.size.width == 80 and footer.virtual_size.width <= 80
+        await pilot.press("7", "K")
+        assert "open Running (1), Retries (4) or All (6)" in str(app.query_one("#status").render())
+        assert not isinstance(app.screen, ConfirmScreen)
