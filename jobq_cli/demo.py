@@ -74,7 +74,7 @@ def demo(
     out.print(Text.assemble(("jobq demo", "bold"), f": {workers} worker process"
                             f"{'es' if workers != 1 else ''} × "
                             f"{concurrency} slots on ", (str(db), "cyan"),
-                            f", lease {LEASE:g}s, new jobs every second."))
+                            f", lease {LEASE:g}s, new jobs every second, a periodic one every 10s."))
     out.print(Text.assemble("Watch it live in another terminal: ", (watch, "bold green")))
     try:
         run.start()

@@ -76,6 +76,19 @@ def expire_sessions(payload: dict) -> dict:
     return {"expired": random.randint(0, 40)}
 
 
+@registry.task("cache.refresh")
+def refresh_cache(payload: dict) -> dict:
+    time.sleep(0.1)
+    return {"refreshed": payload.get("cache")}
+
+
+# Periodic jobs (the monitor's Schedules view): every worker takes part, each tick is
+# enqueued once.
+registry.periodic("cache.refresh", every=10, payload={"cache": "prices"})
+registry.periodic("report.build", cron="0 6 * * *", queue="reports",
+                  payload={"name": "daily-sales"})
+
+
 def job_mix(n: int, rng: random.Random) -> list[dict[str, Any]]:
     """``n`` jobs in a realistic mix of kinds, queues, priorities and delays."""
     makers = [
