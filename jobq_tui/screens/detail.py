@@ -164,16 +164,27 @@ def detail_text(job: Job | None, attempts: list[Attempt], now: float, job_id: in
         t.append("  none yet\n", DIM)
     for a in attempts:
         took = "" if a.started_at is None or a.ended_at is None else \
-            f" ({duration(a.ended_at - a.started_at)})"
+            f" in {duration(a.ended_at - a.started_at)}"
         t.append(f"  #{a.attempt}  ", "bold")
         t.append_text(literal(a.outcome, BAD if a.outcome in _BAD_OUTCOMES else ""))
-        t.append("  worker ", DIM)
+        t.append(f"{took}  worker ", DIM)
         t.append_text(literal(a.worker or "-", limit=80))
-        t.append(f"  {timestamp(a.started_at)} → {timestamp(a.ended_at)}{took}\n", DIM)
+        t.append(f"\n      {_span(a.started_at, a.ended_at)}\n", DIM)
         if a.error:
             t.append_text(literal(a.error, multiline=True, limit=20000))
             t.append("\n")
     return t
+
+
+def _span(start: float | None, end: float | None) -> str:
+    """``2026-12-02 04:43:45 → 04:43:46 UTC``: the end's date only when it is another
+    day (an attempt's line then fits 80 columns)."""
+    first, last = timestamp(start), timestamp(end)
+    if first.endswith(" UTC") and last.endswith(" UTC"):
+        first = first.removesuffix(" UTC")
+        if last[:10] == first[:10]:
+            last = last[11:]
+    return f"{first} → {last}"
 
 
 def _json(value: object) -> str:
