@@ -321,8 +321,11 @@ class JobTable(ScrollView, can_focus=True):
             length += width + 2 * _GAP
         # Each cell is exactly its width plus the gaps (``_cell``): the strip is given its
         # length rather than measuring every segment again, which was a third of drawing
-        # a changed row (``bench/tui_cpu.py``, All view in a drain).
-        return Strip(segments, length)
+        # a changed row (``bench/tui_cpu.py``, All view in a drain). Neighbours of one
+        # style are joined (most cells are plain text over the table's style, padded with
+        # it): every later pass over the line (Textual's colour filter, the compositor's
+        # cuts, the terminal's output) goes segment by segment.
+        return Strip(Segment.simplify(segments), length)
 
     def _cell(self, cell: Text, width: int, middle: bool, base: Style) -> list[Segment]:
         """One cell padded to ``width`` (plus the gaps), over the ``base`` style, cached:
