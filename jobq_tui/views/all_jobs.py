@@ -5,7 +5,9 @@ from jobq_core import Job, JobStatus, WorkerInfo, WorkerState
 from jobq_core.display import WORKER_BADGES, Badge, job_badge
 
 from .base import Column, Row, RowCache, View, build, limit_for, narrow
-from .cells import Timed, age, badge, error_cell, literal, number, text, tries, worker_cell
+from .cells import (
+    Timed, age, badge, error_cell, fixed, name_cell, number, tries, worker_cell,
+)
 
 COLUMNS = (Column("id", "ID"), Column("status", "STATUS"),
            Column("kind", "KIND", shrink=4, least=10, want=20),
@@ -59,10 +61,10 @@ def _row(j: Job, worker: WorkerInfo | None, wide: bool, beat: float) -> Row:
     return build(COLUMNS, wide, str(j.id), {
         "id": (number(j.id), j.id),
         "status": (Timed(status), str(j.status)),
-        "kind": (literal(j.kind, limit=lim), j.kind),
-        "queue": (literal(j.queue, limit=lim // 2 + 2), j.queue),
+        "kind": (name_cell(j.kind, lim), j.kind),
+        "queue": (name_cell(j.queue, lim // 2 + 2), j.queue),
         "try": (tries(j), j.attempts),
-        "age": (Timed(lambda now: text(age(now - j.created_at))), -j.created_at),
+        "age": (Timed(lambda now: fixed(age(now - j.created_at))), -j.created_at),
         "worker": (Timed(lambda now: worker_cell(
             j.worker, None if worker is None else worker.state(now, beat), lim)),
             j.worker or ""),

@@ -8,7 +8,7 @@ from jobq_core import ErrorGroup, Job
 from jobq_core.error_groups import group_key
 
 from .base import ROW_LIMIT, Column, Row, RowCache, View, build, limit_for, narrow
-from .cells import BAD, Timed, age, error_cell, literal, number, text, tries
+from .cells import BAD, Timed, age, error_cell, fixed, literal, name_cell, number, tries
 
 JOB_COLUMNS = (Column("id", "ID"), Column("kind", "KIND", shrink=3, least=10, want=16),
                Column("queue", "QUEUE", shrink=2, least=6, want=10),
@@ -60,14 +60,14 @@ def _group_key(g: ErrorGroup) -> str:
 
 def _ago(t: float | None) -> Timed:
     """``12s ago``, ``4m ago``: how long ago ``t`` was."""
-    return Timed(lambda now: text(f"{age(now - (t if t is not None else now))} ago"))
+    return Timed(lambda now: fixed(f"{age(now - (t if t is not None else now))} ago"))
 
 
 def _group_row(g: ErrorGroup, wide: bool) -> Row:
     lim = limit_for(wide)
     return build(GROUP_COLUMNS, wide, _group_key(g), {
         "count": (Text(f"{g.count}", BAD, justify="right"), g.count),
-        "kind": (literal(g.kind, limit=lim), g.kind),
+        "kind": (name_cell(g.kind, lim), g.kind),
         "queues": (literal(",".join(g.queues), limit=lim), g.queues),
         "last": (_ago(g.last_finished_at), -g.last_finished_at),
         "error": (literal(g.line, limit=120), g.line),
@@ -78,8 +78,8 @@ def _job_row(j: Job, wide: bool) -> Row:
     lim = limit_for(wide)
     return build(JOB_COLUMNS, wide, str(j.id), {
         "id": (number(j.id), j.id),
-        "kind": (literal(j.kind, limit=lim), j.kind),
-        "queue": (literal(j.queue, limit=lim // 2 + 2), j.queue),
+        "kind": (name_cell(j.kind, lim), j.kind),
+        "queue": (name_cell(j.queue, lim // 2 + 2), j.queue),
         "try": (tries(j), j.attempts),
         "when": (_ago(j.finished_at), -(j.finished_at or 0)),
         "error": error_cell(j),

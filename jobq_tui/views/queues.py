@@ -9,7 +9,7 @@ from __future__ import annotations
 from jobq_core import QueueStats
 
 from .base import Column, Row, RowCache, View, build
-from .cells import BAD, DIM, WARN, Timed, age, literal, number, text
+from .cells import BAD, DIM, WARN, Timed, age, fixed, literal, number, text
 
 COLUMNS = (Column("queue", "QUEUE", shrink=1, least=10), Column("state", "STATE"),
            Column("pending", "PENDING"), Column("running", "RUNNING"), Column("dead", "DEAD"),
@@ -64,7 +64,7 @@ def _row(name: str, qs: QueueStats, wide: bool) -> Row:
         "pending": (number(qs.pending), qs.pending),
         "running": (running_cell(qs), qs.running),
         "dead": (number(qs.dead, BAD if qs.dead else ""), qs.dead),
-        "lag": (Timed(lambda now: text(age(None if oldest is None else now - oldest))),
+        "lag": (Timed(lambda now: fixed(age(None if oldest is None else now - oldest))),
                 float("-inf") if oldest is None else -oldest),
         "limits": (text(limits or "-", "" if limits else DIM), limits),
     }, queue=name)

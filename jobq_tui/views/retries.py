@@ -8,7 +8,7 @@ from rich.text import Text
 from jobq_core import Job
 
 from .base import Column, Row, RowCache, View, build, limit_for, narrow
-from .cells import WARN, Timed, age, error_cell, literal, number, text, tries
+from .cells import WARN, Timed, age, error_cell, fixed, name_cell, number, tries
 
 COLUMNS = (Column("id", "ID"), Column("kind", "KIND", shrink=3, least=10, want=16),
            Column("queue", "QUEUE", shrink=2, least=6, want=10),
@@ -44,12 +44,12 @@ def _row(j: Job, wide: bool) -> Row:
 
     def next_run(now: float) -> Text:
         wait = _next_run(j.run_at - now)
-        return text(wait) if wait else text("due now", WARN)
+        return fixed(wait) if wait else fixed("due now", WARN)
 
     return build(COLUMNS, wide, str(j.id), {
         "id": (number(j.id), j.id),
-        "kind": (literal(j.kind, limit=lim), j.kind),
-        "queue": (literal(j.queue, limit=lim // 2 + 2), j.queue),
+        "kind": (name_cell(j.kind, lim), j.kind),
+        "queue": (name_cell(j.queue, lim // 2 + 2), j.queue),
         "try": (tries(j), j.attempts),
         "next": (Timed(next_run), j.run_at),
         "error": error_cell(j),

@@ -12,7 +12,9 @@ from jobq_core import Job, WorkerInfo
 from jobq_core.display import countdown
 
 from .base import Column, Row, RowCache, View, build, limit_for
-from .cells import Timed, age, lease_cell, literal, progress_cell, text, tries, worker_cell
+from .cells import (
+    Timed, age, fixed, lease_cell, name_cell, progress_cell, tries, worker_cell,
+)
 
 COLUMNS = (
     Column("id", "ID"), Column("kind", "KIND", shrink=4, least=10, want=20),
@@ -59,16 +61,16 @@ def _row(j: Job, worker: WorkerInfo | None, wide: bool, beat: float) -> Row:
     started = j.started_at
     return build(COLUMNS, wide, str(j.id), {
         "id": (ident, j.id),
-        "kind": (literal(j.kind, limit=lim), j.kind),
-        "queue": (literal(j.queue, limit=lim // 2 + 2), j.queue),
+        "kind": (name_cell(j.kind, lim), j.kind),
+        "queue": (name_cell(j.queue, lim // 2 + 2), j.queue),
         "worker": (Timed(lambda now: worker_cell(
             j.worker, None if worker is None else worker.state(now, beat), lim)),
             j.worker or ""),
         "try": (tries(j), j.attempts),
-        "runtime": (Timed(lambda now: text(countdown(now - (started or now)))),
+        "runtime": (Timed(lambda now: fixed(countdown(now - (started or now)))),
                     -(started or 0.0)),
         "lease": (Timed(lambda now: lease_cell(j, now)), j.lease_until or 0.0),
-        "beat": (Timed(lambda now: text(age(now - j.heartbeat_at) if j.heartbeat_at
+        "beat": (Timed(lambda now: fixed(age(now - j.heartbeat_at) if j.heartbeat_at
                                         else "-")), -(j.heartbeat_at or 0.0)),
         "progress": (progress_cell(j), j.progress or 0.0),
     }, job_id=j.id)

@@ -8,7 +8,7 @@ from jobq_core import WorkerInfo, WorkerState
 from jobq_core.display import WORKER_BADGES
 
 from .base import ROW_LIMIT, Column, Row, RowCache, View, build, limit_for
-from .cells import DIM, Timed, age, badge, literal, text
+from .cells import DIM, Timed, age, badge, fixed, literal, text
 
 _CACHE = RowCache()
 
@@ -66,9 +66,9 @@ def _row(w: WorkerInfo, wide: bool, beat: float, held: int | None) -> Row:
         "state": (Timed(lambda now: badge(WORKER_BADGES[w.state(now, beat)])), -w.last_seen),
         "busy": (Timed(busy), w.busy if held is None else held),
         "pool": (text(pool_summary(w)), pool_summary(w)),
-        "beat": (Timed(lambda now: text(age(now - w.last_seen))), -w.last_seen),
+        "beat": (Timed(lambda now: fixed(age(now - w.last_seen))), -w.last_seen),
         "queues": (literal(queues, limit=lim), queues),
-        "up": (Timed(lambda now: text(age(now - w.started_at))), -w.started_at),
+        "up": (Timed(lambda now: fixed(age(now - w.started_at))), -w.started_at),
     })
 
 

@@ -108,6 +108,7 @@ class JobTable(ScrollView, can_focus=True):
         self._header: Strip | None = None
         self._cell_cache: dict[tuple, list[Segment]] = {}
         self._base: Style | None = None  # self.rich_style: it walks the ancestors each time
+        self._cursor: tuple | None = None  # (component styles, _base, cursor style)
         self._view = (Offset(0, 0), 0)  # scroll offset and width, for one update's lines
         self.cursor_row = 0
         self.rows_by_key: dict[str, Row] = {}
@@ -314,9 +315,17 @@ class JobTable(ScrollView, can_focus=True):
 
     def _line(self, cells, style: Style) -> Strip:
         segments: list[Segment] = []
+        length = 0
         for cell, width, col in zip(cells, self._widths, self._columns):
             segments += self._cell(cell, width, col.middle, style)
-        return Strip(segments)
+            length += width + 2 * _GAP
+        # Each cell is exactly its width plus the gaps (``_cell``): the strip is given its
+        # length rather than measuring every segment again, which was a third of drawing
+        # a changed row (``bench/tui_cpu.py``, All view in a drain). Neighbours of one
+        # style are joined (most cells are plain text over the table's style, padded with
+        # it): every later pass over the line (Textual's colour filter, the compositor's
+        # cuts, the terminal's output) goes segment by segment.
+        return Strip(Segment.simplify(segments), length)
 
     def _cell(self, cell: Text, width: int, middle: bool, base: Style) -> list[Segment]:
         """One cell padded to ``width`` (plus the gaps), over the ``base`` style, cached:
@@ -399,9 +408,20 @@ class JobTable(ScrollView, can_focus=True):
             if row.key in self.marked:
                 strip = self._with_mark(strip)
             if index == self.cursor_row:
-                cursor = self.get_component_rich_style("jobtable--cursor")
-                strip = Strip(Segment.apply_style(list(strip), post_style=cursor))
+                strip = Strip(Segment.apply_style(list(strip), post_style=self._cursor_style()),
+                              strip.cell_length)
         return strip.crop_extend(scroll_x, scroll_x + width, base)
+
+    def _cursor_style(self) -> Style:
+        """The cursor's style, worked out again only when the stylesheet gave the component
+        new styles (focus, theme) or the table's own style changed: Textual forgets it at
+        every ``refresh``, and it was a fifth of redrawing the table during a drain."""
+        styles = self._component_styles.get("jobtable--cursor")
+        cached = self._cursor
+        if cached is None or cached[0] is not styles or cached[1] is not self._base:
+            cached = self._cursor = (styles, self._base,
+                                     self.get_component_rich_style("jobtable--cursor"))
+        return cached[2]
 
     def _with_mark(self, strip: Strip) -> Strip:
         segments = list(strip)
@@ -456,6 +476,7 @@ class JobTable(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._base = None
+        self._cursor = None
         self._strips.clear()
         self._cell_cache.clear()
         self._header = None
