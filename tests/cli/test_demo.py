@@ -13,6 +13,7 @@ import sys
 import time
 
 import jobq_cli
+from demo_run import demo, stopped
 
 from jobq_core import FORGET_AFTER, Queue, WorkerState
 from jobq_core.testing import wait_for
@@ -24,18 +25,9 @@ from .terminal import jobq_tty
 
 
 def test_the_demo_runs_worker_processes_and_one_killed_is_seen_lost_and_its_jobs_move(app_dir):
-    env = {**os.environ, "COLUMNS": "80"}
-    p = subprocess.Popen([sys.executable, "-m", "jobq_cli.main", "demo", "--duration", "25",
-                          "--db", "demo.db"], cwd=app_dir, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env)
-    try:
-        lines = []
-        while len([ln for ln in lines if "worker " in ln and ": pid " in ln]) < 2:
-            lines.append(p.stdout.readline())
-            assert lines[-1], "".join(lines) + p.stderr.read()
-        pids = [int(m.group(1)) for ln in lines if (m := re.search(r": pid (\d+)", ln))]
+    with demo(app_dir, "--duration", "25", "--db", "demo.db") as (p, lines, pids):
         assert len(set(pids)) == 2 and os.getpid() not in pids  # processes of their own
-        hint = p.stdout.readline()
+        hint = lines[-1]
         assert hint.startswith(f"Try it: kill -9 {pids[0]}") and "✗ lost" in hint
         db = app_dir / "demo.db"
         with Queue(db) as q:
@@ -61,11 +53,7 @@ def test_the_demo_runs_worker_processes_and_one_killed_is_seen_lost_and_its_jobs
         with Queue(db) as q:  # its jobs are taken back and run again elsewhere
             wait_for(lambda: all(q.get(i).worker != victim.id or q.get(i).status != "running"
                                  for i in held), timeout=20)
-        out, err = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-    assert p.returncode == 0, err
+        out = stopped(p, 60, interrupt=False)
     assert f"a worker ended early: pid {pids[0]} (killed by SIGKILL)" in out
     summary = next(ln for ln in out.splitlines() if ln.startswith("demo summary"))
     assert summary.endswith("dead in total.")  # one line, not cut where a pipe is 80 wide
@@ -125,16 +113,7 @@ def cli_json(cwd, *args):
 
 def test_what_the_demo_says_of_a_killed_worker_is_what_the_cli_shows_from_start_to_end(
         app_dir):
-    p = subprocess.Popen([sys.executable, "-m", "jobq_cli.main", "demo", "--duration", "90",
-                          "--db", "demo.db"], cwd=app_dir, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-                         env={**os.environ, "COLUMNS": "80"})
-    try:
-        lines = []
-        while not (lines and lines[-1].startswith("Try it: ")):
-            lines.append(p.stdout.readline())
-            assert lines[-1], "".join(lines) + p.stderr.read()
-        pids = [int(m.group(1)) for ln in lines if (m := re.search(r": pid (\d+)", ln))]
+    with demo(app_dir, "--duration", "90", "--db", "demo.db") as (p, lines, pids):
         hint = lines[-1]
         assert hint.startswith(f"Try it: kill -9 {pids[0]} — ")
         assert "another worker takes its jobs" in hint
@@ -191,12 +170,7 @@ def test_what_the_demo_says_of_a_killed_worker_is_what_the_cli_shows_from_start_
                                       (victim["id"],)).fetchone()[0] == 0,
                  timeout=20, interval=0.3)  # and the other worker's reaper deletes it
         conn.close()
-        p.send_signal(signal.SIGINT)  # Ctrl-C: the demo stops its workers and sums up
-        out, err = p.communicate(timeout=90)
-    finally:
-        if p.poll() is None:
-            p.kill()
-    assert p.returncode == 0, err
+        out = stopped(p, 90)
     assert f"  a worker ended: pid {pids[0]} (killed by SIGKILL)" in out
     assert f"a worker ended early: pid {pids[0]} (killed by SIGKILL)" in out
     summary = next(ln for ln in out.splitlines() if ln.startswith("demo summary"))

@@ -5,14 +5,12 @@ clears. Nothing here is faked but the forget time (the victim's last beat made o
 from __future__ import annotations
 
 import os
-import re
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 
 from conftest import settle
+from demo_run import demo, stopped
 
 from jobq_core import FORGET_AFTER, Queue
 from jobq_core.testing import wait_for
@@ -39,16 +37,8 @@ async def until(pilot, check, timeout: float, what: str):
 
 
 async def test_a_killed_demo_worker_is_shown_truly_from_start_to_end(tmp_path):
-    p = subprocess.Popen([sys.executable, "-m", "jobq_cli.main", "demo", "--duration", "120",
-                          "--no-monitor", "--db", "demo.db"], cwd=tmp_path,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         stdin=subprocess.DEVNULL, text=True, env={**os.environ, "COLUMNS": "80"})
-    try:
-        lines: list[str] = []
-        while not (lines and lines[-1].startswith("Try it: ")):
-            lines.append(p.stdout.readline())
-            assert lines[-1], "".join(lines) + p.stderr.read()
-        pids = [int(m.group(1)) for ln in lines if (m := re.search(r": pid (\d+)", ln))]
+    with demo(tmp_path, "--duration", "120", "--no-monitor", "--db", "demo.db") as (
+            p, lines, pids):
         db = tmp_path / "demo.db"
         with Queue(db) as q:
             victim = next(w.id for w in q.workers() if w.pid == pids[0])
@@ -117,10 +107,5 @@ async def test_a_killed_demo_worker_is_shown_truly_from_start_to_end(tmp_path):
             await until(pilot, lambda: "lost worker" not in header(app), 5, "warning clears")
             assert "!" not in header(app), header(app)
         source.close()
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-    assert p.returncode == 0, err
+        out = stopped(p, 60)
     assert f"a worker ended early: pid {pids[0]} (killed by SIGKILL)" in out
