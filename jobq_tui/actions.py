@@ -155,10 +155,8 @@ class WriteActions:
         self._ask(msg, "cancel", cancel)
 
     def action_forget_lost(self) -> None:
-        """Workers view: drop lost workers from the registry (``X``)."""
-        if not VIEWS[self.view].forgets:
-            self.say(ELSEWHERE["X"])
-            return
+        """Workers view: drop lost workers from the registry (``X``; ``check_action``
+        offers it in that view only)."""
         snap, now = self.snapshot, self.clock.now()
         lost = [w for w in (snap.workers if snap else ())
                 if w.state(now, self.beat) == WorkerState.LOST]
@@ -182,7 +180,7 @@ class WriteActions:
 
     def action_pause_queue(self) -> None:
         row = self.table().current_row()
-        if not VIEWS[self.view].pauses or row is None or row.queue is None:
+        if row is None or row.queue is None:  # the Queues view only (``check_action``)
             self.say(ELSEWHERE["P"])
             return
         name = row.queue
