@@ -46,6 +46,20 @@ def worker_children(value: object) -> tuple[tuple[int, str, int | None], ...] | 
     return tuple(out)
 
 
+_NUMBER = (int, float)
+_KINDS = {"priority": (int,), "attempts": (int,), "max_attempts": (int,), "run_at": _NUMBER}
+
+
+def unreadable(**values) -> str | None:
+    """What is wrong with the columns named (None: nothing). SQLite stores any value in
+    any column, and another program may have written one jobq cannot work with."""
+    for name, value in values.items():
+        if type(value) not in _KINDS[name]:
+            wanted = "an integer" if _KINDS[name] == (int,) else "a number"
+            return f"column {name} holds {value!r:.60}, not {wanted}"
+    return None
+
+
 def decode(text: str | None):
     """JSON text to a value; text that is not JSON (written by something other than jobq)
     comes back as ``RawJSON``."""

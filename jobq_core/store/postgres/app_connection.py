@@ -44,7 +44,7 @@ from psycopg.rows import tuple_row
 
 from ...errors import JobqError, UnusableConnection
 from ..base import Completion, ConnectionIdentity, NewJob
-from . import statements as sql
+from .dialect import DIALECT, INSERT_MANY, NOTIFY
 from .connection import translate
 
 STORE = "postgresql"
@@ -118,7 +118,7 @@ def insert_many(conn: psycopg.Connection, jobs: Sequence[NewJob], now: float) ->
         ids += _insert_plain(c, plain, now)
         keyed = sorted({j.queue for j in jobs if j.unique_key is not None})
         if keyed:
-            c.execute(sql.NOTIFY, (keyed,))
+            c.execute(NOTIFY, (keyed,))
     except psycopg.Error as e:
         raise translate(e, "the connection given with conn=") from e
     return ids
@@ -129,7 +129,7 @@ def complete(conn: psycopg.Connection, completion: Completion, now: float) -> bo
     written)."""
     x = completion
     try:
-        return _cursor(conn).execute(sql.COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1
+        return _cursor(conn).execute(DIALECT.q.COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1
     except psycopg.Error as e:
         raise translate(e, "the connection given with conn=") from e
 
@@ -137,7 +137,7 @@ def complete(conn: psycopg.Connection, completion: Completion, now: float) -> bo
 def _insert_plain(c: psycopg.Cursor, jobs: Sequence[NewJob], now: float) -> list[int]:
     if not jobs:
         return []
-    rows = c.execute(sql.INSERT_MANY, {
+    rows = c.execute(INSERT_MANY, {
         "now": now, "kind": [j.kind for j in jobs], "payload": [j.payload for j in jobs],
         "queue": [j.queue for j in jobs], "priority": [j.priority for j in jobs],
         "run_at": [j.run_at for j in jobs], "max_attempts": [j.max_attempts for j in jobs],
@@ -150,10 +150,10 @@ def insert_unique(c: psycopg.Cursor | psycopg.Connection, job: NewJob, now: floa
     """A job with a unique key: its id, or the live job's that holds the key (the store's
     own enqueue uses it too)."""
     for _ in range(_UNIQUE_TRIES):
-        row = c.execute(sql.INSERT_UNIQUE, (*job, now)).fetchone()
+        row = c.execute(DIALECT.q.INSERT_UNIQUE, (*job, now)).fetchone()
         if row:
             return row[0]
-        row = c.execute(sql.LIVE_WITH_KEY, (job.unique_key,)).fetchone()
+        row = c.execute(DIALECT.q.LIVE_WITH_KEY, (job.unique_key,)).fetchone()
         if row:
             return row[0]
         # the holder finished between the two statements: insert again (under REPEATABLE

@@ -34,7 +34,8 @@ from collections.abc import Sequence
 
 from ...errors import UnusableConnection
 from ..base import Completion, ConnectionIdentity, NewJob
-from . import statements as sql
+from .. import sql
+from .dialect import INSERT_PAYLOAD, INSERT_RETURNING
 from .connection import translate
 from .schema import payload_is_big
 
@@ -91,7 +92,7 @@ def insert_many(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) ->
             big = payload_is_big(job.payload)
             row = (*(job._replace(payload=None) if big else job), now)
             if job.unique_key is None:
-                job_id = c.execute(sql.INSERT_RETURNING, row).fetchone()[0]
+                job_id = c.execute(INSERT_RETURNING, row).fetchone()[0]
             else:
                 found = c.execute(sql.INSERT_UNIQUE, row).fetchone()
                 if found is None:  # the key is live: that job's id (the write lock is ours)
@@ -99,8 +100,7 @@ def insert_many(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) ->
                     continue
                 job_id = found[0]
             if big:
-                c.execute("INSERT INTO jobq_payloads(job_id, payload) VALUES (?, ?)",
-                          (job_id, job.payload))
+                c.execute(INSERT_PAYLOAD, (job_id, job.payload))
             ids.append(job_id)
     except sqlite3.ProgrammingError as e:
         raise UnusableConnection(f"the connection given with conn= cannot be used ({e})") from None

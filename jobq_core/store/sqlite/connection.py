@@ -22,8 +22,13 @@ from ...errors import (
     DatabaseError, DatabaseUnavailable, JobqError, NetworkFilesystemWarning, NotADatabase,
     StorageFull,
 )
-from .rows import text
 from .schema import PAGE_SIZE
+
+def text(raw: bytes) -> str:
+    """Text columns that are not valid UTF-8 (written by something other than jobq) are
+    read with U+FFFD in place of the bad bytes, instead of failing the whole query."""
+    return str(raw, "utf-8", "replace")
+
 
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 WAL_CHECKPOINT_BYTES = 4 * 1024 * 1024  # WAL written between automatic checkpoints
@@ -120,7 +125,11 @@ def stopped_lock_holders(path: str) -> list[str]:
 def write_transaction(c: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any error. IMMEDIATE takes the
     write lock up front: a deferred transaction that reads first and writes later can fail
-    with SQLITE_BUSY at once, whatever the busy timeout."""
+    with SQLITE_BUSY at once, whatever the busy timeout. Inside an open transaction (one
+    this store began: it holds the write lock already), joins it."""
+    if c.in_transaction:
+        yield c
+        return
     c.execute("BEGIN IMMEDIATE")
     try:
         yield c
