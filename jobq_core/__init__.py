@@ -25,7 +25,7 @@ from .types import (
 )
 from .schedule import Schedule
 from .registry import JobContext, Registry
-from .store.base import Watch
+from .types import Watch
 from .worker import Worker
 
 __all__ = [

@@ -524,7 +524,7 @@ class Queue:
 
     def watch(self) -> Watch:
         """A change signal: ``wait(timeout)`` returns True as soon as another connection
-        may have committed (see ``store.base.Watch``). Close it when done."""
+        may have committed (see ``types.Watch``). Close it when done."""
         return self.store.watch()
 
     def write_blockers(self) -> list[str]:
