@@ -14,7 +14,7 @@ from typing import Any
 from .checks import LATEST_TIME, check_int, check_name, check_seconds
 from .clock import SYSTEM_CLOCK, Clock
 from .errors import PayloadTooLarge
-from .store.base import NewJob
+from .types import NewJob
 
 DEFAULT_MAX_ATTEMPTS = 20
 DEFAULT_MAX_PAYLOAD = 10 * 1024 * 1024

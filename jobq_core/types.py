@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 
 class JobStatus(enum.StrEnum):
@@ -311,3 +311,16 @@ class Watch(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+class NewJob(NamedTuple):
+    """A validated job ready to insert; payload is already JSON text. (A tuple: enqueue
+    builds one per job, and a tuple is several times cheaper to build than a dataclass.)"""
+
+    kind: str
+    payload: str
+    queue: str
+    priority: int
+    run_at: float
+    max_attempts: int
+    unique_key: str | None

@@ -51,7 +51,7 @@ from ..clock import Clock
 from ..display import duration, timestamp
 from ..types import (
     Attempt, ErrorGroup, ExtendResult, Job, QueueStats, Rate, ScheduleInfo, Stats, Throughput,
-    Watch, WorkerInfo,
+    NewJob, Watch, WorkerInfo,
 )
 
 FINISHED_STATUSES = ("succeeded", "dead", "cancelled")
@@ -72,19 +72,6 @@ def lease_expired(lease_until: float, now: float) -> str:
     failure to the Dead view's groups."""
     return (f"lease expired at {timestamp(lease_until)} ({duration(now - lease_until)} before "
             "it was reaped) with no heartbeat from its worker; the attempt counts as failed")
-
-
-class NewJob(NamedTuple):
-    """A validated job ready to insert; payload is already JSON text. (A tuple: enqueue
-    builds one per job, and a tuple is several times cheaper to build than a dataclass.)"""
-
-    kind: str
-    payload: str
-    queue: str
-    priority: int
-    run_at: float
-    max_attempts: int
-    unique_key: str | None
 
 
 class CopiedJob(NamedTuple):
