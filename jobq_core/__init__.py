@@ -25,7 +25,7 @@ from .types import (
 )
 from .schedule import Schedule
 from .registry import JobContext, Registry
-from .types import Watch
+from .types import Dependencies, Link, Watch
 from .worker import Worker
 
 __all__ = [
@@ -35,4 +35,5 @@ __all__ = [
     "Outcome", "PayloadTooLarge", "Queue", "QueueStats", "RawJSON", "Registry", "SchemaTooNew",
     "Stats", "StorageFull", "SystemClock", "UnusableConnection", "Worker", "WorkerInfo",
     "WorkerState", "DEFAULT_BEAT", "FORGET_AFTER", "Rate", "Schedule", "ScheduleInfo",
+    "Dependencies", "Link",
 ]

@@ -185,6 +185,12 @@ class JobContext:
             self.cancelled.set()
             raise
 
+    def dependency_results(self) -> dict[int, Any]:
+        """The results of the jobs this one waited on (``enqueue(after=...)``, a chain's
+        previous job, a group's members), by id; None for one that did not succeed (with
+        ``allow_failed``)."""
+        return self._queue.dependency_results(self.job_id)
+
     def complete(self, result: Any = None, *, conn: Any) -> None:
         """Mark this job succeeded with ``result`` inside the application's transaction on
         ``conn`` (its own ``sqlite3``/``psycopg`` connection to the queue's database): the

@@ -15,6 +15,7 @@ child -> worker, on jobs:
   {"op": "done", "id", "lost": true}                how the handler ended
   {"op": "heartbeat", "id", "call"} | {"op": "progress", "id", "call", "fraction",
   "message"}                                        ctx calls; the worker does the lease work
+  {"op": "dependency_results", "id", "call"}        ctx.dependency_results(): the worker reads
   {"op": "complete", "id", "call", "identity"}      ctx.complete(conn=...): the worker checks
                                                     the connection's identity and replies
                                                     with "now"; the child writes on its own
@@ -47,6 +48,7 @@ a process of its own got ~0.5 (tests/core/test_process_pool.py measures it).
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 import importlib
 import importlib.util
 import itertools
@@ -199,6 +201,11 @@ class RelayedContext(JobContext):
     def progress(self, fraction: float | None, message: str | None = None) -> None:
         self._answer(self._link.call({"op": "progress", "id": self.job_id,
                                       "fraction": fraction, "message": message}))
+
+    def dependency_results(self) -> dict[int, Any]:
+        reply = self._link.call({"op": "dependency_results", "id": self.job_id})
+        self._answer(reply)
+        return {int(k): v for k, v in reply["results"].items()}
 
     def prepare_complete(self, identity: ConnectionIdentity) -> float:
         """``ctx.complete(conn=...)`` in a child: the worker checks the connection's

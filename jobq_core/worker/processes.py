@@ -326,7 +326,7 @@ class ProcessPool:
                 self._close_sockets(child)  # it exits at EOF; another starts on this turn
                 log.info("child process %d retired after %d jobs", child.pid, child.done)
             self._finished(run, _outcome(message))
-        elif op in ("heartbeat", "progress", "complete"):
+        elif op in ("heartbeat", "progress", "complete", "dependency_results"):
             run = child.run
             if run is None or run.job.id != message["id"]:
                 child.control.send(encode({"op": "reply", "call": message["call"],
@@ -452,6 +452,8 @@ def _ctx_call(child: Child, run: Run, message: dict) -> None:
         elif message["op"] == "complete":
             reply["now"] = run.ctx.prepare_complete(
                 ConnectionIdentity.from_json(message["identity"]))
+        elif message["op"] == "dependency_results":
+            reply["results"] = {str(k): v for k, v in run.ctx.dependency_results().items()}
         else:
             run.ctx.progress(message["fraction"], message["message"])
     except LeaseLost:
