@@ -134,3 +134,9 @@ def tidy(payload, ctx):
             time.sleep(0.01)
     finally:
         Path(payload["file"]).write_text(f"cleaned up, cancelled={ctx.cancelled.is_set()}")
+
+
+@registry.task("add_deps")
+def add_deps(payload, ctx):
+    """Its payload plus the results of the jobs it waited on (a chain's running total)."""
+    return payload + sum(ctx.dependency_results().values())
