@@ -15,15 +15,16 @@ from collections.abc import Sequence
 from ..checks import MAX_LEASE, check_int, check_seconds
 from ..errors import JobqError
 from ..maintenance import Reaper, Scheduler
-from ..metrics import RunMetrics
 from ..queue import Queue
 from ..registry import JobContext, Registry, Task
 from ..types import Job
 from .claimer import Claimer
-from .completer import Completer, Outbox
+from .completer import Completer
 from .executor import Executor
 from .heartbeat import Heartbeat
+from .outbox import Outbox
 from .pool import Pool
+from .run_metrics import RunMetrics
 from .state import State
 from .threads import ThreadPool
 
@@ -165,7 +166,7 @@ class Worker:
 
     def run_metrics(self) -> RunMetrics:
         """A copy of this worker's outcome counts and handler durations by queue and kind
-        (``jobq_core.metrics`` serves them to Prometheus)."""
+        (``jobq_core.prometheus`` serves them)."""
         with self._state.lock:
             return self._state.metrics.snapshot()
 
