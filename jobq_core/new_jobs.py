@@ -13,8 +13,9 @@ from typing import Any
 
 from .checks import LATEST_TIME, check_int, check_name, check_seconds
 from .clock import SYSTEM_CLOCK, Clock
-from .errors import PayloadTooLarge
-from .store.base import NewJob
+from .errors import InvalidState, PayloadTooLarge
+from .store.base import Completion, CopiedJob, NewJob
+from .types import Job, JobStatus, RawJSON
 
 DEFAULT_MAX_ATTEMPTS = 20
 DEFAULT_MAX_PAYLOAD = 10 * 1024 * 1024
@@ -64,6 +65,25 @@ def encode_json(value: Any, what: str = "payload") -> str:
             raise ValueError(f"{what} holds a string that is not valid Unicode "
                              "(a lone surrogate, e.g. from undecodable bytes)") from None
     return text
+
+
+def completions(items: Iterable[tuple[int, int, Any]]) -> list[Completion]:
+    """``(job id, token, result)`` items as the store takes them, each result as JSON."""
+    return [Completion(job_id, token, None if result is None else encode_json(result, "result"))
+            for job_id, token, result in items]
+
+
+def copied_job(job: Job) -> CopiedJob:
+    """A pending or dead job read from another queue, as ``Queue.copy_in`` writes it: the
+    payload as it was stored (a ``RawJSON`` one is not re-encoded)."""
+    if job.status not in (JobStatus.PENDING, JobStatus.DEAD):
+        raise InvalidState(f"job {job.id} is {job.status}; only pending and dead jobs "
+                           "can be copied")
+    payload = str(job.payload) if isinstance(job.payload, RawJSON) else encode_json(job.payload)
+    new = NewJob(job.kind, payload, job.queue, job.priority, job.run_at, job.max_attempts,
+                 job.unique_key)
+    return CopiedJob(new, str(job.status), job.attempts, job.error, job.created_at,
+                     job.finished_at)
 
 
 def prepare(items: Iterable[tuple | Mapping[str, Any]], *,
