@@ -33,11 +33,18 @@ def _not_serializable(o: Any) -> Any:
 
 def _one_encoder() -> Any:
     """``_JSON.encode`` builds a new C encoder on every call, which costs more than encoding
-    a small payload; this one is built once. It has no circular-reference check: a cycle
-    ends in RecursionError, which ``encode_json`` reports like the standard encoder does.
+    a small payload; this one is built once, through CPython's private ``c_make_encoder``.
+    It has no circular-reference check: a cycle ends in RecursionError, which
+    ``encode_json`` reports like the standard encoder does.
 
-    Measured against ``_JSON.encode`` (``jobq bench``, median of 3 alternating runs):
-    enqueue 9 % faster (0.917x without), enqueue_many 10 % (0.906x)."""
+    Kept for its measured gain (``python bench/encode_ab.py --instructions``, both
+    variants in one run, CPython 3.11): instructions per job without it, on SQLite,
+    enqueue_many 94,272 against 86,422 (+9.1 %) for ``{"i": i}`` and +6.7 % for a
+    12-field payload; enqueue +6.7 % and +6.0 %. Timed (``bench/encode_ab.py``, median of
+    15 alternating rounds, a shared 2-core machine): encode_json alone 2.3x faster for
+    ``{"i": i}``, enqueue_many 1.11x; enqueue within the noise of its commits.
+    ``tests/core/test_json_encoder.py`` fails if the hook changes shape: if it is gone on
+    CPython, or writes anything the public ``JSONEncoder`` would not."""
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:  # no C accelerator (not CPython)
         return _JSON.encode
