@@ -22,11 +22,7 @@ The metrics:
   to the runs; and ``jobq_job_duration_seconds{queue,kind}``, a histogram of how long
   handlers ran, observed when each run ended, whatever its outcome.
 
-Reading the gauges is ``Queue.stats`` (one read snapshot of four counts over partial
-indexes; finished jobs are not counted) and ``Queue.workers``: no write, no lock held past
-the read, safe to scrape every few seconds from many places. A worker reads them on a
-read-only connection of their own, so a scrape never waits on, or holds up, its work.
-
+How the gauges are read (two reads, no write, safe to scrape often): ``prometheus.py``.
 The worker counts in ``RunMetrics`` (plain integers under the worker's lock: no import
 of ``prometheus_client`` on its hot path); ``prometheus_client`` (the ``metrics`` extra)
 is imported only to render or serve them (``prometheus.py``).
@@ -34,6 +30,17 @@ is imported only to render or serve them (``prometheus.py``).
 from __future__ import annotations
 
 from .types import WorkerState
+
+# The metric families, by name (the counter's samples get ``_total`` appended).
+JOBS = "jobq_jobs"
+QUEUE_LAG = "jobq_queue_lag_seconds"
+QUEUE_PAUSED = "jobq_queue_paused"
+QUEUE_CONCURRENCY_LIMIT = "jobq_queue_concurrency_limit"
+QUEUE_RATE_LIMIT = "jobq_queue_rate_limit"
+EXPIRED_LEASES = "jobq_expired_leases"
+WORKERS = "jobq_workers"
+JOB_OUTCOMES = "jobq_job_outcomes"
+JOB_DURATION = "jobq_job_duration_seconds"
 
 # The statuses of the jobq_jobs gauge (pending counts scheduled and retrying jobs too).
 JOB_STATUSES = ("pending", "running", "dead")

@@ -18,7 +18,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import JobqError
-from .metrics import BUCKETS, JOB_STATUSES, WORKER_STATES
+from .metrics import (
+    BUCKETS, EXPIRED_LEASES, JOB_DURATION, JOB_OUTCOMES, JOB_STATUSES, JOBS,
+    QUEUE_CONCURRENCY_LIMIT, QUEUE_LAG, QUEUE_PAUSED, QUEUE_RATE_LIMIT, WORKER_STATES, WORKERS,
+)
 from .types import DEFAULT_BEAT
 
 if TYPE_CHECKING:
@@ -72,42 +75,42 @@ def _families(gauges: QueueGauges | None, runs: RunMetrics | None) -> Iterator[A
     )
 
     if gauges is not None:
-        f = GaugeMetricFamily("jobq_jobs", "Jobs by queue and status (pending includes "
+        f = GaugeMetricFamily(JOBS, "Jobs by queue and status (pending includes "
                               "scheduled and retrying).", labels=["queue", "status"])
         for (queue, status), n in sorted(gauges.jobs.items()):
             f.add_metric([queue, status], n)
         yield f
-        f = GaugeMetricFamily("jobq_queue_lag_seconds", "Age of the oldest ready job, by "
+        f = GaugeMetricFamily(QUEUE_LAG, "Age of the oldest ready job, by "
                               "queue (0 when none is waiting).", labels=["queue"])
         for queue, seconds in sorted(gauges.lag.items()):
             f.add_metric([queue], seconds)
         yield f
         for name, help_text, values in (
-                ("jobq_queue_paused", "1 while the queue is paused (no worker claims from it).",
+                (QUEUE_PAUSED, "1 while the queue is paused (no worker claims from it).",
                  gauges.paused),
-                ("jobq_queue_concurrency_limit", "The most jobs of the queue that may run at "
+                (QUEUE_CONCURRENCY_LIMIT, "The most jobs of the queue that may run at "
                  "once, for queues with a concurrency limit.", gauges.concurrency),
-                ("jobq_queue_rate_limit", "Jobs of the queue that may start per second, for "
+                (QUEUE_RATE_LIMIT, "Jobs of the queue that may start per second, for "
                  "queues with a rate limit.", gauges.rate)):
             f = GaugeMetricFamily(name, help_text, labels=["queue"])
             for queue, value in sorted(values.items()):
                 f.add_metric([queue], value)
             yield f
-        yield GaugeMetricFamily("jobq_expired_leases", "Running jobs whose lease has run out "
+        yield GaugeMetricFamily(EXPIRED_LEASES, "Running jobs whose lease has run out "
                                 "(the reaper has not taken them back yet).",
                                 value=gauges.expired_leases)
-        f = GaugeMetricFamily("jobq_workers", "Registered workers by how recently they beat.",
+        f = GaugeMetricFamily(WORKERS, "Registered workers by how recently they beat.",
                               labels=["state"])
         for state in WORKER_STATES:
             f.add_metric([state], gauges.workers.get(state, 0))
         yield f
     if runs is not None:
-        f = CounterMetricFamily("jobq_job_outcomes", "Runs of this worker by queue, kind and "
+        f = CounterMetricFamily(JOB_OUTCOMES, "Runs of this worker by queue, kind and "
                                 "outcome.", labels=["queue", "kind", "outcome"])
         for (queue, kind, outcome), n in sorted(runs.outcomes.items()):
             f.add_metric([queue, kind, outcome], n)
         yield f
-        f = HistogramMetricFamily("jobq_job_duration_seconds", "How long this worker's "
+        f = HistogramMetricFamily(JOB_DURATION, "How long this worker's "
                                   "handlers ran, by queue and kind.", labels=["queue", "kind"])
         for (queue, kind), h in sorted(runs.durations.items()):
             cumulative, buckets = 0, []

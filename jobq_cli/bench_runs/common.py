@@ -53,7 +53,8 @@ class Settings:
 def fill(q: Queue, n: int, start: int = 0, kind: str = KIND) -> list[int]:
     ids: list[int] = []
     for first in range(start, start + n, BATCH):
-        ids += q.enqueue_many([(kind, {"i": i}) for i in range(first, min(start + n, first + BATCH))])
+        last = min(start + n, first + BATCH)
+        ids += q.enqueue_many([(kind, {"i": i}) for i in range(first, last)])
     return ids
 
 
