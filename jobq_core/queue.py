@@ -1,4 +1,4 @@
-"""Queue: jobq's public API. Validates input and reads the clock, then calls the store.
+"""Queue: jobq's public API. Checks input (``checks.py``), reads the clock, calls the store.
 
 Every method is safe to call from several threads; any number of processes may open the
 same database file.

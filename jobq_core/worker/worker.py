@@ -49,9 +49,9 @@ class Worker:
     ``pool`` is a ``PoolKind`` or its string. ``"thread"`` (the default) runs handlers on
     threads of this process; ``"process"`` in ``concurrency`` child processes, one handler
     at a time each, which can be killed at a task's ``timeout`` and whose crash fails only
-    their own job (see ``processes.py``). Each child imports the registry by name: ``app="MODULE:ATTR"``, by
-    default the module-level name the registry is found under. ``max_jobs_per_child``
-    (process pool only) replaces a child after that many jobs.
+    their own job (see ``processes.py``). Each child imports the registry by name:
+    ``app="MODULE:ATTR"``, by default the module-level name the registry is found under.
+    ``max_jobs_per_child`` (process pool only) replaces a child after that many jobs.
     """
 
     def __init__(
