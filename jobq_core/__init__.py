@@ -14,6 +14,7 @@ from .errors import (
     NotADatabase,
     PayloadTooLarge,
     SchemaTooNew,
+    Snooze,
     StorageFull,
     UnusableConnection,
 )
@@ -35,6 +36,6 @@ __all__ = [
     "Outcome", "PayloadTooLarge", "Queue", "QueueStats", "RawJSON", "Registry", "SchemaTooNew",
     "Stats", "StorageFull", "SystemClock", "UnusableConnection", "Worker", "WorkerInfo",
     "WorkerState", "DEFAULT_BEAT", "FORGET_AFTER", "Rate", "Schedule", "ScheduleInfo",
-    "Dependencies", "Link",
+    "Dependencies", "Link", "Snooze",
     "PoolKind",
 ]

@@ -18,7 +18,7 @@ from .checks import (
 )
 from .clock import SYSTEM_CLOCK, Clock
 from .filters import job_filter
-from .errors import LeaseLost, UnusableConnection
+from .errors import LeaseLost, Snooze, UnusableConnection
 from .new_jobs import (
     DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD, JobMaker, completions, copied_job,
 )
@@ -242,6 +242,13 @@ class Queue(Workflows, Registrations):
         """Hand an unfinished job back, runnable at once, without counting the attempt
         (a worker shutting down does this). Raises ``LeaseLost`` when no longer ours."""
         if not self.store.job_release(job_id, token, self.clock.now()):
+            raise LeaseLost(job_id, token)
+
+    def snooze(self, job_id: int, token: int, seconds: float) -> None:
+        """Put a running job back to run again in ``seconds``, the attempt not counted
+        (recorded as ``snoozed``). Raises ``LeaseLost`` when no longer ours."""
+        now = self.clock.now()
+        if not self.store.job_snooze(job_id, token, now, now + Snooze(seconds).seconds):
             raise LeaseLost(job_id, token)
 
     def progress(self, job_id: int, token: int, fraction: float | None,

@@ -43,6 +43,7 @@ class Outcome(enum.StrEnum):
     LEASE_LOST = "lease lost"  # the worker learnt another claim had fenced it out
     CANCELLED = "cancelled"
     RELEASED = "released"  # handed back unfinished by a worker shutting down
+    SNOOZED = "snoozed"  # the handler asked to run again later (not counted as an attempt)
 
 
 @dataclass(frozen=True, slots=True)

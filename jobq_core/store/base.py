@@ -230,6 +230,11 @@ class Store(Protocol):
         False: fenced out."""
         ...
 
+    def job_snooze(self, job_id: int, token: int, now: float, until: float) -> bool:
+        """Fenced: as ``job_release``, but runnable again at ``until``, the attempt recorded
+        as ``snoozed`` (and not counted). False: fenced out."""
+        ...
+
     def job_progress(
         self, job_id: int, token: int, fraction: float | None, message: str | None
     ) -> bool:

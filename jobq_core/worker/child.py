@@ -67,7 +67,7 @@ from ..errors import JobqError, LeaseLost, UnusableConnection
 from ..registry import JobContext, Registry
 from ..store.base import ConnectionIdentity
 from .channel import Channel, encode
-from .runs import Failed, Lost, raised, result_json
+from .runs import Failed, Lost, Snoozed, raised, result_json
 
 
 def main(app: str, main_path: str | None, sys_path: list[str], cwd: str, kinds: list[str],
@@ -273,9 +273,11 @@ class Runner:
         return b'{"op":"done","id":%d,"result":%s}' % (job_id, text.encode())
 
 
-def _outcome_message(job_id: int, outcome: Failed | Lost) -> dict:
+def _outcome_message(job_id: int, outcome: Failed | Snoozed | Lost) -> dict:
     if isinstance(outcome, Lost):
         return {"op": "done", "id": job_id, "lost": True}
+    if isinstance(outcome, Snoozed):
+        return {"op": "done", "id": job_id, "snooze": outcome.seconds}
     return {"op": "done", "id": job_id, "error": outcome.error, "give_up": outcome.give_up}
 
 

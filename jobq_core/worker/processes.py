@@ -42,7 +42,7 @@ from ..types import PoolKind
 from .channel import Channel, WakePipe, encode, pair
 from .forkserver import ForkServer, signal_group
 from .pool import Finished
-from .runs import SUCCEEDED_NONE, Failed, Lost, Outcome, Run, Succeeded
+from .runs import SUCCEEDED_NONE, Failed, Lost, Outcome, Run, Snoozed, Succeeded
 from .threads import DaemonPool
 
 log = logging.getLogger("jobq.worker")
@@ -478,6 +478,8 @@ def _outcome(message: dict) -> Outcome:
         return SUCCEEDED_NONE if result is None else Succeeded(result)
     if message.get("lost"):
         return Lost()
+    if "snooze" in message:
+        return Snoozed(message["snooze"])
     return Failed(message["error"], give_up=message.get("give_up", False))
 
 

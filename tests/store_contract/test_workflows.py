@@ -195,3 +195,29 @@ def test_the_reapers_sweep_settles_a_waiting_job_whose_dependencies_all_ended(qu
 def test_after_with_a_unique_key_or_conn_is_refused(queue):
     with pytest.raises(ValueError, match="unique_key"):
         queue.enqueue("b", after=[queue.enqueue("a")], unique_key="k")
+
+
+def test_a_snoozed_job_runs_again_later_without_using_an_attempt(queue, clock):
+    job_id = queue.enqueue("poll", max_attempts=1)
+    job = queue.claim("w")
+    queue.snooze(job.id, job.token, 30)
+    snoozed = queue.get(job_id)
+    assert (snoozed.status, snoozed.attempts, snoozed.run_at) == ("pending", 0,
+                                                                  clock.now() + 30)
+    assert queue.claim("w") is None
+    clock.advance(30)
+    again = queue.claim("w")
+    assert again.id == job_id and again.attempts == 1  # still its first counted attempt
+    queue.complete(again.id, again.token)
+    assert [a.outcome for a in queue.attempts(job_id)] == ["snoozed", "succeeded"]
+
+
+def test_a_snooze_from_a_stale_claim_is_refused(queue, clock):
+    from jobq_core import LeaseLost
+
+    queue.enqueue("poll")
+    job = queue.claim("w", lease=5)
+    clock.advance(10)
+    queue.reap()
+    with pytest.raises(LeaseLost):
+        queue.snooze(job.id, job.token, 1)

@@ -271,6 +271,15 @@ class Running(Operations):
     def job_release(self, job_id: int, token: int, now: float) -> bool:
         """Runnable now with the attempt not counted, or cancelled when cancellation was
         asked for."""
+        return self._give_back(job_id, token, now, now, Outcome.RELEASED)
+
+    def job_snooze(self, job_id: int, token: int, now: float, until: float) -> bool:
+        """Runnable again at ``until``, the attempt not counted (recorded as snoozed), or
+        cancelled when cancellation was asked for."""
+        return self._give_back(job_id, token, now, until, Outcome.SNOOZED)
+
+    def _give_back(self, job_id: int, token: int, now: float, run_at: float,
+                   outcome: Outcome) -> bool:
         def op(c, again: bool) -> bool:
             with self.b.transaction(c):
                 row = c.execute(self.q.RUNNING_ROW, (job_id, token)).fetchone()
@@ -279,14 +288,14 @@ class Running(Operations):
                         self.q.ATTEMPT_RECORDED, (job_id, token)).fetchone() is not None
                 attempts, _max, worker, started_at, cancel, queue, dependents = row
                 if cancel:
-                    moved, outcome = (JobStatus.CANCELLED, now, now), Outcome.CANCELLED
+                    status, when, finished, ended = (JobStatus.CANCELLED, now, now,
+                                                     Outcome.CANCELLED)
                 else:
-                    moved, outcome = (JobStatus.PENDING, now, None), Outcome.RELEASED
-                status, run_at, finished = moved
-                c.execute(self.q.LEAVE_RUNNING, (str(status), run_at, attempts - 1, None,
+                    status, when, finished, ended = JobStatus.PENDING, run_at, None, outcome
+                c.execute(self.q.LEAVE_RUNNING, (str(status), when, attempts - 1, None,
                                                  finished, job_id, token))
                 c.execute(self.q.RECORD_ATTEMPT, (job_id, attempts, worker, token, started_at,
-                                                  now, str(outcome), None))
+                                                  now, str(ended), None))
                 if not cancel and self.b.notifies:
                     self.b.notify(c, [queue])
                 if cancel and dependents:
