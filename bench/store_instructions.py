@@ -7,6 +7,11 @@ one job (interpreter start, imports and opening the database cancel out).
 
     python bench/store_instructions.py                      # this checkout, SQLite
     python bench/store_instructions.py --python A/.venv/bin/python --python B/.venv/bin/python
+    python bench/store_instructions.py --pg-url postgresql://postgres@127.0.0.1/postgres
+
+With ``--pg-url`` the workloads run on PostgreSQL, each on a database of its own created
+from that server's URL (the user must be allowed to create databases); the count is the
+client's alone (the server is another process), which is what jobq's code costs there.
 
 Workloads (SQLite file in a temporary directory, FakeClock, no-op payloads):
   enqueue   Queue.enqueue, one job per call
@@ -29,8 +34,8 @@ _CHILD = r"""
 import sys, tempfile, os
 from jobq_core import Queue
 from jobq_core.testing import FakeClock
-workload, n = sys.argv[1], int(sys.argv[2])
-q = Queue(os.path.join(tempfile.mkdtemp(), "jobs.db"), clock=FakeClock())
+workload, n, url = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+q = Queue(url or os.path.join(tempfile.mkdtemp(), "jobs.db"), clock=FakeClock())
 if workload in ("drain", "drain8"):
     for start in range(0, n, 500):
         q.enqueue_many([("k", None)] * min(500, n - start))
@@ -52,11 +57,29 @@ q.close()
 """
 
 
-def instructions(python: str, workload: str, n: int) -> int:
+def instructions(python: str, workload: str, n: int, pg_url: str | None = None) -> int:
+    if pg_url:
+        import psycopg
+        from urllib.parse import urlsplit, urlunsplit
+
+        name = f"jobq_bench_{os.getpid()}_{workload}_{n}"
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            admin.execute(f'CREATE DATABASE "{name}"')
+        url = urlunsplit(urlsplit(pg_url)._replace(path=f"/{name}"))
+        try:
+            return _count(python, workload, n, url)
+        finally:
+            with psycopg.connect(pg_url, autocommit=True) as admin:
+                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    return _count(python, workload, n, "")
+
+
+def _count(python: str, workload: str, n: int, url: str) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out",
-             python, "-c", _CHILD, workload, str(n)],
+             python, "-c", _CHILD, workload, str(n), url],
             capture_output=True, text=True, check=True, cwd=tmp,
             env={**os.environ, "PYTHONHASHSEED": "0"})
     return int(re.search(r"Collected : (\d+)", out.stderr).group(1))
@@ -69,14 +92,15 @@ def main() -> None:
                         help="an interpreter whose jobq to measure (repeatable; default: this one)")
     parser.add_argument("--jobs", type=int, default=2000)
     parser.add_argument("--only", default=",".join(WORKLOADS))
+    parser.add_argument("--pg-url", help="run on this PostgreSQL server instead of SQLite")
     args = parser.parse_args()
     pythons = args.python or [sys.executable]
     print(f"{'workload':<10}" + "".join(f"{os.path.basename(os.path.dirname(os.path.dirname(os.path.dirname(p)))) or p:>16}" for p in pythons))
     for workload in args.only.split(","):
         row = []
         for python in pythons:
-            full = instructions(python, workload, args.jobs)
-            empty = instructions(python, workload, 0)
+            full = instructions(python, workload, args.jobs, args.pg_url)
+            empty = instructions(python, workload, 0, args.pg_url)
             row.append((full - empty) / args.jobs)
         ratio = f"   {row[-1] / row[0]:.3f}x" if len(row) > 1 else ""
         print(f"{workload:<10}" + "".join(f"{x:>16,.0f}" for x in row) + ratio, flush=True)

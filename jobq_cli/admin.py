@@ -66,11 +66,13 @@ def show(job_id: Annotated[int, typer.Argument(metavar="ID", help="The job's id.
         if job is None:
             raise JobNotFound(job_id)
         attempts = q.attempts(job_id)
+        deps = q.dependencies(job_id)
         now = q.clock.now()
     if as_json:
-        print_json({**render.job_json(job), "history": [render.attempt_json(a) for a in attempts]})
+        print_json({**render.job_json(job), **render.links_json(deps),
+                    "history": [render.attempt_json(a) for a in attempts]})
     else:
-        render.console().print(render.job_view(job, attempts, now))
+        render.console().print(render.job_view(job, attempts, now, deps))
         if attempts:
             render.print_attempts(attempts, now)
 

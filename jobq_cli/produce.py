@@ -40,6 +40,11 @@ def enqueue(
     max_attempts: Annotated[Optional[int], typer.Option(metavar="N", help="Attempts before it goes dead.")] = None,
     unique_key: Annotated[Optional[str], typer.Option(metavar="KEY",
         help="While a job with this key is pending or running, return its id instead.")] = None,
+    after: Annotated[Optional[str], typer.Option(metavar="IDS", help=(
+        "Run only after these jobs succeeded (comma-separated ids); until then the job is "
+        "waiting, and one of them ending dead or cancelled cancels it."))] = None,
+    allow_failed: Annotated[bool, typer.Option("--allow-failed", help=(
+        "With --after: run once they have all ended, however they ended."))] = False,
     stdin: Annotated[bool, typer.Option("--stdin", help=(
         "Read one JSON job per line: {\"kind\": ..., \"payload\": ..., \"queue\": ..., "
         "\"priority\": ..., \"delay\": ..., \"run_at\": ..., \"max_attempts\": ..., "
@@ -53,7 +58,12 @@ def enqueue(
     defaults = {"kind": kind, "queue": queue, "priority": priority, "delay": delay,
                 "max_attempts": max_attempts, "unique_key": unique_key}
     defaults = {k: v for k, v in defaults.items() if v is not None}
+    after_ids = _ids(after) if after is not None else None
+    if allow_failed and after_ids is None:
+        usage("--allow-failed goes with --after")
     if stdin:
+        if after_ids is not None:
+            usage("--after takes one job; with --stdin, give each line its own \"after\"")
         if payload is not None:
             usage("with --stdin, payloads come from stdin, not the command line")
         plain = defaults.keys() <= {"kind", "queue", "priority", "delay"} and \
@@ -67,6 +77,13 @@ def enqueue(
         items = [(0, {**defaults, "payload": data})]
     jobs = [_prepared(item, n) for n, item in items]
     with open_queue(db, create=True) as q:
+        if after_ids is not None:
+            job_id = q.enqueue(jobs[0].kind, items[0][1].get("payload"), queue=jobs[0].queue,
+                               priority=jobs[0].priority, run_at=jobs[0].run_at,
+                               max_attempts=jobs[0].max_attempts, unique_key=unique_key,
+                               after=after_ids, allow_failed=allow_failed)
+            print_json({"id": job_id, "existing": False}) if as_json else print(job_id)
+            return
         if not stdin:
             before = q.clock.now()
             job_id = q.enqueue_many(jobs)[0]
@@ -78,6 +95,13 @@ def enqueue(
             print_json({"id": job_id, "existing": existing}) if as_json else print(job_id)
             return
         _load(q, jobs, as_json)
+
+
+def _ids(text: str) -> list[int]:
+    ids = [part.strip() for part in text.split(",") if part.strip()]
+    if not ids or not all(part.isdigit() and 0 < int(part) < 2**63 for part in ids):
+        usage(f"--after takes job ids separated by commas, got {text!r}")
+    return [int(part) for part in ids]
 
 
 def _existing(q: Queue, jobs: Sequence[Any], ids: Sequence[int], before: float) -> list[int]:

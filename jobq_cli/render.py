@@ -13,7 +13,9 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from jobq_core import DEFAULT_BEAT, Attempt, Job, JobStatus, Stats, WorkerInfo, WorkerState
+from jobq_core import (
+    DEFAULT_BEAT, Attempt, Dependencies, Job, JobStatus, Link, Stats, WorkerInfo, WorkerState,
+)
 from jobq_core.display import WORKER_BADGES, checked, duration, job_badge, timestamp
 from jobq_core.error_groups import error_line
 from jobq_core.textsafe import clean
@@ -32,6 +34,30 @@ def cell(value: Any, style: str = "", *, limit: int | None = 60, multiline: bool
 
 
 # -- JSON -----------------------------------------------------------------------------------
+
+def links_json(deps: Dependencies) -> dict[str, Any]:
+    """``jobq show --json``'s dependency keys."""
+    def one(link: Link) -> dict[str, Any]:
+        return {"id": link.job_id, "kind": link.kind, "status": str(link.status),
+                "allow_failed": link.allow_failed}
+
+    return {"waits_on": [one(x) for x in deps.waits_on],
+            "waited_by": [one(x) for x in deps.waited_by]}
+
+
+def links_text(links: tuple[Link, ...], most: int = 8) -> Text:
+    """``12 fetch (running), 13 parse (pending)``: ids whole, kinds shown literally."""
+    out = Text()
+    for i, link in enumerate(links[:most]):
+        if i:
+            out.append(", ")
+        out.append(f"{link.job_id} ")
+        out.append(cell(link.kind, limit=40))
+        out.append(f" ({link.status})")
+    if len(links) > most:
+        out.append(f", and {len(links) - most} more")
+    return out
+
 
 def job_json(job: Job) -> dict[str, Any]:
     return {
@@ -57,9 +83,10 @@ def stats_json(s: Stats) -> dict[str, Any]:
         "retrying": s.retrying, "running": s.running, "dead": s.dead,
         "succeeded_recent": s.succeeded_recent, "dead_recent": s.dead_recent,
         "cancelled_recent": s.cancelled_recent, "expired_leases": s.expired_leases,
-        "oldest_pending_age": s.oldest_pending_age,
+        "oldest_pending_age": s.oldest_pending_age, "waiting": s.waiting,
         "queues": {
             name: {"pending": q.pending, "running": q.running, "dead": q.dead,
+                   "waiting": q.waiting,
                    "oldest_pending_age": None if q.oldest_pending_at is None
                    else max(0.0, s.now - q.oldest_pending_at),
                    "paused": q.paused, "concurrency": q.concurrency,
@@ -126,7 +153,7 @@ def stats_view(s: Stats, db: str) -> Group:
     head.add_row("pending", str(s.pending), "running", str(s.running))
     head.add_row("  scheduled", str(s.scheduled), "dead", Text(str(s.dead), style="red" if s.dead else ""))
     head.add_row("  retrying", str(s.retrying), "expired leases", str(s.expired_leases))
-    head.add_row("oldest ready job waits", lag, "", "")
+    head.add_row("oldest ready job waits", lag, "waiting (after)", str(s.waiting))
     window = duration(s.window)
     head.add_row(f"last {window}: succeeded", str(s.succeeded_recent),
                  "dead / cancelled", f"{s.dead_recent} / {s.cancelled_recent}")
@@ -179,7 +206,8 @@ def _when(j: Job, now: float) -> str:
     return ago(j.finished_at, now)
 
 
-def job_view(job: Job, attempts: list[Attempt], now: float) -> Group:
+def job_view(job: Job, attempts: list[Attempt], now: float,
+             deps: Dependencies | None = None) -> Group:
     job, problems = checked(job)
     checked_attempts = [checked(a) for a in attempts]
     attempts = [a for a, _ in checked_attempts]
@@ -207,6 +235,10 @@ def job_view(job: Job, attempts: list[Attempt], now: float) -> Group:
         rows.append(("finished", _stamp(job.finished_at, now)))
     if job.unique_key is not None:
         rows.append(("unique key", cell(job.unique_key, limit=None)))
+    if deps is not None and deps.waits_on:
+        rows.append(("waits on", links_text(deps.waits_on)))
+    if deps is not None and deps.waited_by:
+        rows.append(("waited on by", links_text(deps.waited_by)))
     for k, v in rows:
         grid.add_row(k, v)
     if problems:  # another program wrote values jobq cannot use: shown as they are

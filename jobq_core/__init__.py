@@ -14,6 +14,7 @@ from .errors import (
     NotADatabase,
     PayloadTooLarge,
     SchemaTooNew,
+    Snooze,
     StorageFull,
     UnusableConnection,
 )
@@ -25,7 +26,7 @@ from .types import (
 )
 from .schedule import Schedule
 from .registry import JobContext, Registry
-from .types import Watch
+from .types import Dependencies, Link, Watch
 from .worker import Worker
 
 __all__ = [
@@ -35,5 +36,6 @@ __all__ = [
     "Outcome", "PayloadTooLarge", "Queue", "QueueStats", "RawJSON", "Registry", "SchemaTooNew",
     "Stats", "StorageFull", "SystemClock", "UnusableConnection", "Worker", "WorkerInfo",
     "WorkerState", "DEFAULT_BEAT", "FORGET_AFTER", "Rate", "Schedule", "ScheduleInfo",
+    "Dependencies", "Link", "Snooze",
     "PoolKind",
 ]

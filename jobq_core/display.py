@@ -142,6 +142,7 @@ JOB_BADGES: dict[str, Badge] = {
     JobStatus.SUCCEEDED: Badge("✓", "succeeded", "green"),
     JobStatus.DEAD: Badge("✗", "dead", "bold red"),
     JobStatus.CANCELLED: Badge("⊘", "cancelled", "dim"),
+    JobStatus.WAITING: Badge("◇", "waiting", "dim"),
 }
 """By the words of ``LIST_STATUSES``: a stored status, or ``scheduled``/``retrying``."""
 

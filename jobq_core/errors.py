@@ -6,6 +6,20 @@ class JobqError(Exception):
     """Base class of jobq's own errors."""
 
 
+class Snooze(Exception):  # noqa: N818 - a request, not an error
+    """Raised by a handler (or ``ctx.snooze(seconds)``): put the job back to run again in
+    ``seconds``, without counting the attempt against ``max_attempts``; the attempt is
+    recorded as ``snoozed``. For waiting on something outside (a rate-limited API, a file
+    not there yet) without burning retries."""
+
+    def __init__(self, seconds: float):
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) \
+                or not 0 <= seconds <= 366 * 86400:
+            raise ValueError(f"snooze takes seconds from 0 to a year, got {seconds!r}")
+        super().__init__(f"snoozed for {seconds}s")
+        self.seconds = float(seconds)
+
+
 class LeaseLost(JobqError):
     """The job is no longer this claim's: its lease expired and it was reaped or re-claimed,
     it was cancelled, or it finished. Nothing was written."""

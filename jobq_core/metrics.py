@@ -45,7 +45,8 @@ JOB_DURATION = "jobq_job_duration_seconds"
 # The statuses of the jobq_jobs gauge (pending counts scheduled and retrying jobs too).
 JOB_STATUSES = ("pending", "running", "dead")
 WORKER_STATES = tuple(s.value for s in WorkerState)
-OUTCOMES = ("succeeded", "failed", "dead", "lease_lost", "timed_out", "cancelled", "released")
+OUTCOMES = ("succeeded", "failed", "dead", "lease_lost", "timed_out", "cancelled", "released",
+            "snoozed")
 # Handler durations in seconds: from a no-op to an hour-long job.
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
            300.0, 900.0, 3600.0)

@@ -14,26 +14,27 @@ from typing import Any
 from .backoff import Backoff
 from .checks import (
     check_attempt_limits, check_buckets, check_claim, check_fraction, check_int, check_lease,
-    check_name, check_pool, check_queues, check_rate, check_seconds, check_term,
+    check_name, check_queues, check_rate, check_seconds,
 )
 from .clock import SYSTEM_CLOCK, Clock
 from .filters import job_filter
-from .errors import LeaseLost, UnusableConnection
+from .errors import LeaseLost, Snooze, UnusableConnection
 from .new_jobs import (
     DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD, JobMaker, completions, copied_job,
 )
 from .store import open_store
 from .store.base import FINISHED_STATUSES, ConnectionIdentity, NewJob, Store, Watch
-from .schedule import Schedule
+from .registrations import Registrations
+from .workflows import Workflows
 from .types import (
-    DEFAULT_BEAT, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, PoolKind, QueueStats,
-    Rate, ScheduleInfo, Stats, Throughput, WorkerInfo,
+    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, QueueStats,
+    Rate, Stats, Throughput,
 )
 
 DEFAULT_LEASE = 30.0
 
 
-class Queue:
+class Queue(Workflows, Registrations):
     """A job queue in the database ``database`` names: a file path or ``sqlite:///path``
     (an SQLite file, created owner-only if missing), or ``postgresql://user@host/db``
     (jobq's tables are created in that existing database; see ``PostgresStore`` for its
@@ -68,7 +69,8 @@ class Queue:
     def enqueue(self, kind: str, payload: Any = None, *, queue: str = "default",
                 priority: int = 0, delay: float = 0, run_at: float | datetime | None = None,
                 max_attempts: int | None = None, unique_key: str | None = None,
-                conn: Any = None) -> int:
+                conn: Any = None, after: Iterable[int] | None = None,
+                allow_failed: bool = False) -> int:
         """Add a job and return its id. With ``unique_key``, while a job with that key is
         pending or running, return that job's id instead of adding another.
 
@@ -78,7 +80,16 @@ class Queue:
         connection, which jobq never commits or rolls back: roll back and the job never
         existed; commit and it is there, and idle workers notice it. Raises
         ``UnusableConnection`` (nothing written) for a closed connection, one to another
-        database, or one in autocommit mode with no transaction open."""
+        database, or one in autocommit mode with no transaction open.
+
+        With ``after`` (ids), the job waits until they have all succeeded (see the
+        Workflows guide: ``allow_failed``, and what a dependency's failure does)."""
+        if after is not None:
+            return self._insert_linked([{"kind": kind, "payload": payload, "queue": queue,
+                                         "priority": priority, "delay": delay,
+                                         "run_at": run_at, "max_attempts": max_attempts,
+                                         "unique_key": unique_key, "after": after,
+                                         "allow_failed": allow_failed}], [None], conn)[0]
         now = self.clock.now()
         # Every option at its default: skip checking them one by one (enqueue 7 % faster,
         # 0.928x without, jobq bench median of 3; 5 % fewer instructions).
@@ -101,6 +112,9 @@ class Queue:
         ``prepare`` returned. With ``conn``, in the caller's transaction on the
         application's connection (see ``enqueue``).
         """
+        items = list(items)
+        if any(isinstance(i, Mapping) and ("after" in i or "allow_failed" in i) for i in items):
+            return self._insert_linked(items, [None] * len(items), conn)
         now = self.clock.now()
         jobs = [self._jobs.from_item(item, now) for item in items]
         if conn is not None:
@@ -228,6 +242,13 @@ class Queue:
         """Hand an unfinished job back, runnable at once, without counting the attempt
         (a worker shutting down does this). Raises ``LeaseLost`` when no longer ours."""
         if not self.store.job_release(job_id, token, self.clock.now()):
+            raise LeaseLost(job_id, token)
+
+    def snooze(self, job_id: int, token: int, seconds: float) -> None:
+        """Put a running job back to run again in ``seconds``, the attempt not counted
+        (recorded as ``snoozed``). Raises ``LeaseLost`` when no longer ours."""
+        now = self.clock.now()
+        if not self.store.job_snooze(job_id, token, now, now + Snooze(seconds).seconds):
             raise LeaseLost(job_id, token)
 
     def progress(self, job_id: int, token: int, fraction: float | None,
@@ -376,74 +397,6 @@ class Queue:
         is paused, and its limits."""
         return self.stats(window=1.0).queues
 
-    # -- periodic schedules ---------------------------------------------------------------
-
-    def schedules(self) -> list[ScheduleInfo]:
-        """Every schedule the database has seen (workers record them), with its last tick."""
-        return self.store.schedule_list()
-
-    def forget_schedule(self, key: str) -> bool:
-        """Delete a recorded schedule (``ScheduleInfo.key``) that no worker declares any
-        more; whether it existed. A worker that still declares it records it again."""
-        check_name("schedule key", key)
-        return self.store.schedule_forget(key)
-
-    def register_schedule(self, schedule: Schedule, since: float) -> None:
-        """Record ``schedule`` (if new) as counting ticks after ``since``. Workers do this."""
-        self.store.schedule_register(schedule.info(since, self.clock.now()))
-
-    def enqueue_tick(self, schedule: Schedule, tick: float) -> int | None:
-        """Enqueue ``schedule``'s job for ``tick`` (its run_at), recording the tick in the
-        same transaction; the job's id, or None when another worker enqueued that tick (or
-        a later one) first. The schedule must be registered."""
-        job = schedule.tick_job(tick, self._jobs.max_attempts)
-        return self.store.schedule_tick(schedule.key, float(tick), job, self.clock.now())
-
-    # -- workers --------------------------------------------------------------------------
-
-    def register_worker(self, worker_id: str, *, host: str, pid: int,
-                        queues: Sequence[str] | None, concurrency: int,
-                        beat_interval: float | None = None,
-                        lease: float | None = None, pool: PoolKind | str | None = None,
-                        ) -> None:
-        """Add the worker to the registry. ``beat_interval`` (seconds between its
-        ``beat_worker`` calls) is what it is judged late or lost by; ``lease`` its lease
-        term, for people to read; ``pool`` the ``PoolKind`` its handlers run in."""
-        now = self.clock.now()
-        self.store.worker_register(WorkerInfo(
-            worker_id, host, pid, None if queues is None else tuple(queues), concurrency, now,
-            now, 0, check_term("beat_interval", beat_interval), check_term("lease", lease),
-            None if pool is None else check_pool(pool), None if pool is None else ()))
-
-    def beat_worker(self, worker_id: str, *, busy: int = 0,
-                    children: Sequence[tuple[int, str, int | None]] | None = None) -> bool:
-        """Record that the worker is alive (and, for a process pool, each child's
-        ``(pid, state, job id)``); False when it has no registry entry (it was forgotten,
-        or never registered): then it should register again."""
-        return self.store.worker_beat(worker_id, self.clock.now(), busy,
-                                      None if children is None else list(children))
-
-    def deregister_worker(self, worker_id: str) -> None:
-        self.store.worker_deregister(worker_id)
-
-    def workers(self, *, forgotten: bool = False) -> list[WorkerInfo]:
-        """The registered workers, except (unless ``forgotten``) those silent past their
-        forget time (``WorkerInfo.forgotten``), which the reaper deletes."""
-        workers, now = self.store.worker_list(), self.clock.now()
-        return workers if forgotten else [w for w in workers if not _forgotten(w, now)]
-
-    def forget_workers(self, workers: Iterable[WorkerInfo]) -> int:
-        """Delete these registry entries, each only if it has not beaten since it was read
-        (a worker that came back stays); returns how many were deleted."""
-        seen = [(w.id, w.last_seen) for w in workers]
-        return self.store.worker_forget(seen) if seen else 0
-
-    def forget_silent_workers(self) -> int:
-        """Delete the entries of workers silent past their forget time (the reaper does
-        this); returns how many."""
-        return self.forget_workers(w for w in self.workers(forgotten=True)
-                                   if _forgotten(w, self.clock.now()))
-
     # -- misc -----------------------------------------------------------------------------
 
     @property
@@ -490,10 +443,3 @@ def _ours(job: Job | None, job_id: int, token: int) -> Job:
     if job is None:
         raise LeaseLost(job_id, token)
     return job
-
-
-def _forgotten(w: WorkerInfo, now: float) -> bool:
-    try:
-        return w.forgotten(now, DEFAULT_BEAT)
-    except TypeError:  # a time another program wrote as text: list it, never drop it
-        return False

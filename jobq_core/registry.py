@@ -16,11 +16,11 @@ import inspect
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .backoff import Backoff
 from .checks import MAX_LEASE, check_int, check_name, check_seconds
-from .errors import LeaseLost
+from .errors import LeaseLost, Snooze
 from .new_jobs import encode_json
 from .schedule import Schedule, make_schedule
 from .store import connection_ops
@@ -184,6 +184,17 @@ class JobContext:
         except LeaseLost:
             self.cancelled.set()
             raise
+
+    def snooze(self, seconds: float) -> NoReturn:
+        """Stop here and run this job again in ``seconds``, without counting this attempt
+        against ``max_attempts`` (raises ``Snooze``; does not return)."""
+        raise Snooze(seconds)
+
+    def dependency_results(self) -> dict[int, Any]:
+        """The results of the jobs this one waited on (``enqueue(after=...)``, a chain's
+        previous job, a group's members), by id; None for one that did not succeed (with
+        ``allow_failed``)."""
+        return self._queue.dependency_results(self.job_id)
 
     def complete(self, result: Any = None, *, conn: Any) -> None:
         """Mark this job succeeded with ``result`` inside the application's transaction on

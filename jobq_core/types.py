@@ -17,6 +17,7 @@ class JobStatus(enum.StrEnum):
     SUCCEEDED = "succeeded"
     DEAD = "dead"
     CANCELLED = "cancelled"
+    WAITING = "waiting"  # enqueued ``after`` jobs that have not all ended yet
 
 
 class RawJSON(str):
@@ -42,6 +43,7 @@ class Outcome(enum.StrEnum):
     LEASE_LOST = "lease lost"  # the worker learnt another claim had fenced it out
     CANCELLED = "cancelled"
     RELEASED = "released"  # handed back unfinished by a worker shutting down
+    SNOOZED = "snoozed"  # the handler asked to run again later (not counted as an attempt)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +182,7 @@ class QueueStats:
     pending: int = 0
     running: int = 0
     dead: int = 0
+    waiting: int = 0  # jobs waiting for their dependencies
     oldest_pending_at: float | None = None  # run_at of the longest-waiting ready job
     paused: bool = False  # no worker claims from it (``Queue.pause``)
     concurrency: int | None = None  # at most this many of its jobs running at once
@@ -234,6 +237,7 @@ class Stats:
     expired_leases: int  # running jobs whose lease has run out (the reaper has not run yet)
     oldest_pending_at: float | None
     queues: dict[str, QueueStats] = field(default_factory=dict)
+    waiting: int = 0  # jobs waiting for their dependencies (``enqueue(after=...)``)
 
     @property
     def oldest_pending_age(self) -> float | None:
@@ -324,6 +328,24 @@ class NewJob(NamedTuple):
     run_at: float
     max_attempts: int
     unique_key: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One end of a dependency (``Queue.dependencies``): a job and its status now."""
+
+    job_id: int
+    kind: str
+    status: JobStatus
+    allow_failed: bool = False  # the waiting job runs whatever this one's end
+
+
+@dataclass(frozen=True, slots=True)
+class Dependencies:
+    """What a job waits on, and what waits on it (``Queue.dependencies``)."""
+
+    waits_on: tuple[Link, ...] = ()
+    waited_by: tuple[Link, ...] = ()
 
 
 class PoolKind(enum.StrEnum):

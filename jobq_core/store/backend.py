@@ -85,7 +85,10 @@ class Backend(Protocol):
 
     def insert_on(self, conn: object, jobs: list[NewJob], now: float) -> list[int]: ...
 
-    def complete_on(self, conn: object, completion: Completion, now: float) -> bool: ...
+    def complete_on(self, conn: object, completion: Completion, now: float) -> bool:
+        """The fenced completion on the application's connection, in its transaction, with
+        the settling of the job's dependents (``ops.dependencies.settle``)."""
+        ...
 
     # -- the rest of ``Store`` that is the backend's alone --------------------------------
 

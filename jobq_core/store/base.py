@@ -37,6 +37,12 @@ every backend keeps, beyond what each method says:
   claims of it take turns); a rate-limited queue never starts more jobs in a window than
   it allows (the window moves in the claim's transaction). Controls never slow or block
   the claims of queues without them, and a queue without controls has no row.
+* **Dependencies.** A job enqueued after others is ``waiting`` until they end. The end of
+  a job (succeeded, dead or cancelled, by whatever path: completion, failure, the reaper,
+  an operator) settles its waiting dependents in the same transaction: a dependent whose
+  dependencies have all succeeded (or, with ``allow_failed``, ended) becomes pending; one
+  whose dependency ended dead or cancelled is cancelled, with an error naming it, and so
+  are its own dependents. A job without dependents pays nothing for this: its row says so.
 * **Ids** are never handed out twice: ``job_prune`` never deletes the newest job, because
   a store may number new jobs max(id)+1 (SQLite's rowid does) and a reused id would let an
   old reference (a log line, an acknowledged id) name a different job.
@@ -50,7 +56,7 @@ from typing import NamedTuple, Protocol
 from ..clock import Clock
 from ..display import duration, timestamp
 from ..types import (
-    Attempt, ErrorGroup, ExtendResult, Job, QueueStats, Rate, ScheduleInfo, Stats, Throughput,
+    Attempt, Dependencies, ErrorGroup, ExtendResult, Job, QueueStats, Rate, ScheduleInfo, Stats, Throughput,
     NewJob, Watch, WorkerInfo,
 )
 
@@ -84,6 +90,17 @@ class CopiedJob(NamedTuple):
     error: str | None
     created_at: float
     finished_at: float | None
+
+
+class Deps(NamedTuple):
+    """What a job being inserted waits on: ids of jobs that exist, and the positions of
+    earlier jobs of the same batch (a chain, a group's callback). ``allow_failed``: it runs
+    once they have all ended, however they ended; otherwise a dependency that ends dead or
+    cancelled cancels it."""
+
+    ids: tuple[int, ...] = ()
+    earlier: tuple[int, ...] = ()
+    allow_failed: bool = False
 
 
 class ConnectionIdentity(NamedTuple):
@@ -123,10 +140,15 @@ class ListFilter:
 
 
 class Store(Protocol):
-    def job_insert_many(self, jobs: Sequence[NewJob], now: float) -> list[int]:
+    def job_insert_many(self, jobs: Sequence[NewJob], now: float,
+                        deps: Sequence[Deps | None] | None = None) -> list[int]:
         """Insert in one transaction, all or none; the ids in order. A job whose
         unique_key is held by a pending or running job (or an earlier item of the batch)
-        yields that job's id instead of a new one."""
+        yields that job's id instead of a new one.
+
+        ``deps[i]``: what job i waits on (see Dependencies). ``JobNotFound`` (nothing
+        stored) when one does not exist. The job is ``waiting`` until each has succeeded
+        (or, with ``allow_failed``, ended); one already dead or cancelled cancels it."""
         ...
 
     def job_insert_many_on(self, conn: object, jobs: Sequence[NewJob], now: float) -> list[int]:
@@ -208,6 +230,11 @@ class Store(Protocol):
         False: fenced out."""
         ...
 
+    def job_snooze(self, job_id: int, token: int, now: float, until: float) -> bool:
+        """Fenced: as ``job_release``, but runnable again at ``until``, the attempt recorded
+        as ``snoozed`` (and not counted). False: fenced out."""
+        ...
+
     def job_progress(
         self, job_id: int, token: int, fraction: float | None, message: str | None
     ) -> bool:
@@ -220,6 +247,14 @@ class Store(Protocol):
         requested), each attempt recorded as ``lease expired``. Each move is guarded by the
         token read, so a job completed or re-claimed meanwhile is left alone; safe to run
         from any number of processes at once. Returns how many jobs moved."""
+        ...
+
+    def job_dependencies(self, job_id: int) -> Dependencies:
+        """What the job waits on and what waits on it, with their statuses now."""
+        ...
+
+    def job_dependency_results(self, job_id: int) -> dict[int, object]:
+        """The results of the jobs ``job_id`` waits on (None for one that did not succeed)."""
         ...
 
     def job_get(self, job_id: int) -> Job | None:

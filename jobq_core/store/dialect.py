@@ -85,9 +85,10 @@ class Dialect:
         raise NotImplementedError
 
     def complete_many(self, c, completions: Sequence[Completion], now: float,
-                      again: bool) -> set[int]:
-        """The fenced completions (``sql.COMPLETE`` for each): the ids accepted. ``again``:
-        an earlier try may have committed; its completions count as accepted."""
+                      again: bool) -> dict[int, bool]:
+        """The fenced completions (``sql.COMPLETE`` for each): the ids accepted, each with
+        whether jobs wait on it. ``again``: an earlier try may have committed; its
+        completions count as accepted."""
         raise NotImplementedError
 
     def extend_many(self, c, leases: list[tuple[int, int]], now: float,
@@ -96,6 +97,10 @@ class Dialect:
         jobs still ours."""
         raise NotImplementedError
 
+    def execute_many(self, c, statement: str, rows: list[tuple]) -> None:
+        """One statement for each row of parameters (the driver's executemany)."""
+        c.executemany(statement, rows)
+
     def prune_deletes(self) -> tuple[str, ...]:
         """The DELETEs of one prune batch, each with one parameter (``list_param`` of ids)."""
-        return (self.q.DELETE_ATTEMPTS, self.q.DELETE_JOBS)
+        return (self.q.DELETE_ATTEMPTS, self.q.DELETE_DEPS, self.q.DELETE_JOBS)

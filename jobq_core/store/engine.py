@@ -6,6 +6,7 @@ transactions, errors, signals and the few statements that differ (its ``Dialect`
 
     Engine(backend)            open_store() builds one from the database string
       ops/running.py           enqueue, claim, heartbeat, complete, fail, release, reap
+      ops/dependencies.py      jobs that wait for others: waiting, released, cancelled
       ops/admin.py             retry, retry dead, cancel, copy in, prune
       ops/reads.py             get, list, count, attempts, stats, throughput, dead groups
       ops/registry.py          workers, schedules, queue controls
@@ -17,15 +18,16 @@ from collections.abc import Sequence
 from ..clock import Clock
 from ..types import Watch
 from .backend import Backend
-from .base import Completion, ConnectionIdentity, NewJob
+from .base import ConnectionIdentity, NewJob
 from .controls import ControlCache
 from .ops.admin import Admin
+from .ops.dependencies import Dependents
 from .ops.reads import Reads
 from .ops.registry import Registry
 from .ops.running import Running
 
 
-class Engine(Running, Admin, Reads, Registry):
+class Engine(Running, Dependents, Admin, Reads, Registry):
     """Every job operation of ``store.base.Store``, on ``backend``."""
 
     def __init__(self, backend: Backend):
@@ -43,10 +45,6 @@ class Engine(Running, Admin, Reads, Registry):
     def job_insert_many_on(self, conn: object, jobs: Sequence[NewJob], now: float) -> list[int]:
         self.b.check_connection(conn)
         return self.b.insert_on(conn, jobs, now)
-
-    def job_complete_on(self, conn: object, completion: Completion, now: float) -> bool:
-        self.b.check_connection(conn)
-        return self.b.complete_on(conn, completion, now)
 
     def same_database(self, identity: ConnectionIdentity) -> bool:
         return self.b.same_database(identity)

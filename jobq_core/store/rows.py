@@ -125,7 +125,7 @@ def controls_from_rows(rows) -> dict[str, QueueStats]:
 
 
 def stats_from_rows(now: float, window: float, pending_rows, running_rows, dead_rows,
-                    recent: dict, control_rows=()) -> Stats:
+                    recent: dict, control_rows=(), waiting_rows=()) -> Stats:
     """``stats``: the four reads of ``statements.stats_reads``, added up per queue and in
     all, with each queue's controls (rows of QUEUE_CONTROLS)."""
     queues: dict[str, dict] = {}
@@ -145,6 +145,10 @@ def stats_from_rows(now: float, window: float, pending_rows, running_rows, dead_
     for q, n in dead_rows:
         queues.setdefault(q, {})["dead"] = n
         dead += n
+    waiting = 0
+    for q, n in waiting_rows:
+        queues.setdefault(q, {})["waiting"] = n
+        waiting += n
     for q, control in controls_from_rows(control_rows).items():
         queues.setdefault(q, {}).update(paused=control.paused, concurrency=control.concurrency,
                                         rate=control.rate)
@@ -153,7 +157,7 @@ def stats_from_rows(now: float, window: float, pending_rows, running_rows, dead_
         running=running, dead=dead, succeeded_recent=recent.get("succeeded", 0),
         dead_recent=recent.get("dead", 0), cancelled_recent=recent.get("cancelled", 0),
         expired_leases=expired, oldest_pending_at=oldest,
-        queues={q: QueueStats(**v) for q, v in sorted(queues.items())},
+        queues={q: QueueStats(**v) for q, v in sorted(queues.items())}, waiting=waiting,
     )
 
 

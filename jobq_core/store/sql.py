@@ -55,13 +55,15 @@ COPY_STATE = ("UPDATE jobq_jobs SET status=?, attempts=?, error=?, finished_at=?
 # -- a running job -----------------------------------------------------------------------------
 
 COMPLETE = ("UPDATE jobq_jobs SET status='succeeded', result=?, finished_at=?, lease_until=NULL, "
-            f"cancel_requested=false WHERE {FENCE}")
-"""Parameters: result, now, job id, token."""
+            f"cancel_requested=false WHERE {FENCE} RETURNING has_dependents")
+"""Parameters: result, now, job id, token. A row when it was accepted: whether dependents
+wait on the job (they are settled in the same transaction)."""
 EXTEND = f"UPDATE jobq_jobs SET lease_until=?, heartbeat_at=? WHERE {FENCE} RETURNING id, cancel_requested"
 """Parameters: lease_until, now, job id, token."""
 PROGRESS = f"UPDATE jobq_jobs SET progress=?, progress_message=? WHERE {FENCE}"
 """Parameters: fraction, message, job id, token."""
-RUNNING_ROW = ("SELECT attempts, max_attempts, worker, started_at, cancel_requested, queue "
+RUNNING_ROW = ("SELECT attempts, max_attempts, worker, started_at, cancel_requested, queue, "
+               "has_dependents "
                f"FROM jobq_jobs WHERE {FENCE}{{lock}}")
 LEAVE_RUNNING = ("UPDATE jobq_jobs SET status=?, run_at=?, attempts=?, error=coalesce(?, error), "
                  "finished_at=?, lease_until=NULL, token=NULL, heartbeat_at=NULL, "
@@ -79,7 +81,7 @@ QUARANTINE = ("UPDATE jobq_jobs SET status='dead', error=?, finished_at=?, lease
 """A job moved to dead because jobq cannot read one of its columns; the row keeps the value."""
 EXPIRED_LEASES = (
     "SELECT id, token, attempts, max_attempts, worker, started_at, lease_until, "
-    "cancel_requested, queue FROM jobq_jobs WHERE status='running' "
+    "cancel_requested, queue, has_dependents FROM jobq_jobs WHERE status='running' "
     "AND (lease_until<? OR lease_until IS NULL OR lease_until>?) LIMIT ?{skip_locked}")
 """Leases that ran out, and leases jobq never grants (none, or longer than the longest it
 grants: another program wrote them). Parameters: now, now + the longest lease, limit."""
@@ -98,12 +100,55 @@ Parameter: run_at."""
 REVIVE_ONE = REVIVE + " WHERE id=? RETURNING queue"
 _PRUNABLE = ("status IN {names} AND finished_at<? "
              # the newest job stays: a store may number new jobs max(id)+1 (store.base's Ids rule)
-             "AND id<(SELECT max(id) FROM jobq_jobs)")
+             "AND id<(SELECT max(id) FROM jobq_jobs) "
+             # a job that jobs still wait on stays: they read its result and status
+             "AND (NOT has_dependents OR NOT EXISTS (SELECT 1 FROM jobq_deps d JOIN jobq_jobs w "
+             "ON w.id=d.job_id WHERE d.depends_on=jobq_jobs.id AND w.status='waiting'))")
 PRUNE_COUNT = f"SELECT status, count(*) FROM jobq_jobs WHERE {_PRUNABLE} GROUP BY status"
 PRUNE_PICK = f"SELECT id, status FROM jobq_jobs WHERE {_PRUNABLE} LIMIT ?"
 """Parameters: statuses (one list parameter), finished before, limit."""
 DELETE_ATTEMPTS = "DELETE FROM jobq_attempts WHERE job_id IN {ids}"
 DELETE_JOBS = "DELETE FROM jobq_jobs WHERE id IN {ids}"
+DELETE_DEPS = "DELETE FROM jobq_deps WHERE job_id IN {ids}"
+
+# -- dependencies --------------------------------------------------------------------------
+
+DEP_TARGETS = "SELECT id, status FROM jobq_jobs WHERE id IN {ids} ORDER BY id{lock}"
+"""The jobs a new job would wait on (one list parameter), with their statuses, locked: a
+completion racing the enqueue either commits first (and is seen here) or waits for it
+(and then sees the new dependent)."""
+DEP_INSERT = "INSERT INTO jobq_deps(job_id, depends_on, allow_failed) VALUES (?, ?, ?)"
+MARK_DEPENDED_ON = "UPDATE jobq_jobs SET has_dependents=true WHERE id IN {ids} AND NOT has_dependents"
+TO_WAITING = "UPDATE jobq_jobs SET status='waiting' WHERE id=? AND status='pending'"
+WAITING_DEPENDENTS = (
+    "SELECT d.job_id, d.allow_failed, j.queue FROM jobq_deps d JOIN jobq_jobs j ON j.id=d.job_id "
+    "WHERE d.depends_on=? AND j.status='waiting' ORDER BY d.job_id{lock}")
+"""Locked, so that two dependencies ending at once settle their common dependent one after
+the other: the second counts with the first one's end committed."""
+UNMET = ("SELECT count(*) FROM jobq_deps d JOIN jobq_jobs j ON j.id=d.depends_on "
+         "WHERE d.job_id=? AND j.status<>'succeeded'")
+"""How many of a job's dependencies have not succeeded (a pruned one counts as met)."""
+UNENDED = ("SELECT count(*) FROM jobq_deps d JOIN jobq_jobs j ON j.id=d.depends_on "
+           "WHERE d.job_id=? AND j.status NOT IN ('succeeded','dead','cancelled')")
+"""How many of an ``allow_failed`` job's dependencies have not ended."""
+RELEASE_WAITING = "UPDATE jobq_jobs SET status='pending' WHERE id=? AND status='waiting'"
+CANCEL_DEPENDENT = ("UPDATE jobq_jobs SET status='cancelled', finished_at=?, error=? "
+                    "WHERE id=? AND status IN ('waiting','pending')")
+STRANDED_WAITING = (
+    "SELECT w.id FROM jobq_jobs w WHERE w.status='waiting' AND NOT EXISTS (SELECT 1 "
+    "FROM jobq_deps d JOIN jobq_jobs j ON j.id=d.depends_on WHERE d.job_id=w.id "
+    "AND j.status NOT IN ('succeeded','dead','cancelled')) ORDER BY w.id LIMIT ?")
+"""Waiting jobs whose dependencies have all ended: what a crash between a completion and its
+settling leaves (the reaper's sweep)."""
+FAILED_DEPENDENCY = (
+    "SELECT j.id, j.status FROM jobq_deps d JOIN jobq_jobs j ON j.id=d.depends_on "
+    "WHERE d.job_id=? AND NOT d.allow_failed AND j.status IN ('dead','cancelled') LIMIT 1")
+WAITS_ON = ("SELECT j.id, j.kind, j.status, d.allow_failed FROM jobq_deps d JOIN jobq_jobs j "
+            "ON j.id=d.depends_on WHERE d.job_id=? ORDER BY j.id")
+WAITED_BY = ("SELECT j.id, j.kind, j.status, d.allow_failed FROM jobq_deps d JOIN jobq_jobs j "
+             "ON j.id=d.job_id WHERE d.depends_on=? ORDER BY j.id")
+DEPENDENCY_RESULTS = ("SELECT j.id, j.status, j.result FROM jobq_deps d JOIN jobq_jobs j "
+                      "ON j.id=d.depends_on WHERE d.job_id=? ORDER BY j.id")
 
 # -- reading -----------------------------------------------------------------------------------
 
@@ -120,6 +165,7 @@ PENDING_BY_QUEUE = (
 RUNNING_BY_QUEUE = ("SELECT queue, count(*), count(*) FILTER (WHERE lease_until<?) FROM jobq_jobs "
                     "WHERE status='running' GROUP BY queue")
 DEAD_BY_QUEUE = "SELECT queue, count(*) FROM jobq_jobs WHERE status='dead' GROUP BY queue"
+WAITING_BY_QUEUE = "SELECT queue, count(*) FROM jobq_jobs WHERE status='waiting' GROUP BY queue"
 RECENT_FINISHED = ("SELECT status, count(*) FROM jobq_jobs WHERE status IN "
                    "('succeeded','dead','cancelled') AND finished_at>=? GROUP BY status")
 

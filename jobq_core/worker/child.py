@@ -15,6 +15,7 @@ child -> worker, on jobs:
   {"op": "done", "id", "lost": true}                how the handler ended
   {"op": "heartbeat", "id", "call"} | {"op": "progress", "id", "call", "fraction",
   "message"}                                        ctx calls; the worker does the lease work
+  {"op": "dependency_results", "id", "call"}        ctx.dependency_results(): the worker reads
   {"op": "complete", "id", "call", "identity"}      ctx.complete(conn=...): the worker checks
                                                     the connection's identity and replies
                                                     with "now"; the child writes on its own
@@ -47,6 +48,7 @@ a process of its own got ~0.5 (tests/core/test_process_pool.py measures it).
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 import importlib
 import importlib.util
 import itertools
@@ -65,7 +67,7 @@ from ..errors import JobqError, LeaseLost, UnusableConnection
 from ..registry import JobContext, Registry
 from ..store.base import ConnectionIdentity
 from .channel import Channel, encode
-from .runs import Failed, Lost, raised, result_json
+from .runs import Failed, Lost, Snoozed, raised, result_json
 
 
 def main(app: str, main_path: str | None, sys_path: list[str], cwd: str, kinds: list[str],
@@ -200,6 +202,11 @@ class RelayedContext(JobContext):
         self._answer(self._link.call({"op": "progress", "id": self.job_id,
                                       "fraction": fraction, "message": message}))
 
+    def dependency_results(self) -> dict[int, Any]:
+        reply = self._link.call({"op": "dependency_results", "id": self.job_id})
+        self._answer(reply)
+        return {int(k): v for k, v in reply["results"].items()}
+
     def prepare_complete(self, identity: ConnectionIdentity) -> float:
         """``ctx.complete(conn=...)`` in a child: the worker checks the connection's
         identity, marks the run and says the time; the fenced write then runs here, on
@@ -266,9 +273,11 @@ class Runner:
         return b'{"op":"done","id":%d,"result":%s}' % (job_id, text.encode())
 
 
-def _outcome_message(job_id: int, outcome: Failed | Lost) -> dict:
+def _outcome_message(job_id: int, outcome: Failed | Snoozed | Lost) -> dict:
     if isinstance(outcome, Lost):
         return {"op": "done", "id": job_id, "lost": True}
+    if isinstance(outcome, Snoozed):
+        return {"op": "done", "id": job_id, "snooze": outcome.seconds}
     return {"op": "done", "id": job_id, "error": outcome.error, "give_up": outcome.give_up}
 
 

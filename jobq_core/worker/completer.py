@@ -24,7 +24,7 @@ from ..textsafe import clean
 from ..types import JobStatus
 from .claimer import Claimer
 from .outbox import Outbox
-from .runs import Failed, Lost, Released, Run, RunState, Succeeded
+from .runs import Failed, Lost, Released, Run, RunState, Snoozed, Succeeded
 from .state import State
 
 log = logging.getLogger("jobq.worker")
@@ -149,6 +149,8 @@ class Completer:
                 self._write_failure(run, run.outcome)
             elif isinstance(run.outcome, Released):
                 self._write_release(run)
+            elif isinstance(run.outcome, Snoozed):
+                self._write_snooze(run, run.outcome)
         return []
 
     def _settled(self, run: Run) -> bool:
@@ -259,6 +261,21 @@ class Completer:
                 self._state.count(run, "dead")
             log.error("%s failed in %.3fs, dead (no attempts left): %s", run.describe(),
                       run.took(), summary)
+
+    def _write_snooze(self, run: Run, snoozed: Snoozed) -> None:
+        try:
+            self._queue.snooze(run.job.id, run.job.token, snoozed.seconds)
+        except LeaseLost:
+            self._state.count(run, "lost")
+            log.warning("%s snoozed after losing its lease: nothing recorded", run.describe())
+            return
+        except JobqError as e:
+            log.error("%s snoozed, and recording it failed: %s", run.describe(), e)
+            return
+        self._state.count(run, "snoozed")
+        self._claimer.expect_retry()
+        log.info("%s snoozed for %.1fs after %.3fs", run.describe(), snoozed.seconds,
+                 run.took())
 
     def _write_release(self, run: Run) -> None:
         try:

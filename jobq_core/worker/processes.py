@@ -42,7 +42,7 @@ from ..types import PoolKind
 from .channel import Channel, WakePipe, encode, pair
 from .forkserver import ForkServer, signal_group
 from .pool import Finished
-from .runs import SUCCEEDED_NONE, Failed, Lost, Outcome, Run, Succeeded
+from .runs import SUCCEEDED_NONE, Failed, Lost, Outcome, Run, Snoozed, Succeeded
 from .threads import DaemonPool
 
 log = logging.getLogger("jobq.worker")
@@ -327,7 +327,7 @@ class ProcessPool:
                 self._close_sockets(child)  # it exits at EOF; another starts on this turn
                 log.info("child process %d retired after %d jobs", child.pid, child.done)
             self._finished(run, _outcome(message))
-        elif op in ("heartbeat", "progress", "complete"):
+        elif op in ("heartbeat", "progress", "complete", "dependency_results"):
             run = child.run
             if run is None or run.job.id != message["id"]:
                 child.control.send(encode({"op": "reply", "call": message["call"],
@@ -453,6 +453,8 @@ def _ctx_call(child: Child, run: Run, message: dict) -> None:
         elif message["op"] == "complete":
             reply["now"] = run.ctx.prepare_complete(
                 ConnectionIdentity.from_json(message["identity"]))
+        elif message["op"] == "dependency_results":
+            reply["results"] = {str(k): v for k, v in run.ctx.dependency_results().items()}
         else:
             run.ctx.progress(message["fraction"], message["message"])
     except LeaseLost:
@@ -476,6 +478,8 @@ def _outcome(message: dict) -> Outcome:
         return SUCCEEDED_NONE if result is None else Succeeded(result)
     if message.get("lost"):
         return Lost()
+    if "snooze" in message:
+        return Snoozed(message["snooze"])
     return Failed(message["error"], give_up=message.get("give_up", False))
 
 

@@ -16,7 +16,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import LeaseLost
+from ..errors import LeaseLost, Snooze
 from ..new_jobs import encode_json
 from ..registry import JobContext, Task
 from ..textsafe import clean
@@ -52,12 +52,19 @@ class Released:
 
 
 @dataclass(frozen=True, slots=True)
+class Snoozed:
+    """The handler asked to run again in ``seconds`` (``Snooze``): back to pending then, the
+    attempt not counted."""
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
 class Lost:
     """The run's lease is lost (reaped or taken over): there is nothing to write, and the
     store's fencing would reject it anyway."""
 
 
-Outcome = Succeeded | Failed | Released | Lost
+Outcome = Succeeded | Failed | Released | Snoozed | Lost
 
 
 @dataclass(eq=False, slots=True)
@@ -111,11 +118,14 @@ def returned(result: Any) -> Succeeded | Failed:
 SUCCEEDED_NONE = Succeeded(None)
 
 
-def raised(e: BaseException) -> Failed | Lost:
+def raised(e: BaseException) -> Failed | Snoozed | Lost:
     """What a handler's exception makes of its run: ``LeaseLost`` (from ``ctx.heartbeat()``
-    or ``ctx.progress()``) a lost lease, anything else a failure with its traceback."""
+    or ``ctx.progress()``) a lost lease, ``Snooze`` a snooze, anything else a failure with
+    its traceback."""
     if isinstance(e, LeaseLost):
         return Lost()
+    if isinstance(e, Snooze):
+        return Snoozed(e.seconds)
     if isinstance(e, asyncio.CancelledError):
         return Failed("the handler was cancelled")
     return Failed("".join(traceback.format_exception(e)))

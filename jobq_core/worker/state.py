@@ -12,7 +12,7 @@ from .runs import Run, RunState
 # What ``count`` takes (the keys of ``State.counts``), and the outcome label each one has
 # in the worker's metrics.
 OUTCOME_LABELS = {"succeeded": "succeeded", "failed": "failed", "dead": "dead",
-                  "lost": "lease_lost", "timed_out": "timed_out", "released": "released",
+                  "lost": "lease_lost", "timed_out": "timed_out", "released": "released", "snoozed": "snoozed",
                   "cancelled": "cancelled"}
 
 

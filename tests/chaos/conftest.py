@@ -79,7 +79,7 @@ class ChaosRun:
     def unfinished(self) -> int:
         with Queue(self.db, read_only=True) as q:
             s = q.stats()
-            return s.pending + s.running
+            return s.pending + s.running + s.waiting
 
     def check(self, **kwargs):
         return check(self.events(), self.db, **kwargs)

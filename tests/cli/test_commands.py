@@ -120,10 +120,11 @@ def test_stats_json_has_the_documented_keys(db, queue):
     data = json.loads(jobq("stats", "--json", "--db", db).stdout)
     assert set(data) == {"now", "window", "pending", "scheduled", "retrying", "running", "dead",
                          "succeeded_recent", "dead_recent", "cancelled_recent", "expired_leases",
-                         "oldest_pending_age", "queues"}
+                         "oldest_pending_age", "waiting", "queues"}
     assert (data["pending"], data["scheduled"]) == (2, 1)
-    assert set(data["queues"]["mail"]) == {"pending", "running", "dead", "oldest_pending_age",
-                                           "paused", "concurrency", "rate"}
+    assert set(data["queues"]["mail"]) == {"pending", "running", "dead", "waiting",
+                                           "oldest_pending_age", "paused", "concurrency",
+                                           "rate"}
     assert [data["queues"]["mail"][k] for k in ("paused", "concurrency", "rate")] == [
         False, None, None]
 

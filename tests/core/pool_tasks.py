@@ -134,3 +134,22 @@ def tidy(payload, ctx):
             time.sleep(0.01)
     finally:
         Path(payload["file"]).write_text(f"cleaned up, cancelled={ctx.cancelled.is_set()}")
+
+
+@registry.task("add_deps")
+def add_deps(payload, ctx):
+    """Its payload plus the results of the jobs it waited on (a chain's running total)."""
+    return payload + sum(ctx.dependency_results().values())
+
+
+@registry.task("snoozy", max_attempts=1)
+def snoozy(payload, ctx):
+    """Snoozes (not counted as an attempt) until it has run ``times`` times (counted in the
+    file ``path``), then returns how many runs it took and its attempt number."""
+    with open(payload["path"], "a+") as f:
+        f.write("run\n")
+        f.seek(0)
+        runs = len(f.readlines())
+    if runs < payload["times"]:
+        ctx.snooze(0)
+    return [runs, ctx.attempt]

@@ -258,6 +258,12 @@ def test_a_version_1_database_is_migrated_and_its_workers_kept_with_no_recorded_
                           beat_interval=2.0, lease=6.0)
         assert {w.id: w.beat_interval for w in q.workers(forgotten=True)} == {
             "old": None, "new": 2.0}
+        # v5 loosened the status CHECK in place: a waiting job fits, a bogus status not
+        waiting = q.enqueue("b", after=[q.enqueue("a")])
+        assert q.get(waiting).status == "waiting"
+        assert q.store.integrity_check() == "ok"
     conn = sqlite3.connect(db_path)
     assert conn.execute("SELECT value FROM jobq_meta WHERE key='schema_version'"
-                        ).fetchone()[0] == str(SCHEMA_VERSION) == "4"
+                        ).fetchone()[0] == str(SCHEMA_VERSION) == "5"
+    with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+        conn.execute("UPDATE jobq_jobs SET status='bogus'")

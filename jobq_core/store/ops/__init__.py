@@ -2,6 +2,7 @@
 
 running.py   producing and running jobs: enqueue, claim, heartbeat, complete, fail,
              release, progress, and the reaper's pass
+dependencies.py  jobs that wait for others: their start, and what a job's end settles
 admin.py     what operators do: retry, retry dead, cancel, copy in, prune
 reads.py     what the CLI and the monitor read: get, list, count, attempts, stats,
              throughput, dead jobs grouped by error

@@ -39,7 +39,9 @@ class Admin(Operations):
                 except KeyTaken:
                     raise InvalidState(f"job {job_id}: another pending or running job holds "
                                        "its unique key") from None
-                if self.b.notifies:
+                if c.execute(self.q.UNMET, (job_id,)).fetchone()[0]:
+                    c.execute(self.q.TO_WAITING, (job_id,))  # its dependencies again first
+                elif self.b.notifies:
                     self.b.notify(c, [queue])
 
         self.b.run(op)
@@ -73,8 +75,9 @@ class Admin(Operations):
                 row = c.execute(self.q.JOB_STATE, (job_id,)).fetchone()
                 if row is None:
                     raise JobNotFound(job_id)
-                if row[0] == JobStatus.PENDING:
+                if row[0] in (JobStatus.PENDING, JobStatus.WAITING):
                     c.execute(self.q.CANCEL_PENDING, (now, job_id))
+                    self._settle(c, job_id, JobStatus.CANCELLED, now)
                     return JobStatus.CANCELLED
                 if row[0] == JobStatus.RUNNING:
                     c.execute(self.q.REQUEST_CANCEL, (job_id,))

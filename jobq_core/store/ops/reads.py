@@ -66,6 +66,7 @@ class Reads(Operations):
                         c.execute(self.q.RUNNING_BY_QUEUE, (now,)).fetchall(),
                         c.execute(self.q.DEAD_BY_QUEUE).fetchall(),
                         dict(c.execute(self.q.RECENT_FINISHED, (now - window,)).fetchall()),
-                        c.execute(self.q.QUEUE_CONTROLS).fetchall())
+                        c.execute(self.q.QUEUE_CONTROLS).fetchall(),
+                        c.execute(self.q.WAITING_BY_QUEUE).fetchall())
 
         return stats_from_rows(now, window, *self.b.run(op))

@@ -15,7 +15,7 @@ from ...errors import JobqError
 from ...textsafe import clean
 from ...types import ExtendResult, Job, JobStatus, Outcome
 from .. import sql
-from ..base import Completion, NewJob, RetryDelay, lease_expired
+from ..base import Completion, Deps, NewJob, RetryDelay, lease_expired
 from ..rows import claimed_job, job_from_row, unreadable
 from ..dialect import Dialect
 from ._base import Operations
@@ -60,7 +60,15 @@ def _claim_order(job: Job) -> tuple:
 class Running(Operations):
     # -- producing ----------------------------------------------------------------------
 
-    def job_insert_many(self, jobs: Sequence[NewJob], now: float) -> list[int]:
+    def job_insert_many(self, jobs: Sequence[NewJob], now: float,
+                        deps: Sequence[Deps | None] | None = None) -> list[int]:
+        if deps is not None and any(deps):
+            def insert_dependent(c, again: bool) -> list[int]:
+                self._refuse_if_maybe_committed(again)
+                with self.b.transaction(c):
+                    return self._insert_with_deps(c, jobs, deps, now)
+
+            return self.b.run(insert_dependent)
         for job in jobs:  # (a loop: any() of a generator costs 3 % of an enqueue)
             if job.unique_key is not None:
                 break
@@ -143,6 +151,7 @@ class Running(Operations):
         """Move a running job jobq cannot read to dead, saying why; the row keeps its values."""
         error = f"jobq cannot run this job: {bad} (written by another program?)"
         c.execute(self.q.QUARANTINE, (error, now, job_id, token))
+        self._settle(c, job_id, JobStatus.DEAD, now)
         log.warning("job %s set aside as dead: %s", job_id, bad)
 
     def job_next_run_at(self, queues: Sequence[str] | None, after: float) -> float | None:
@@ -174,6 +183,12 @@ class Running(Operations):
     def job_complete_many(self, completions: Sequence[Completion], now: float) -> list[bool]:
         return self.b.run(lambda c, again: self._complete(c, completions, now, again))
 
+    def job_complete_on(self, conn: object, completion: Completion, now: float) -> bool:
+        """On the application's connection, in its transaction: the completion and the
+        settling of the job's dependents commit (or roll back) with the caller's writes."""
+        self.b.check_connection(conn)
+        return self.b.complete_on(conn, completion, now)
+
     def job_complete_and_claim(
         self, completions: Sequence[Completion], now: float, worker: str,
         queues: Sequence[str] | None, lease_until: float, limit: int,
@@ -197,12 +212,24 @@ class Running(Operations):
             return []
         if len(completions) == 1 and not again:  # one statement: no BEGIN needed
             x = completions[0]
-            return [c.execute(self.q.COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1]
+            row = c.execute(self.q.COMPLETE, (x.result, now, x.job_id, x.token)).fetchone()
+            if row is not None and row[0]:
+                # Jobs wait on it. Outside a transaction the completion has committed on its
+                # own: settle them at once in one of their own (the reaper's sweep would
+                # find them after a crash in between).
+                with self.b.transaction(c):
+                    self._settle(c, x.job_id, JobStatus.SUCCEEDED, now)
+            return [row is not None]
         done = self.d.complete_many(c, completions, now, again)
+        if any(done.values()):
+            with self.b.transaction(c):  # joins complete_and_claim's transaction
+                for job_id, has_dependents in done.items():
+                    if has_dependents:
+                        self._settle(c, job_id, JobStatus.SUCCEEDED, now)
         accepted = []
         for x in completions:  # the same job twice in one batch: only the first is accepted
             accepted.append(x.job_id in done)
-            done.discard(x.job_id)
+            done.pop(x.job_id, None)
         return accepted
 
     def job_fail(self, job_id: int, token: int, error: str, now: float,
@@ -224,7 +251,7 @@ class Running(Operations):
                     if again and c.execute(self.q.ATTEMPT_RECORDED, (job_id, token)).fetchone():
                         return self._get(c, job_id)  # the first try committed
                     return None
-                attempts, max_attempts, worker, started_at, cancel, queue = row
+                attempts, max_attempts, worker, started_at, cancel, queue, dependents = row
                 status, run_at, finished = after_attempt(
                     attempts, attempts if give_up else max_attempts, bool(cancel), now,
                     retry_delay)
@@ -235,6 +262,8 @@ class Running(Operations):
                     str(Outcome.CANCELLED if cancel else Outcome.FAILED), error))
                 if status == JobStatus.PENDING and self.b.notifies:
                     self.b.notify(c, [queue])
+                elif status != JobStatus.PENDING and dependents:
+                    self._settle(c, job_id, status, now)
                 return job
 
         return self.b.run(op)
@@ -242,24 +271,35 @@ class Running(Operations):
     def job_release(self, job_id: int, token: int, now: float) -> bool:
         """Runnable now with the attempt not counted, or cancelled when cancellation was
         asked for."""
+        return self._give_back(job_id, token, now, now, Outcome.RELEASED)
+
+    def job_snooze(self, job_id: int, token: int, now: float, until: float) -> bool:
+        """Runnable again at ``until``, the attempt not counted (recorded as snoozed), or
+        cancelled when cancellation was asked for."""
+        return self._give_back(job_id, token, now, until, Outcome.SNOOZED)
+
+    def _give_back(self, job_id: int, token: int, now: float, run_at: float,
+                   outcome: Outcome) -> bool:
         def op(c, again: bool) -> bool:
             with self.b.transaction(c):
                 row = c.execute(self.q.RUNNING_ROW, (job_id, token)).fetchone()
                 if row is None:
                     return again and c.execute(
                         self.q.ATTEMPT_RECORDED, (job_id, token)).fetchone() is not None
-                attempts, _max, worker, started_at, cancel, queue = row
+                attempts, _max, worker, started_at, cancel, queue, dependents = row
                 if cancel:
-                    moved, outcome = (JobStatus.CANCELLED, now, now), Outcome.CANCELLED
+                    status, when, finished, ended = (JobStatus.CANCELLED, now, now,
+                                                     Outcome.CANCELLED)
                 else:
-                    moved, outcome = (JobStatus.PENDING, now, None), Outcome.RELEASED
-                status, run_at, finished = moved
-                c.execute(self.q.LEAVE_RUNNING, (str(status), run_at, attempts - 1, None,
+                    status, when, finished, ended = JobStatus.PENDING, run_at, None, outcome
+                c.execute(self.q.LEAVE_RUNNING, (str(status), when, attempts - 1, None,
                                                  finished, job_id, token))
                 c.execute(self.q.RECORD_ATTEMPT, (job_id, attempts, worker, token, started_at,
-                                                  now, str(outcome), None))
+                                                  now, str(ended), None))
                 if not cancel and self.b.notifies:
                     self.b.notify(c, [queue])
+                if cancel and dependents:
+                    self._settle(c, job_id, JobStatus.CANCELLED, now)
                 return True
 
         return self.b.run(op)
@@ -279,7 +319,7 @@ class Running(Operations):
                 rows = c.execute(self.q.EXPIRED_LEASES, (now, now + MAX_LEASE, BATCH)).fetchall()
                 queues = set()
                 for job_id, token, attempts, max_attempts, worker, started, lease, cancel, \
-                        queue in rows:
+                        queue, dependents in rows:
                     bad = unreadable(attempts=attempts, max_attempts=max_attempts)
                     if bad:
                         self._quarantine(c, job_id, token, bad, now)
@@ -300,6 +340,8 @@ class Running(Operations):
                     moved += 1
                     if status == JobStatus.PENDING:
                         queues.add(queue)
+                    elif dependents:
+                        self._settle(c, job_id, status, now)
                 if queues and self.b.notifies:
                     self.b.notify(c, queues)
             return len(rows), moved
@@ -309,4 +351,6 @@ class Running(Operations):
             read, moved = self.b.run(batch)
             reaped += moved
             if read < BATCH:
-                return reaped
+                break
+        self.b.run(lambda c, _again: self._sweep_waiting(c, now))
+        return reaped

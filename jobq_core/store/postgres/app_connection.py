@@ -43,7 +43,9 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import tuple_row
 
 from ...errors import UnusableConnection
+from ...types import JobStatus
 from ..base import Completion, ConnectionIdentity, NewJob
+from ..ops.dependencies import settle
 from ..ops.running import insert_unique
 from .dialect import DIALECT, NOTIFY
 from .connection import translate
@@ -124,12 +126,42 @@ def insert_many(conn: psycopg.Connection, jobs: Sequence[NewJob], now: float) ->
     return ids
 
 
+class AppCursor:
+    """The application's connection as the engine uses one of the store's own: plain tuple
+    rows whatever row factory the application set, and the transaction it is in."""
+
+    def __init__(self, conn: psycopg.Connection):
+        self._conn = conn
+        self.info = conn.info
+
+    def execute(self, statement: str, params=None) -> psycopg.Cursor:
+        return _cursor(self._conn).execute(statement, params)
+
+    def cursor(self) -> psycopg.Cursor:
+        return _cursor(self._conn)
+
+
 def complete(conn: psycopg.Connection, completion: Completion, now: float) -> bool:
-    """The fenced completion in the caller's transaction; False: fenced out (nothing
-    written)."""
+    """The fenced completion in the caller's transaction, with the settling of the job's
+    dependents (idle workers hear of those released when it commits); False: fenced out
+    (nothing written)."""
     x = completion
+
+    def op(c: AppCursor) -> bool:
+        row = c.execute(DIALECT.q.COMPLETE, (x.result, now, x.job_id, x.token)).fetchone()
+        if row is not None and row[0]:
+            released = settle(c, DIALECT.q, x.job_id, JobStatus.SUCCEEDED, now)
+            if released:
+                c.execute(NOTIFY, (sorted(released),))
+        return row is not None
+
+    return on_app(conn, op)
+
+
+def on_app(conn: psycopg.Connection, op):
+    """``op(AppCursor(conn))`` with psycopg's errors translated into jobq's."""
     try:
-        return _cursor(conn).execute(DIALECT.q.COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1
+        return op(AppCursor(conn))
     except psycopg.Error as e:
         raise translate(e, "the connection given with conn=") from e
 

@@ -45,12 +45,12 @@ COMPLETE_MANY = (
     "UPDATE jobq_jobs j SET status='succeeded', result=v.result, finished_at=%s, "
     "lease_until=NULL, cancel_requested=false "
     "FROM unnest(%s::bigint[], %s::bigint[], %s::text[]) AS v(id, token, result) "
-    "WHERE " + sql.fence("j", "v.id", "v.token") + " RETURNING j.id"
+    "WHERE " + sql.fence("j", "v.id", "v.token") + " RETURNING j.id, j.has_dependents"
 )
 # After a connection broke mid-commit: which of these completions did commit? (A
 # succeeded job keeps the token of the claim that completed it.)
 COMPLETED_WITH = (
-    "SELECT j.id FROM jobq_jobs j JOIN unnest(%s::bigint[], %s::bigint[]) AS v(id, token) "
+    "SELECT j.id, j.has_dependents FROM jobq_jobs j JOIN unnest(%s::bigint[], %s::bigint[]) AS v(id, token) "
     "ON j.id=v.id AND j.token=v.token WHERE j.status='succeeded'"
 )
 EXTEND_MANY = (
@@ -241,14 +241,20 @@ class PostgresDialect(Dialect):
         return None if row is None else row[0]
 
     def complete_many(self, c, completions: Sequence[Completion], now: float,
-                      again: bool) -> set[int]:
+                      again: bool) -> dict[int, bool]:
         ids = [x.job_id for x in completions]
         tokens = [x.token for x in completions]
-        done = {r[0] for r in c.execute(
-            COMPLETE_MANY, (now, ids, tokens, [x.result for x in completions])).fetchall()}
-        if again:  # an earlier try may have committed: its completions count
-            done |= {r[0] for r in c.execute(COMPLETED_WITH, (ids, tokens)).fetchall()}
+        done = dict(c.execute(
+            COMPLETE_MANY, (now, ids, tokens, [x.result for x in completions])).fetchall())
+        if again:  # an earlier try may have committed: its completions count (their
+            # dependents were settled by that commit)
+            done.update((job_id, False) for job_id, _ in c.execute(
+                COMPLETED_WITH, (ids, tokens)).fetchall() if job_id not in done)
         return done
+
+    def execute_many(self, c, statement: str, rows: list[tuple]) -> None:
+        with c.cursor() as cursor:  # pipelined by psycopg: one round trip for the lot
+            cursor.executemany(statement, rows)
 
     def extend_many(self, c, leases: list[tuple[int, int]], now: float,
                     lease_until: float) -> list[tuple[int, object]]:

@@ -28,7 +28,7 @@ from ...errors import ForeignTable, SchemaTooNew
 
 APP_ID = "jobq"
 TABLES = ("jobq_meta", "jobq_jobs", "jobq_attempts", "jobq_workers", "jobq_queues",
-          "jobq_schedules")
+          "jobq_schedules", "jobq_deps")
 _LOCK = (0x6A6F6271, 1)  # pg_advisory_xact_lock key: 'jobq', schema migration
 
 _V1 = """
@@ -152,7 +152,29 @@ _V4 = """
 ALTER TABLE jobq_workers ADD COLUMN pool text, ADD COLUMN children jsonb;
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4]
+# v5: job dependencies. A job enqueued ``after`` others waits in the new status
+# ``waiting`` (outside the pending indexes, so claims never see it) until they end; the
+# edges live in jobq_deps, and a job with dependents is flagged so that its end settles
+# them in the same transaction while a job without pays nothing.
+_V5 = """
+ALTER TABLE jobq_jobs DROP CONSTRAINT jobq_jobs_status_check,
+  ADD CONSTRAINT jobq_jobs_status_check
+  CHECK (status IN ('pending','running','succeeded','dead','cancelled','waiting')),
+  ADD COLUMN has_dependents boolean NOT NULL DEFAULT false;
+
+CREATE TABLE jobq_deps(
+  job_id       bigint  NOT NULL,                       -- the job that waits
+  depends_on   bigint  NOT NULL,                       -- on this one
+  allow_failed boolean NOT NULL DEFAULT false,         -- runs whatever the end of depends_on
+  PRIMARY KEY (job_id, depends_on)
+);
+CREATE INDEX jobq_deps_depends_on ON jobq_deps(depends_on);
+
+-- waiting counts per queue (stats, the monitor's header)
+CREATE INDEX jobq_jobs_waiting ON jobq_jobs(queue) WHERE status = 'waiting';
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _OURS = (

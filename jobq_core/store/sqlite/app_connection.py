@@ -33,7 +33,9 @@ import sqlite3
 from collections.abc import Sequence
 
 from ...errors import UnusableConnection
+from ...types import JobStatus
 from ..base import Completion, ConnectionIdentity, NewJob
+from ..ops.dependencies import settle
 from ..ops.running import insert_unique
 from .dialect import DIALECT, INSERT_PAYLOAD, INSERT_RETURNING
 from .connection import translate
@@ -105,12 +107,43 @@ def insert_many(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) ->
     return ids
 
 
+class AppCursor:
+    """The application's connection as the engine uses one of the store's own: plain tuple
+    rows whatever row factory the application set, and the transaction it is in."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self._conn = conn
+        self._cursor = _cursor(conn)
+
+    def execute(self, statement: str, params=()) -> sqlite3.Cursor:
+        return self._cursor.execute(statement, params)
+
+    def executemany(self, statement: str, rows) -> sqlite3.Cursor:
+        return self._cursor.executemany(statement, rows)
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._conn.in_transaction
+
+
 def complete(conn: sqlite3.Connection, completion: Completion, now: float) -> bool:
-    """The fenced completion in the caller's transaction; False: fenced out (nothing
-    written)."""
+    """The fenced completion in the caller's transaction, with the settling of the job's
+    dependents; False: fenced out (nothing written)."""
     x = completion
+
+    def op(c: AppCursor) -> bool:
+        row = c.execute(DIALECT.q.COMPLETE, (x.result, now, x.job_id, x.token)).fetchone()
+        if row is not None and row[0]:
+            settle(c, DIALECT.q, x.job_id, JobStatus.SUCCEEDED, now)
+        return row is not None
+
+    return on_app(conn, op)
+
+
+def on_app(conn: sqlite3.Connection, op):
+    """``op(AppCursor(conn))`` with sqlite3's errors translated into jobq's."""
     try:
-        return _cursor(conn).execute(DIALECT.q.COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1
+        return op(AppCursor(conn))
     except sqlite3.ProgrammingError as e:
         raise UnusableConnection(f"the connection given with conn= cannot be used ({e})") from None
     except sqlite3.Error as e:

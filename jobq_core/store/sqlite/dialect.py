@@ -190,10 +190,14 @@ class SqliteDialect(Dialect):
         return None if row is None else row[0]
 
     def complete_many(self, c, completions: Sequence[Completion], now: float,
-                      again: bool) -> set[int]:
+                      again: bool) -> dict[int, bool]:
+        done = {}
         with write_transaction(c):
-            return {x.job_id for x in completions
-                    if c.execute(sql.COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1}
+            for x in completions:
+                row = c.execute(sql.COMPLETE, (x.result, now, x.job_id, x.token)).fetchone()
+                if row is not None:
+                    done[x.job_id] = bool(row[0])
+        return done
 
     def extend_many(self, c, leases: list[tuple[int, int]], now: float,
                     lease_until: float) -> list[tuple[int, object]]:
@@ -203,7 +207,7 @@ class SqliteDialect(Dialect):
         return [r for r in rows if r is not None]
 
     def prune_deletes(self) -> tuple[str, ...]:
-        return (self.q.DELETE_ATTEMPTS, DELETE_PAYLOADS, self.q.DELETE_JOBS)
+        return (self.q.DELETE_ATTEMPTS, self.q.DELETE_DEPS, DELETE_PAYLOADS, self.q.DELETE_JOBS)
 
 
 DIALECT = SqliteDialect()

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from ...errors import ForeignTable, SchemaTooNew
+from collections.abc import Callable
+
+from ...errors import DatabaseError, ForeignTable, SchemaTooNew
 
 APP_ID = "jobq"
 PAGE_SIZE = 1024  # for files jobq creates: a job row is small, and every commit writes whole
@@ -26,7 +28,7 @@ def payload_is_big(payload: str) -> bool:
     return n > INLINE_PAYLOAD_MAX or (
         n * 4 > INLINE_PAYLOAD_MAX and len(payload.encode()) > INLINE_PAYLOAD_MAX)
 TABLES = ("jobq_meta", "jobq_jobs", "jobq_attempts", "jobq_payloads", "jobq_workers",
-          "jobq_queues", "jobq_schedules")
+          "jobq_queues", "jobq_schedules", "jobq_deps")
 
 _V1 = """
 CREATE TABLE jobq_meta(
@@ -168,7 +170,49 @@ ALTER TABLE jobq_workers ADD COLUMN pool TEXT;
 ALTER TABLE jobq_workers ADD COLUMN children TEXT;
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4]
+# v5: job dependencies. A job enqueued ``after`` others waits in the new status
+# ``waiting`` (outside the pending indexes, so claims never see it) until they end; the
+# edges live in jobq_deps, and a job with dependents is flagged so that its end settles
+# them in the same transaction while a job without pays nothing.
+_V5 = """
+ALTER TABLE jobq_jobs ADD COLUMN has_dependents INTEGER NOT NULL DEFAULT 0;
+
+CREATE TABLE jobq_deps(
+  job_id       INTEGER NOT NULL,                       -- the job that waits
+  depends_on   INTEGER NOT NULL,                       -- on this one
+  allow_failed INTEGER NOT NULL DEFAULT 0,             -- runs whatever the end of depends_on
+  PRIMARY KEY (job_id, depends_on)
+) WITHOUT ROWID;
+CREATE INDEX jobq_deps_depends_on ON jobq_deps(depends_on);
+
+-- waiting counts per queue (stats, the monitor's header)
+CREATE INDEX jobq_jobs_waiting ON jobq_jobs(queue) WHERE status = 'waiting';
+"""
+_OLD_STATUSES = "'succeeded','dead','cancelled')"
+
+
+def _v5(c: sqlite3.Connection) -> None:
+    """Let the status CHECK take ``waiting``. SQLite cannot alter a CHECK; its documented
+    way for a change that makes a constraint looser, leaving every stored row as it is, is
+    to edit the table's SQL in sqlite_master and bump the schema cookie (in the caller's
+    write transaction, so another connection sees the old schema or the new one)."""
+    version = c.execute("PRAGMA schema_version").fetchone()[0]
+    c.execute("PRAGMA writable_schema=ON")
+    try:
+        changed = c.execute(
+            "UPDATE sqlite_master SET sql=replace(sql, ?, ?) WHERE type='table' "
+            "AND name='jobq_jobs'", (_OLD_STATUSES, "'succeeded','dead','cancelled','waiting')"),
+        ).rowcount
+        c.execute(f"PRAGMA schema_version={version + 1:d}")
+    finally:
+        c.execute("PRAGMA writable_schema=OFF")
+    if changed != 1:
+        raise DatabaseError("jobq_jobs has a status CHECK jobq did not write; not migrated")
+    for statement in _split_statements(_V5):
+        c.execute(statement)
+
+
+MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [_V1, _V2, _V3, _V4, _v5]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -209,6 +253,9 @@ def migrate(c: sqlite3.Connection) -> None:
         others = [n for n in names if not n.startswith("sqlite_")]
         owns = not others and c.execute("PRAGMA user_version").fetchone()[0] == 0
     for script in MIGRATIONS[version:]:
+        if callable(script):
+            script(c)
+            continue
         for statement in _split_statements(script):
             c.execute(statement)
     c.execute("INSERT OR REPLACE INTO jobq_meta VALUES ('application', ?)", (APP_ID,))

@@ -1,0 +1,86 @@
+"""``Queue``'s verbs for what workers record in the database: the worker registry and the
+periodic schedules (a mixin of ``Queue``, kept apart from ``queue.py``)."""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from .checks import check_name, check_pool, check_term
+from .schedule import Schedule
+from .types import DEFAULT_BEAT, PoolKind, ScheduleInfo, WorkerInfo
+
+
+class Registrations:
+    # -- periodic schedules ---------------------------------------------------------------
+
+    def schedules(self) -> list[ScheduleInfo]:
+        """Every schedule the database has seen (workers record them), with its last tick."""
+        return self.store.schedule_list()
+
+    def forget_schedule(self, key: str) -> bool:
+        """Delete a recorded schedule (``ScheduleInfo.key``) that no worker declares any
+        more; whether it existed. A worker that still declares it records it again."""
+        check_name("schedule key", key)
+        return self.store.schedule_forget(key)
+
+    def register_schedule(self, schedule: Schedule, since: float) -> None:
+        """Record ``schedule`` (if new) as counting ticks after ``since``. Workers do this."""
+        self.store.schedule_register(schedule.info(since, self.clock.now()))
+
+    def enqueue_tick(self, schedule: Schedule, tick: float) -> int | None:
+        """Enqueue ``schedule``'s job for ``tick`` (its run_at), recording the tick in the
+        same transaction; the job's id, or None when another worker enqueued that tick (or
+        a later one) first. The schedule must be registered."""
+        job = schedule.tick_job(tick, self._jobs.max_attempts)
+        return self.store.schedule_tick(schedule.key, float(tick), job, self.clock.now())
+
+    # -- workers --------------------------------------------------------------------------
+
+    def register_worker(self, worker_id: str, *, host: str, pid: int,
+                        queues: Sequence[str] | None, concurrency: int,
+                        beat_interval: float | None = None,
+                        lease: float | None = None, pool: PoolKind | str | None = None,
+                        ) -> None:
+        """Add the worker to the registry. ``beat_interval`` (seconds between its
+        ``beat_worker`` calls) is what it is judged late or lost by; ``lease`` its lease
+        term, for people to read; ``pool`` the ``PoolKind`` its handlers run in."""
+        now = self.clock.now()
+        self.store.worker_register(WorkerInfo(
+            worker_id, host, pid, None if queues is None else tuple(queues), concurrency, now,
+            now, 0, check_term("beat_interval", beat_interval), check_term("lease", lease),
+            None if pool is None else check_pool(pool), None if pool is None else ()))
+
+    def beat_worker(self, worker_id: str, *, busy: int = 0,
+                    children: Sequence[tuple[int, str, int | None]] | None = None) -> bool:
+        """Record that the worker is alive (and, for a process pool, each child's
+        ``(pid, state, job id)``); False when it has no registry entry (it was forgotten,
+        or never registered): then it should register again."""
+        return self.store.worker_beat(worker_id, self.clock.now(), busy,
+                                      None if children is None else list(children))
+
+    def deregister_worker(self, worker_id: str) -> None:
+        self.store.worker_deregister(worker_id)
+
+    def workers(self, *, forgotten: bool = False) -> list[WorkerInfo]:
+        """The registered workers, except (unless ``forgotten``) those silent past their
+        forget time (``WorkerInfo.forgotten``), which the reaper deletes."""
+        workers, now = self.store.worker_list(), self.clock.now()
+        return workers if forgotten else [w for w in workers if not _forgotten(w, now)]
+
+    def forget_workers(self, workers: Iterable[WorkerInfo]) -> int:
+        """Delete these registry entries, each only if it has not beaten since it was read
+        (a worker that came back stays); returns how many were deleted."""
+        seen = [(w.id, w.last_seen) for w in workers]
+        return self.store.worker_forget(seen) if seen else 0
+
+    def forget_silent_workers(self) -> int:
+        """Delete the entries of workers silent past their forget time (the reaper does
+        this); returns how many."""
+        return self.forget_workers(w for w in self.workers(forgotten=True)
+                                   if _forgotten(w, self.clock.now()))
+
+
+def _forgotten(w: WorkerInfo, now: float) -> bool:
+    try:
+        return w.forgotten(now, DEFAULT_BEAT)
+    except TypeError:  # a time another program wrote as text: list it, never drop it
+        return False

@@ -1,0 +1,133 @@
+"""Job dependencies, written once for every store: a job enqueued ``after`` others waits
+(status ``waiting``, outside the pending indexes) until they end, and the end of a job
+settles its waiting dependents in the same transaction.
+
+The rules (see also ``store.base``'s Dependencies rule):
+
+* a dependent becomes ``pending`` when every job it waits on has succeeded (with
+  ``allow_failed``: has ended, however);
+* a dependency that ends ``dead`` or ``cancelled`` cancels its dependents that do not
+  allow it, each with an error naming it, and their dependents in turn;
+* a dependency that fails and will be retried leaves them waiting; one revived by an
+  operator (``retry``) that then succeeds releases those still waiting (those cancelled
+  meanwhile stay cancelled).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...errors import JobNotFound
+from ...types import Dependencies, JobStatus, Link
+from ..base import Deps, NewJob
+from ..dialect import Statements
+from ..rows import decode
+from ._base import Operations
+
+_ENDED = (JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED)
+SWEEP = 500  # stranded waiting jobs settled per reaper pass
+
+
+class Dependents(Operations):
+    def _insert_with_deps(self, c, jobs: Sequence[NewJob], deps: Sequence[Deps | None],
+                          now: float) -> list[int]:
+        """Inside a transaction: each job, then what it waits on."""
+        ids: list[int] = []
+        for job, dep in zip(jobs, deps):
+            [job_id] = self._insert(c, [job], now)
+            ids.append(job_id)
+            if dep is not None and (dep.ids or dep.earlier):
+                targets = list(dict.fromkeys([*dep.ids, *(ids[i] for i in dep.earlier)]))
+                self._wait_for(c, job_id, targets, dep.allow_failed, now)
+        return ids
+
+    def _wait_for(self, c, job_id: int, targets: list[int], allow_failed: bool,
+                  now: float) -> None:
+        """Make the new job ``job_id`` wait for ``targets``: waiting, pending (they have all
+        ended well already) or cancelled (one ended badly)."""
+        ids = self.d.list_param(targets)
+        found = dict(c.execute(self.q.DEP_TARGETS, (ids,)).fetchall())
+        for target in targets:
+            if target not in found:
+                raise JobNotFound(target)
+        self.d.execute_many(c, self.q.DEP_INSERT, [(job_id, t, bool(allow_failed))
+                                                    for t in targets])
+        c.execute(self.q.MARK_DEPENDED_ON, (ids,))
+        failed = [t for t in targets if found[t] in (JobStatus.DEAD, JobStatus.CANCELLED)]
+        if failed and not allow_failed:
+            c.execute(self.q.CANCEL_DEPENDENT, (now, _because(failed[0], found[failed[0]]),
+                                                job_id))
+        elif any(found[t] not in (_ENDED if allow_failed else (JobStatus.SUCCEEDED,))
+                 for t in targets):
+            c.execute(self.q.TO_WAITING, (job_id,))
+
+    def _settle(self, c, job_id: int, status: str, now: float) -> None:
+        """Inside the transaction that ended ``job_id`` with ``status``: see ``settle``."""
+        released = settle(c, self.q, job_id, status, now)
+        if released and self.b.notifies:
+            self.b.notify(c, released)
+
+    def _sweep_waiting(self, c, now: float) -> int:
+        """Settle waiting jobs whose dependencies have all ended (see STRANDED_WAITING);
+        how many."""
+        stranded = [r[0] for r in c.execute(self.q.STRANDED_WAITING, (SWEEP,)).fetchall()]
+        if not stranded:
+            return 0
+        released = set()
+        with self.b.transaction(c):
+            for job_id in stranded:
+                failed = c.execute(self.q.FAILED_DEPENDENCY, (job_id,)).fetchone()
+                if failed:
+                    c.execute(self.q.CANCEL_DEPENDENT, (now, _because(*failed), job_id))
+                    self._settle(c, job_id, JobStatus.CANCELLED, now)
+                elif c.execute(self.q.RELEASE_WAITING, (job_id,)).rowcount == 1:
+                    released.add(c.execute(self.q.JOB_STATE, (job_id,)).fetchone()[1])
+            if released and self.b.notifies:
+                self.b.notify(c, released)
+        return len(stranded)
+
+    def job_dependencies(self, job_id: int) -> Dependencies:
+        def op(c, _again: bool):
+            with self.b.snapshot(c):
+                return (c.execute(self.q.WAITS_ON, (job_id,)).fetchall(),
+                        c.execute(self.q.WAITED_BY, (job_id,)).fetchall())
+
+        waits_on, waited_by = self.b.run(op)
+        return Dependencies(tuple(_link(r) for r in waits_on), tuple(_link(r) for r in waited_by))
+
+    def job_dependency_results(self, job_id: int) -> dict[int, object]:
+        rows = self.b.run(lambda c, _again: c.execute(
+            self.q.DEPENDENCY_RESULTS, (job_id,)).fetchall())
+        return {dep: decode(result) if status == JobStatus.SUCCEEDED else None
+                for dep, status, result in rows}
+
+
+def settle(c, q: Statements, job_id: int, status: str, now: float) -> set[str]:
+    """Inside the transaction that ended ``job_id`` with ``status``: release or cancel the
+    jobs waiting on it, and (for those cancelled) the jobs waiting on them; the queues of
+    the jobs released. Needs only a connection and the statements: an application's
+    connection settles this way too (``app_connection.complete``)."""
+    ended = [(job_id, status)]
+    released = set()
+    while ended:
+        parent, how = ended.pop()
+        for dependent, allow_failed, queue in c.execute(
+                q.WAITING_DEPENDENTS, (parent,)).fetchall():
+            if how == JobStatus.SUCCEEDED or allow_failed:
+                if c.execute(q.UNENDED if allow_failed else q.UNMET,
+                             (dependent,)).fetchone()[0] == 0:
+                    c.execute(q.RELEASE_WAITING, (dependent,))
+                    released.add(queue)
+            else:
+                c.execute(q.CANCEL_DEPENDENT, (now, _because(parent, how), dependent))
+                ended.append((dependent, JobStatus.CANCELLED))
+    return released
+
+
+def _because(job_id: int, status: str) -> str:
+    return f"cancelled: dependency {job_id} ended {status}"
+
+
+def _link(row: tuple) -> Link:
+    job_id, kind, status, allow_failed = row
+    return Link(job_id, kind, JobStatus(status) if status in JobStatus._value2member_map_
+                else status, bool(allow_failed))

@@ -1,0 +1,79 @@
+"""``Queue``'s verbs for jobs that wait for others: chain, group, and reading the links.
+
+Kept apart from ``queue.py`` (a mixin of ``Queue``); the rules they follow are the engine's
+(``store/ops/dependencies.py``) and the Workflows guide's.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .checks import check_int
+from .store.base import Deps
+from .types import Dependencies
+
+
+class Workflows:
+    def chain(self, items: Iterable[tuple | Mapping[str, Any]], *,
+              conn: Any = None) -> list[int]:
+        """Jobs that run one after the other, each once the previous one succeeded (a job
+        that ends dead or cancelled cancels the rest), in one transaction; their ids.
+        Items as for ``enqueue_many``."""
+        items = list(items)
+        earlier = [None] + [(i,) for i in range(len(items) - 1)]
+        return self._insert_linked(items, earlier, conn)
+
+    def group(self, items: Iterable[tuple | Mapping[str, Any]], *,
+              then: tuple | Mapping[str, Any], conn: Any = None) -> tuple[list[int], int]:
+        """Jobs that run in parallel, and ``then`` (an item), which runs once every one of
+        them succeeded (fan-out, fan-in), in one transaction: (their ids, then's id). Give
+        ``then`` ``allow_failed=True`` to run it once they have all ended, however."""
+        items = list(items)
+        if not items:
+            raise ValueError("a group needs at least one job")
+        ids = self._insert_linked([*items, then],
+                                  [None] * len(items) + [tuple(range(len(items)))], conn)
+        return ids[:-1], ids[-1]
+
+    def dependencies(self, job_id: int) -> Dependencies:
+        """What the job waits on and what waits on it, each with its status now."""
+        return self.store.job_dependencies(job_id)
+
+    def dependency_results(self, job_id: int) -> dict[int, Any]:
+        """The results of the jobs ``job_id`` waits on, by id (None for one that has not
+        succeeded)."""
+        return self.store.job_dependency_results(job_id)
+
+    def _insert_linked(self, items: list, earlier: list, conn: Any) -> list[int]:
+        """Items (each may carry ``after`` and ``allow_failed``) inserted in one
+        transaction, each also waiting on the earlier items whose positions ``earlier``
+        gives."""
+        now = self.clock.now()
+        jobs, deps = [], []
+        for item, before in zip(items, earlier):
+            after, allow_failed, unique_key = None, False, None
+            if isinstance(item, Mapping):
+                item = dict(item)
+                after = item.pop("after", None)
+                allow_failed = item.pop("allow_failed", False)
+                unique_key = item.get("unique_key")
+            jobs.append(self._jobs.from_item(item, now))
+            dep = deps_of(after or (), allow_failed, conn, unique_key)
+            deps.append(dep._replace(earlier=before) if before else dep)
+        return self.store.job_insert_many(jobs, now, deps) if jobs else []
+
+
+def deps_of(after: Iterable[int], allow_failed: bool, conn: Any, unique_key: str | None) -> Deps:
+    """``enqueue``'s ``after`` and ``allow_failed``, checked."""
+    ids = tuple(after)
+    for job_id in ids:
+        check_int("after", job_id, minimum=1)
+    if not isinstance(allow_failed, bool):
+        raise TypeError(f"allow_failed must be True or False, got {allow_failed!r}")
+    if conn is not None:
+        raise ValueError("after= cannot be combined with conn= yet: enqueue the dependent "
+                         "job without conn=, or once the transaction committed")
+    if unique_key is not None and ids:
+        raise ValueError("a job with after= cannot have a unique_key (which job would wait, "
+                         "the new one or the live one holding the key?)")
+    return Deps(ids, (), allow_failed)
