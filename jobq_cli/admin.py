@@ -78,6 +78,23 @@ def show(job_id: Annotated[int, typer.Argument(metavar="ID", help="The job's id.
 
 
 @friendly
+def why(job_id: Annotated[int, typer.Argument(metavar="ID", help="The job's id.")],
+        db: DbOption = DEFAULT_DB,
+        as_json: JsonOption = False) -> None:
+    """Why a job is not running (or how it ended): one reason and a sentence.
+
+    Reasons, the first that applies: running, waiting, paused, queue_limit, rate_limit,
+    scheduled, retry, no_worker, ready; for a finished job succeeded, dead or cancelled."""
+    with open_queue(db) as q:
+        answer = q.why(job_id)
+    if as_json:
+        print_json({"id": answer.job_id, "reason": answer.reason, "message": answer.message,
+                    **answer.details})
+    else:
+        print(f"job {answer.job_id}: {answer.reason}: {clean(answer.message, limit=500)}")
+
+
+@friendly
 def workers(db: DbOption = DEFAULT_DB, as_json: JsonOption = False,
             forget_lost: Annotated[bool, typer.Option(
                 "--forget-lost", help="Delete the registry entries of lost workers (their "

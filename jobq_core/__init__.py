@@ -26,7 +26,7 @@ from .types import (
 )
 from .schedule import Schedule
 from .registry import JobContext, Registry
-from .types import Dependencies, Link, Watch
+from .types import WHY_REASONS, Dependencies, Link, Watch, Why
 from .worker import Worker
 
 __all__ = [
@@ -36,6 +36,6 @@ __all__ = [
     "Outcome", "PayloadTooLarge", "Queue", "QueueStats", "RawJSON", "Registry", "SchemaTooNew",
     "Stats", "StorageFull", "SystemClock", "UnusableConnection", "Worker", "WorkerInfo",
     "WorkerState", "DEFAULT_BEAT", "FORGET_AFTER", "Rate", "Schedule", "ScheduleInfo",
-    "Dependencies", "Link", "Snooze",
+    "Dependencies", "Link", "Snooze", "Why", "WHY_REASONS",
     "PoolKind",
 ]

@@ -331,6 +331,23 @@ class NewJob(NamedTuple):
 
 
 @dataclass(frozen=True, slots=True)
+class Why:
+    """Why a job is (not) running now (``Queue.why``): ``reason`` is one machine-readable
+    name (see ``WHY_REASONS``), ``message`` a sentence for people, ``details`` what applies
+    (ids, names, times, counts)."""
+
+    job_id: int
+    reason: str
+    message: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+WHY_REASONS = ("running", "waiting", "paused", "queue_limit", "rate_limit", "scheduled",
+               "retry", "no_worker", "ready", "succeeded", "dead", "cancelled")
+"""Every ``Why.reason``, in the order they are tried: the first that applies wins."""
+
+
+@dataclass(frozen=True, slots=True)
 class Link:
     """One end of a dependency (``Queue.dependencies``): a job and its status now."""
 

@@ -1,4 +1,5 @@
-"""``Queue``'s verbs for jobs that wait for others: chain, group, and reading the links.
+"""``Queue``'s verbs for jobs that wait for others: chain, group, reading the links, and
+why a job is not running.
 
 Kept apart from ``queue.py`` (a mixin of ``Queue``); the rules they follow are the engine's
 (``store/ops/dependencies.py``) and the Workflows guide's.
@@ -10,7 +11,7 @@ from typing import Any
 
 from .checks import check_int
 from .store.base import Deps
-from .types import Dependencies
+from .types import Dependencies, Why
 
 
 class Workflows:
@@ -43,6 +44,13 @@ class Workflows:
         """The results of the jobs ``job_id`` waits on, by id (None for one that has not
         succeeded)."""
         return self.store.job_dependency_results(job_id)
+
+    def why(self, job_id: int) -> Why:
+        """Why the job is (not) running now: the first reason of ``WHY_REASONS`` that
+        applies (``JobNotFound`` for no such job). Reads only."""
+        from .why import explain
+
+        return explain(self, job_id)
 
     def _insert_linked(self, items: list, earlier: list, conn: Any) -> list[int]:
         """Items (each may carry ``after`` and ``allow_failed``) inserted in one

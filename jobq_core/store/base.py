@@ -257,6 +257,16 @@ class Store(Protocol):
         """The results of the jobs ``job_id`` waits on (None for one that did not succeed)."""
         ...
 
+    def queue_state(self, queue: str) -> tuple[tuple | None, int]:
+        """(The queue's controls: paused, concurrency, rate limit, rate window, window start,
+        window count — None for a queue without; its running jobs), read in one snapshot."""
+        ...
+
+    def job_ahead(self, job: Job, now: float, cap: int) -> int:
+        """How many ready jobs of ``job``'s queue a claim takes before it, counted up to
+        ``cap`` (cheap however long the backlog)."""
+        ...
+
     def job_get(self, job_id: int) -> Job | None:
         """The job, or None when there is none with that id."""
         ...

@@ -183,6 +183,19 @@ DEAD_GROUPS = ("SELECT kind, {first_line}, {tail}, count(*), max(finished_at), m
                "{queue_list} FROM jobq_jobs WHERE {{where}} AND finished_at IS NOT NULL "
                "GROUP BY 1, 2, 3")
 
+# -- why a job is not running ----------------------------------------------------------------
+
+QUEUE_STATE = (
+    "SELECT paused, concurrency, rate_limit, rate_per, window_start, window_count "
+    "FROM jobq_queues WHERE name=?")
+RUNNING_IN_QUEUE = "SELECT count(*) FROM jobq_jobs WHERE status='running' AND queue=?"
+AHEAD = (
+    "SELECT count(*) FROM (SELECT 1 FROM jobq_jobs WHERE status='pending' AND queue=? "
+    "AND run_at<=? AND (priority>? OR (priority=? AND (run_at<? OR (run_at=? AND id<?)))) "
+    "LIMIT ?) AS ahead")
+"""Ready jobs of the queue ahead of a job in claim order, counted up to a cap (an index
+range of the per-queue pending index, never the whole backlog)."""
+
 # -- queue controls ----------------------------------------------------------------------------
 
 QUEUE_CONTROLS = ("SELECT name, paused, concurrency, rate_limit, rate_per FROM jobq_queues "

@@ -48,3 +48,15 @@ def test_after_a_job_that_does_not_exist_stores_nothing_and_exits_1(db, queue):
     result = jobq("enqueue", "x", "--after", "4711", "--db", db)
     assert result.exit_code == 1 and "no job with id 4711" in result.stderr
     assert queue.count() == before
+
+
+def test_why_says_the_reason_in_one_line_and_in_json(db, queue):
+    a = queue.enqueue("fetch")
+    b = queue.enqueue("parse", after=[a])
+    result = jobq("why", str(b), "--db", db)
+    assert result.exit_code == 0
+    assert result.stdout == f"job {b}: waiting: it waits on jobs {a} (pending)\n"
+    data = json.loads(jobq("why", str(a), "--db", db, "--json").stdout)
+    assert (data["id"], data["reason"]) == (a, "no_worker") and "message" in data
+    missing = jobq("why", "4711", "--db", db)
+    assert missing.exit_code == 1 and "no job with id 4711" in missing.stderr

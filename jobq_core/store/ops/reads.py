@@ -59,6 +59,21 @@ class Reads(Operations):
                            for kind, first, tail, n, finished, last_id, queues in rows),
                           where.limit)
 
+    def queue_state(self, queue: str) -> tuple[tuple | None, int]:
+        """(The queue's controls row: paused, concurrency, rate limit, rate window, window
+        start, window count; None without controls), and its running jobs: one snapshot."""
+        def op(c, _again: bool):
+            with self.b.snapshot(c):
+                return (c.execute(self.q.QUEUE_STATE, (queue,)).fetchone(),
+                        c.execute(self.q.RUNNING_IN_QUEUE, (queue,)).fetchone()[0])
+
+        return self.b.run(op)
+
+    def job_ahead(self, job: Job, now: float, cap: int) -> int:
+        """Ready jobs of ``job``'s queue a claim would take before it (at most ``cap``)."""
+        params = (job.queue, now, job.priority, job.priority, job.run_at, job.run_at, job.id, cap)
+        return self.b.run(lambda c, _again: c.execute(self.q.AHEAD, params).fetchone()[0])
+
     def stats(self, now: float, window: float) -> Stats:
         def op(c, _again: bool):
             with self.b.snapshot(c):

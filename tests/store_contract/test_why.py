@@ -1,0 +1,106 @@
+"""Queue.why: the first reason that applies, for every reason, on every store."""
+import pytest
+
+from jobq_core import WHY_REASONS, JobNotFound, Rate
+
+from .helpers import dead_job, succeeded_job
+
+
+def reason(queue, job_id):
+    return queue.why(job_id).reason
+
+
+def serve(queue, *queues):
+    """A live worker, as the registry sees it."""
+    queue.register_worker("w1", host="h", pid=1, queues=list(queues) or None, concurrency=1,
+                          beat_interval=10.0)
+
+
+def test_finished_jobs_say_how_they_ended(queue):
+    assert reason(queue, succeeded_job(queue)) == "succeeded"
+    dead = dead_job(queue, error="ValueError: boom")
+    why = queue.why(dead)
+    assert why.reason == "dead" and "boom" in why.message and why.details["attempts"] == 1
+    cancelled = queue.enqueue("k")
+    queue.cancel(cancelled)
+    assert reason(queue, cancelled) == "cancelled"
+
+
+def test_a_running_job_names_its_worker_and_its_lease(queue, clock):
+    job_id = queue.enqueue("k")
+    queue.claim("w9", lease=30)
+    clock.advance(10)
+    why = queue.why(job_id)
+    assert why.reason == "running" and "w9" in why.message and why.details["lease_left"] == 20
+
+
+def test_a_waiting_job_names_what_it_waits_on(queue):
+    a = queue.enqueue("a")
+    b = queue.enqueue("b", after=[a])
+    why = queue.why(b)
+    assert why.reason == "waiting" and f"{a} (pending)" in why.message
+
+
+def test_a_paused_queue_comes_before_the_jobs_own_time(queue):
+    serve(queue)
+    job_id = queue.enqueue("k", queue="mail", delay=60)
+    queue.pause("mail")
+    assert reason(queue, job_id) == "paused"
+    queue.resume("mail")
+    assert reason(queue, job_id) == "scheduled"
+
+
+def test_a_queue_at_its_concurrency_limit(queue):
+    serve(queue)
+    queue.set_limit("mail", concurrency=1)
+    queue.enqueue("k", queue="mail")
+    second = queue.enqueue("k", queue="mail")
+    queue.claim("w", queues=["mail"])
+    why = queue.why(second)
+    assert why.reason == "queue_limit" and "1/1 running" in why.message
+
+
+def test_a_queue_out_of_its_rate_window(queue, clock):
+    serve(queue)
+    queue.set_limit("api", rate=Rate(1, 60.0))
+    first = queue.enqueue("k", queue="api")
+    second = queue.enqueue("k", queue="api")
+    job = queue.claim("w", queues=["api"])
+    queue.complete(job.id, job.token)
+    assert job.id == first
+    why = queue.why(second)
+    assert why.reason == "rate_limit" and why.details["until"] == pytest.approx(clock.now() + 60)
+
+
+def test_a_retry_not_due_yet_says_which_attempt_and_when(queue, clock):
+    serve(queue)
+    job_id = queue.enqueue("k", max_attempts=3)
+    job = queue.claim("w")
+    queue.fail(job.id, job.token, "boom", retry_in=30)
+    why = queue.why(job_id)
+    assert why.reason == "retry" and why.details["attempt"] == 2 and "2/3" in why.message
+
+
+def test_no_live_worker_for_its_queue(queue, clock):
+    job_id = queue.enqueue("k", queue="mail")
+    assert reason(queue, job_id) == "no_worker"
+    serve(queue, "other")
+    assert reason(queue, job_id) == "no_worker"
+    serve(queue, "mail")
+    assert reason(queue, job_id) == "ready"
+    clock.advance(3600)  # the worker fell silent: lost
+    assert reason(queue, job_id) == "no_worker"
+
+
+def test_a_ready_job_counts_the_jobs_ahead_of_it(queue):
+    serve(queue)
+    ids = [queue.enqueue("k") for _ in range(3)]
+    urgent = queue.enqueue("k", priority=5)
+    assert queue.why(urgent).details["ahead"] == 0 and "next in line" in queue.why(urgent).message
+    assert [queue.why(i).details["ahead"] for i in ids] == [1, 2, 3]
+
+
+def test_every_reason_is_listed_and_a_missing_job_raises(queue):
+    assert len(set(WHY_REASONS)) == 12
+    with pytest.raises(JobNotFound):
+        queue.why(4711)
