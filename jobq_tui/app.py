@@ -141,8 +141,10 @@ class MonitorApp(WriteActions, FilterKeys, App):
         self.request_poll()
         self.table().focus()
         # Everything made so far (Textual, the widgets) lives as long as the app: taken
-        # out of the collector's full passes, which then scan only what came since. A
-        # full pass during a drain: 38 ms before, 8 ms after (``bench/tui_cpu.py``).
+        # out of the collector's full passes, which then scan only what came since.
+        # ``bench/tui_tricks.py`` (drain, All view at 200x50, 60 s, two pairs, same run):
+        # a full pass costs 11-14 ms of CPU with it, 44-48 ms without (3 passes a minute
+        # either way), and the monitor 2.84 % of a core against 3.16 %.
         self.call_after_refresh(gc.freeze)
 
     def on_resize(self, event: events.Resize) -> None:
