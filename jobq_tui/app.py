@@ -2,29 +2,20 @@
 
 Invariants and hazards:
 
-* At most one poll runs at a time: the next is scheduled when the last one has finished
-  (``_poll_done``), and a request made meanwhile just sets ``_again``.
-* Polls run in the ``Poller``'s thread, detail reads and actions in thread workers;
-  widgets are touched only on the event loop.
-* One beat, just after each whole second of the clock (``_beat``), drives both: it
-  starts a poll when one is due, and the poll's result is drawn with that second's
-  countdowns; otherwise it re-renders rows from the last snapshot with the current time
-  (countdowns, ages) without reading the database. So a second costs at most one screen
-  update (with Textual, an update costs about as much as all it redraws, whatever
-  changed: ``bench/tui_cpu.py``), and unchanged cells are not touched.
+* Reads and draws come at the refresh loop's pace (``refresh``): at most one poll at a
+  time, in the ``Poller``'s thread, and at most one screen update a second. Detail reads
+  and actions run in thread workers; widgets are touched only on the event loop.
 * Database text reaches widgets only as ``Text`` from ``views.cells.literal`` (never as
   markup).
 * Which view is shown is data (``views.VIEWS``): nothing here branches on a view's name,
   and the keys that act in one view are the view's own (``View.keys``), bound here from
   what the views declare.
-* How often it refreshes is the pacer's business (``pacer``), the filter box's keys the
-  box's (``filter_box``), the preview the pane's (``preview``).
+* When it reads is the refresh loop's business (``refresh``, paced by ``pacer``), the
+  filter box's keys the box's (``filter_box``), the preview the pane's (``preview``).
 """
 from __future__ import annotations
 
-import asyncio
 import gc
-import time
 from pathlib import Path
 from typing import TypeVar
 
@@ -44,9 +35,9 @@ from .actions import WriteActions
 from .bindings import MAIN_VIEW_ACTIONS, VIEW_ACTIONS, WRITE_ACTIONS, app_bindings
 from .filter_box import FilterBox, FilterKeys
 from .filters import Filter, group_filter
-from .pacer import Beat, RefreshPacer, beat_drifted, first_beat
-from .poller import Poller
+from .pacer import RefreshPacer
 from .preview import PreviewPane
+from .refresh import RefreshLoop
 from .screens import DetailScreen, HelpScreen
 from .snapshot import Snapshot
 from .sorting import SortOrders
@@ -64,7 +55,7 @@ RICH = (160, 40)  # from this size: queues and workers in a side column too
 W = TypeVar("W", bound=Widget)
 
 
-class MonitorApp(WriteActions, FilterKeys, App):
+class MonitorApp(RefreshLoop, WriteActions, FilterKeys, App):
     CSS_PATH = Path(__file__).with_name("app.tcss")
     TITLE = "jobq"
     ENABLE_COMMAND_PALETTE = False
@@ -86,16 +77,10 @@ class MonitorApp(WriteActions, FilterKeys, App):
         self.snapshot: Snapshot | None = None
         self.error: str | None = None
         self.message = Text()
-        self._polling = False
-        self._again = False
-        self._timer = None  # the next poll, when polls come faster than once a second
-        self._beat_timer = None
-        self._poll_started = 0.0  # monotonic
         self._term_width = 0
         self._rich = False
         self._table_key: tuple | None = None
         self._mounted = False
-        self._poller: Poller | None = None  # started with the first poll
         self._tabs: TabbedContent | None = None
         self._tables: dict[str, JobTable] = {}
         self._widgets: dict[str, Widget] = {}
@@ -194,86 +179,12 @@ class MonitorApp(WriteActions, FilterKeys, App):
             widget = self._widgets[selector] = self._main.query_one(selector, kind)
         return widget  # type: ignore[return-value]
 
-    # -- polling --------------------------------------------------------------------------
-
-    def request_poll(self, force: bool = False) -> None:
-        """Poll now, or right after the poll in flight finishes."""
-        if self._timer is not None:
-            self._timer.stop()
-            self._timer = None
-        if self._polling:
-            self._again = True
-            return
-        if not self.screen_stack:
-            return
-        if self._poller is None:
-            self._poller = Poller(self.source, asyncio.get_running_loop(), self._poll_done)
-        self._polling = True
-        self._poll_started = time.monotonic()
-        self._poller.request(self.shown, self.filter, self.grouped, force)
-
     def on_unmount(self) -> None:
-        if self._poller is not None:
-            self._poller.close()
+        self.stop_polling()
         gc.unfreeze()  # collectable again (a process that runs more than one app)
-
-    def _poll_done(self, snap: Snapshot | None, error: str | None) -> None:
-        self._polling = False
-        self.error = error
-        if snap is not None:
-            self.snapshot = snap
-        # Slower while a refresh costs more than REFRESH_SHARE of a core (``pacer``).
-        interval = self.pacer.polled(snap, error)
-        fresh = snap is not None and not snap.reused
-        # Tables too: this second's countdowns are drawn with the poll's result, in the
-        # same screen update (rows are rebuilt only when their snapshot or second changed).
-        started = time.thread_time()
-        self.render_all()
-        if fresh:  # what the draw cost, up to the screen's update (this thread's CPU)
-            self.call_after_refresh(self._drawn, started)
-        if self._again:
-            self._again = False
-            self.request_poll()
-        elif self.live and interval < 1.0:  # faster than the beat
-            self._timer = self.set_timer(interval, self._timed_poll)
-
-    def _drawn(self, started: float) -> None:
-        self.pacer.drawn(time.thread_time() - started)
-
-    def _timed_poll(self) -> None:
-        self._timer = None
-        if self.live and not self._modal_open():
-            self.request_poll()
 
     def _modal_open(self) -> bool:
         return len(self.screen_stack) > 1
-
-    def _schedule_beat(self) -> None:
-        """Start the 1 Hz beat at the next whole second of the clock (``first_beat``).
-        One repeating timer: Textual makes a timer at some cost (a description, a look at
-        its callback's signature), too much to make one every second."""
-        if self._beat_timer is not None:
-            self._beat_timer.stop()
-        self._beat_timer = self.set_timer(first_beat(self.clock.now()), self._start_beats)
-
-    def _start_beats(self) -> None:
-        self._beat_timer = self.set_interval(1.0, self._beat)
-        self._beat()
-
-    def _beat(self) -> None:
-        """Just after each whole second of the clock: poll when one is due (its result
-        is drawn with this second's countdowns, in one screen update), else draw the
-        countdowns and ages alone. Nothing is read while paused or under a modal screen,
-        nor drawn while a poll of this second is on its way."""
-        if beat_drifted(self.clock.now()):
-            self._schedule_beat()
-        if self._modal_open():
-            return
-        beat = self.pacer.beat(self.live, self._polling, time.monotonic() - self._poll_started)
-        if beat is Beat.POLL:
-            self.request_poll()
-        elif beat is Beat.DRAW:
-            self.render_all()
 
     # -- rendering ------------------------------------------------------------------------
 
@@ -419,9 +330,8 @@ class MonitorApp(WriteActions, FilterKeys, App):
         self.render_all()
         if self.live:
             self.request_poll()
-        elif self._timer is not None:
-            self._timer.stop()
-            self._timer = None
+        else:
+            self.stop_timed_poll()
 
     def action_refresh(self) -> None:
         self.request_poll(force=True)
