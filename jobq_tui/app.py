@@ -8,10 +8,10 @@ Invariants and hazards:
 * Database text reaches widgets only as ``Text`` from ``views.cells.literal`` (never as
   markup).
 * Which view is shown is data (``views.VIEWS``): nothing here branches on a view's name,
-  and the keys that act in one view are the view's own (``View.keys``), bound here from
-  what the views declare.
-* When it reads is the refresh loop's business (``refresh``, paced by ``pacer``), the
-  filter box's keys the box's (``filter_box``), the preview the pane's (``preview``).
+  and the keys that act in one view are the view's own (``View.keys``), bound from what
+  the views declare (``bindings``).
+* The filter box's keys are the box's business (``filter_box``), the preview the
+  pane's (``preview``), the write actions ``actions``'.
 """
 from __future__ import annotations
 
@@ -33,6 +33,7 @@ from jobq_core import SYSTEM_CLOCK, Clock
 
 from .actions import WriteActions
 from .bindings import MAIN_VIEW_ACTIONS, VIEW_ACTIONS, WRITE_ACTIONS, app_bindings
+from .filter_box import OPEN as FILTERING
 from .filter_box import FilterBox, FilterKeys
 from .filters import Filter, group_filter
 from .pacer import RefreshPacer
@@ -309,7 +310,7 @@ class MonitorApp(RefreshLoop, WriteActions, FilterKeys, App):
             return False  # not offered here: the key's next binding says where it acts
         if action == "pause" and isinstance(self.screen, DetailScreen):
             return True  # the detail screen is live too
-        if action == "filter" and self._main.has_class("-filtering"):
+        if action == "filter" and self._main.has_class(FILTERING):
             return False  # a / typed in the filter box is part of the filter
         if self._modal_open() and action in MAIN_VIEW_ACTIONS:
             return False  # the main view's keys do nothing on the detail screen
