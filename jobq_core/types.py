@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 
 class JobStatus(enum.StrEnum):
@@ -287,3 +287,49 @@ class ErrorGroup:
     queues: tuple[str, ...]
     match: str
     key: str = ""
+
+
+class Watch(Protocol):
+    """"Something may have changed; wait until it might have": how an idle worker sleeps
+    until new work can exist, and how the monitor knows when to read again.
+
+    A store with a push signal (SQLite: inotify on its files; PostgreSQL: LISTEN) wakes a
+    waiter within milliseconds; one without polls a cheap version number behind the same
+    interface. Writes made through the watched store's own connection need not count.
+    """
+
+    def wait(self, timeout: float) -> bool:
+        """True as soon as another connection may have committed since the previous
+        ``wait`` returned (or since the watch was made), or ``wake()`` was called; False
+        when ``timeout`` seconds pass with neither. ``wait(0)`` only checks. A True may be
+        spurious; a commit is never missed. Raises ``DatabaseUnavailable`` when the database
+        is gone (e.g. its file was deleted or replaced)."""
+        ...
+
+    def wake(self) -> None:
+        """Make a ``wait`` in another thread return True now. Safe from a signal handler."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class NewJob(NamedTuple):
+    """A validated job ready to insert; payload is already JSON text. (A tuple: enqueue
+    builds one per job, and a tuple is several times cheaper to build than a dataclass.)"""
+
+    kind: str
+    payload: str
+    queue: str
+    priority: int
+    run_at: float
+    max_attempts: int
+    unique_key: str | None
+
+
+class PoolKind(enum.StrEnum):
+    """Where a worker's handlers run (``Worker(pool=...)``, ``jobq run --pool``), as the
+    worker registry records it. Compares equal to its string: ``PoolKind.PROCESS ==
+    "process"``, so a registry entry read back as text matches it."""
+
+    THREAD = "thread"  # threads of the worker's process (the default)
+    PROCESS = "process"  # child processes, one handler at a time each

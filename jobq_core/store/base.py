@@ -51,7 +51,7 @@ from ..clock import Clock
 from ..display import duration, timestamp
 from ..types import (
     Attempt, ErrorGroup, ExtendResult, Job, QueueStats, Rate, ScheduleInfo, Stats, Throughput,
-    WorkerInfo,
+    NewJob, Watch, WorkerInfo,
 )
 
 FINISHED_STATUSES = ("succeeded", "dead", "cancelled")
@@ -72,19 +72,6 @@ def lease_expired(lease_until: float, now: float) -> str:
     failure to the Dead view's groups."""
     return (f"lease expired at {timestamp(lease_until)} ({duration(now - lease_until)} before "
             "it was reaped) with no heartbeat from its worker; the attempt counts as failed")
-
-
-class NewJob(NamedTuple):
-    """A validated job ready to insert; payload is already JSON text. (A tuple: enqueue
-    builds one per job, and a tuple is several times cheaper to build than a dataclass.)"""
-
-    kind: str
-    payload: str
-    queue: str
-    priority: int
-    run_at: float
-    max_attempts: int
-    unique_key: str | None
 
 
 class CopiedJob(NamedTuple):
@@ -133,30 +120,6 @@ class ListFilter:
     payloads: bool = True  # False: leave payload and result unread (None), for listings
     prefix: bool = False  # True: ``queue`` and ``kind`` match names that start with them
     search: tuple[str, ...] = ()  # each word in the id, kind, queue, worker or error (any case)
-
-
-class Watch(Protocol):
-    """"Something may have changed; wait until it might have": how an idle worker sleeps
-    until new work can exist, and how the monitor knows when to read again.
-
-    A store with a push signal (SQLite: inotify on its files; PostgreSQL: LISTEN) wakes a
-    waiter within milliseconds; one without polls a cheap version number behind the same
-    interface. Writes made through the watched store's own connection need not count.
-    """
-
-    def wait(self, timeout: float) -> bool:
-        """True as soon as another connection may have committed since the previous
-        ``wait`` returned (or since the watch was made), or ``wake()`` was called; False
-        when ``timeout`` seconds pass with neither. ``wait(0)`` only checks. A True may be
-        spurious; a commit is never missed. Raises ``DatabaseUnavailable`` when the database
-        is gone (e.g. its file was deleted or replaced)."""
-        ...
-
-    def wake(self) -> None:
-        """Make a ``wait`` in another thread return True now. Safe from a signal handler."""
-        ...
-
-    def close(self) -> None: ...
 
 
 class Store(Protocol):

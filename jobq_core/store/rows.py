@@ -2,13 +2,15 @@
 and the records built from several rows (attempts, stats, throughput; at the end).
 
 Reading a job is on the hot path of every claim, so the readers are built for speed:
-``Job`` is frozen, and its ``__init__`` sets each field through ``object.__setattr__``,
-which costs more than the rest of a claim's Python work. The readers set the slots
-directly, one unrolled line per field, generated from ``Job``'s own field names.
+``Job`` is frozen, and its ``__init__`` sets each field through ``object.__setattr__``.
+The readers set the slots directly, one unrolled line per field, generated from ``Job``'s
+own field names (so they cannot fall out of step with it).
 
-Measured against the plain ``Job(*values)`` (``jobq bench --only drain``, 1 process,
-median of 3 alternating runs, SQLite): the API drain is 10 % faster (0.906x without), and
-a drained job costs 18.5 % fewer instructions (callgrind, 2,000 jobs).
+What it saves, against the plain ``Job(*fields)`` of the same row, both measured by
+``bench/row_readers.py --instructions``: 29,000 instructions a claimed row against 45,600
+(1.57x), 16,600 saved per claimed job: about 4 % of a job claimed and completed through
+the API (421,000 instructions, ``bench/store_instructions.py``) and 6 % of one through a
+worker's batched loop (283,000).
 
 A store gives each reader the order of the fields in its rows; payload and result are
 JSON text, status the status's name, cancel_requested anything ``bool`` takes.
@@ -44,6 +46,20 @@ def worker_children(value: object) -> tuple[tuple[int, str, int | None], ...] | 
             return None
         out.append((item[0], item[1], item[2]))
     return tuple(out)
+
+
+_NUMBER = (int, float)
+_KINDS = {"priority": (int,), "attempts": (int,), "max_attempts": (int,), "run_at": _NUMBER}
+
+
+def unreadable(**values) -> str | None:
+    """What is wrong with the columns named (None: nothing). SQLite stores any value in
+    any column, and another program may have written one jobq cannot work with."""
+    for name, value in values.items():
+        if type(value) not in _KINDS[name]:
+            wanted = "an integer" if _KINDS[name] == (int,) else "a number"
+            return f"column {name} holds {value!r:.60}, not {wanted}"
+    return None
 
 
 def decode(text: str | None):

@@ -3,7 +3,10 @@ whole table, so they stay fast however many finished jobs pile up."""
 import sqlite3
 
 from jobq_core.store.base import ListFilter
-from jobq_core.store.sqlite import statements as sql
+from jobq_core.store import sql as shared
+from jobq_core.store.sqlite.dialect import DIALECT
+
+sql = DIALECT.q  # the shared statements in SQLite's spelling
 
 
 def test_the_claim_uses_the_partial_pending_indexes_and_never_sorts_the_backlog(queue):
@@ -29,7 +32,7 @@ def test_reap_and_stats_read_only_partial_indexes_never_the_whole_table(queue, d
     assert "COVERING INDEX jobq_jobs_pending_queue" in pending, pending
     assert "TEMP B-TREE" not in pending
     where = ListFilter(status="dead", limit=50)
-    conds, params, order = sql.list_conditions(where, 0.0)
+    conds, params, order = shared.list_conditions(DIALECT.MATCHING, where, 0.0)
     dead_list = plan(f"SELECT id FROM jobq_jobs WHERE {' AND '.join(conds)} ORDER BY {order}",
                      *params)
     assert "INDEX jobq_jobs_finished" in dead_list and "TEMP B-TREE" not in dead_list, dead_list

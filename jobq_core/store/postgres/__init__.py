@@ -1,12 +1,14 @@
-"""The PostgreSQL store: one database shared by workers on any number of hosts.
+"""The PostgreSQL backend: one database shared by workers on any number of hosts.
 
-connection.py  URLs, connecting, the small pool with reconnect and fork safety, the
-               server clock, errors translated to jobq's
-schema.py      tables, indexes and forward migrations (under an advisory lock)
-statements.py  the SQL, with the fence predicate defined once
-store.py       ``PostgresStore``: the job operations of ``store.base.Store``
-watch.py       the change signal: LISTEN/NOTIFY (rate-limited) and a snapshot poll
+connection.py      URLs, connecting, the small pool with reconnect and fork safety, the
+                   server clock, errors translated to jobq's
+schema.py          tables, indexes and forward migrations (under an advisory lock)
+dialect.py         the SQL that differs from store/sql.py: the claim, batches as arrays
+backend.py         ``PostgresBackend`` (the seam the engine runs on) and ``PostgresStore``
+notify.py          sending the change signal: NOTIFY, limited per queue
+watch.py           the change signal: LISTEN and a snapshot poll
+app_connection.py  writes on the application's own ``psycopg`` connection
 """
-from .store import PostgresStore
+from .backend import PostgresBackend, PostgresStore
 
-__all__ = ["PostgresStore"]
+__all__ = ["PostgresBackend", "PostgresStore"]

@@ -42,9 +42,10 @@ import psycopg
 from psycopg.pq import TransactionStatus
 from psycopg.rows import tuple_row
 
-from ...errors import JobqError, UnusableConnection
+from ...errors import UnusableConnection
 from ..base import Completion, ConnectionIdentity, NewJob
-from . import statements as sql
+from ..ops.running import insert_unique
+from .dialect import DIALECT, NOTIFY
 from .connection import translate
 
 STORE = "postgresql"
@@ -54,7 +55,6 @@ IDENTITY = (
     "to_regclass('jobq_jobs')::oid::bigint, "
     "coalesce(host(inet_server_addr()), 'local socket'), current_setting('port')"
 )
-_UNIQUE_TRIES = 5  # a key whose holder keeps finishing between our two statements
 
 _known: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # conn -> (pid, identity)
 _known_lock = threading.Lock()
@@ -112,13 +112,13 @@ def insert_many(conn: psycopg.Connection, jobs: Sequence[NewJob], now: float) ->
             if job.unique_key is None:
                 plain.append(job)
                 continue
-            ids += _insert_plain(c, plain, now)
+            ids += DIALECT.insert_plain(c, plain, now, sorted({j.queue for j in plain}))
             plain = []
-            ids.append(insert_unique(c, job, now))
-        ids += _insert_plain(c, plain, now)
+            ids.append(insert_unique(c, DIALECT, job, now))
+        ids += DIALECT.insert_plain(c, plain, now, sorted({j.queue for j in plain}))
         keyed = sorted({j.queue for j in jobs if j.unique_key is not None})
         if keyed:
-            c.execute(sql.NOTIFY, (keyed,))
+            c.execute(NOTIFY, (keyed,))
     except psycopg.Error as e:
         raise translate(e, "the connection given with conn=") from e
     return ids
@@ -129,37 +129,9 @@ def complete(conn: psycopg.Connection, completion: Completion, now: float) -> bo
     written)."""
     x = completion
     try:
-        return _cursor(conn).execute(sql.COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1
+        return _cursor(conn).execute(DIALECT.q.COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1
     except psycopg.Error as e:
         raise translate(e, "the connection given with conn=") from e
-
-
-def _insert_plain(c: psycopg.Cursor, jobs: Sequence[NewJob], now: float) -> list[int]:
-    if not jobs:
-        return []
-    rows = c.execute(sql.INSERT_MANY, {
-        "now": now, "kind": [j.kind for j in jobs], "payload": [j.payload for j in jobs],
-        "queue": [j.queue for j in jobs], "priority": [j.priority for j in jobs],
-        "run_at": [j.run_at for j in jobs], "max_attempts": [j.max_attempts for j in jobs],
-        "notify": sorted({j.queue for j in jobs}),
-    }).fetchall()
-    return sorted(r[0] for r in rows)  # ids follow the batch's order
-
-
-def insert_unique(c: psycopg.Cursor | psycopg.Connection, job: NewJob, now: float) -> int:
-    """A job with a unique key: its id, or the live job's that holds the key (the store's
-    own enqueue uses it too)."""
-    for _ in range(_UNIQUE_TRIES):
-        row = c.execute(sql.INSERT_UNIQUE, (*job, now)).fetchone()
-        if row:
-            return row[0]
-        row = c.execute(sql.LIVE_WITH_KEY, (job.unique_key,)).fetchone()
-        if row:
-            return row[0]
-        # the holder finished between the two statements: insert again (under REPEATABLE
-        # READ the lookup may never see the holder: hence the bound)
-    raise JobqError(f"unique key {job.unique_key!r}: another transaction holds it, and this "
-                    "one cannot see it (use READ COMMITTED for transactional enqueue)")
 
 
 def _cursor(conn: psycopg.Connection) -> psycopg.Cursor:

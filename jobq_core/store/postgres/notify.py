@@ -31,7 +31,7 @@ from collections.abc import Iterable
 
 from ...errors import JobqError
 from .connection import Connections
-from .statements import NOTIFY
+from .dialect import NOTIFY
 
 log = logging.getLogger("jobq.store")
 

@@ -32,7 +32,7 @@ import psycopg
 
 from ...errors import DatabaseUnavailable, JobqError
 from .connection import Connections, one_line
-from .statements import NOTIFY_CHANNEL
+from .dialect import NOTIFY_CHANNEL
 
 log = logging.getLogger("jobq.store")
 

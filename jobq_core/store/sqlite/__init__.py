@@ -1,13 +1,13 @@
-"""The SQLite store: one WAL-mode database file shared by any number of processes.
+"""The SQLite backend: one WAL-mode database file shared by any number of processes.
 
-connection.py  opening, pragmas, the connection lock, errors translated to jobq's
-schema.py      tables, indexes and forward migrations
-statements.py  the SQL, with the fence predicate defined once
-rows.py        how rows become ``Job`` records (the claim's hot path)
-store.py       ``SqliteStore``: the job operations of ``store.base.Store``
-watch.py       the change signal: inotify on the files, confirmed by ``data_version``
+connection.py      opening, pragmas, write transactions, errors translated to jobq's
+schema.py          tables, indexes and forward migrations
+dialect.py         the SQL that differs from store/sql.py: the claim, batches, payloads
+backend.py         ``SqliteBackend`` (the seam the engine runs on) and ``SqliteStore``
+watch.py           the change signal: inotify on the files, confirmed by ``data_version``
+app_connection.py  writes on the application's own ``sqlite3`` connection
 """
+from .backend import SqliteBackend, SqliteStore
 from .connection import SYNCHRONOUS_MODES, filesystem_type
-from .store import SqliteStore
 
-__all__ = ["SYNCHRONOUS_MODES", "SqliteStore", "filesystem_type"]
+__all__ = ["SYNCHRONOUS_MODES", "SqliteBackend", "SqliteStore", "filesystem_type"]

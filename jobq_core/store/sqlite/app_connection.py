@@ -34,7 +34,8 @@ from collections.abc import Sequence
 
 from ...errors import UnusableConnection
 from ..base import Completion, ConnectionIdentity, NewJob
-from . import statements as sql
+from ..ops.running import insert_unique
+from .dialect import DIALECT, INSERT_PAYLOAD, INSERT_RETURNING
 from .connection import translate
 from .schema import payload_is_big
 
@@ -88,19 +89,14 @@ def insert_many(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) ->
     ids = []
     try:
         for job in jobs:
+            if job.unique_key is not None:
+                ids.append(insert_unique(c, DIALECT, job, now))
+                continue
             big = payload_is_big(job.payload)
             row = (*(job._replace(payload=None) if big else job), now)
-            if job.unique_key is None:
-                job_id = c.execute(sql.INSERT_RETURNING, row).fetchone()[0]
-            else:
-                found = c.execute(sql.INSERT_UNIQUE, row).fetchone()
-                if found is None:  # the key is live: that job's id (the write lock is ours)
-                    ids.append(c.execute(sql.LIVE_WITH_KEY, (job.unique_key,)).fetchone()[0])
-                    continue
-                job_id = found[0]
+            job_id = c.execute(INSERT_RETURNING, row).fetchone()[0]
             if big:
-                c.execute("INSERT INTO jobq_payloads(job_id, payload) VALUES (?, ?)",
-                          (job_id, job.payload))
+                c.execute(INSERT_PAYLOAD, (job_id, job.payload))
             ids.append(job_id)
     except sqlite3.ProgrammingError as e:
         raise UnusableConnection(f"the connection given with conn= cannot be used ({e})") from None
@@ -114,7 +110,7 @@ def complete(conn: sqlite3.Connection, completion: Completion, now: float) -> bo
     written)."""
     x = completion
     try:
-        return _cursor(conn).execute(sql.COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1
+        return _cursor(conn).execute(DIALECT.q.COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1
     except sqlite3.ProgrammingError as e:
         raise UnusableConnection(f"the connection given with conn= cannot be used ({e})") from None
     except sqlite3.Error as e:

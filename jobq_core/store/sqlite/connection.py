@@ -4,13 +4,11 @@
   opens read-only connections through a ``mode=ro`` URI.
 * ``set_pragmas``: WAL, the durability mode, jobq's page size and checkpoint interval.
 * ``write_transaction``: every multi-statement write.
-* ``guarded`` wraps each store method: the connection lock (threads of one process share
-  one connection), the fork check, and ``translate`` from sqlite3 errors to jobq's.
+* ``translate``: sqlite3 errors to jobq's (``SqliteBackend.run`` applies it).
 * ``warn_if_network``: WAL does not work on a network filesystem.
 """
 from __future__ import annotations
 
-import functools
 import os
 import sqlite3
 import warnings
@@ -22,8 +20,13 @@ from ...errors import (
     DatabaseError, DatabaseUnavailable, JobqError, NetworkFilesystemWarning, NotADatabase,
     StorageFull,
 )
-from .rows import text
 from .schema import PAGE_SIZE
+
+def text(raw: bytes) -> str:
+    """Text columns that are not valid UTF-8 (written by something other than jobq) are
+    read with U+FFFD in place of the bad bytes, instead of failing the whole query."""
+    return str(raw, "utf-8", "replace")
+
 
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 WAL_CHECKPOINT_BYTES = 4 * 1024 * 1024  # WAL written between automatic checkpoints
@@ -120,7 +123,11 @@ def stopped_lock_holders(path: str) -> list[str]:
 def write_transaction(c: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any error. IMMEDIATE takes the
     write lock up front: a deferred transaction that reads first and writes later can fail
-    with SQLITE_BUSY at once, whatever the busy timeout."""
+    with SQLITE_BUSY at once, whatever the busy timeout. Inside an open transaction (one
+    this store began: it holds the write lock already), joins it."""
+    if c.in_transaction:
+        yield c
+        return
     c.execute("BEGIN IMMEDIATE")
     try:
         yield c
@@ -129,25 +136,6 @@ def write_transaction(c: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         if c.in_transaction:  # SQLite may already have rolled back (e.g. disk full)
             c.execute("ROLLBACK")
         raise
-
-
-def guarded(method):
-    """Run a store method under the connection lock, turning sqlite3 errors into jobq's."""
-
-    @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
-        if self._pid != os.getpid():
-            raise DatabaseUnavailable(
-                f"{self.path}: this Queue was opened before a fork; using its connection in "
-                "the child could corrupt the database: open a new Queue in each process")
-        with self._lock:
-            try:
-                return method(self, *args, **kwargs)
-            except sqlite3.Error as e:
-                raise translate(e, self.path) from e
-
-    return wrapper
-
 
 
 _NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs",

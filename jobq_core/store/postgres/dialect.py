@@ -1,28 +1,23 @@
-"""jobq's SQL for PostgreSQL: every statement the store runs that is worth a name.
+"""jobq's SQL for PostgreSQL where it differs from the shared statements (``store/sql.py``).
 
-Statements are fixed strings; every value is a bound parameter. Batches travel as arrays
-(``unnest``), so a batch of any size is one statement and one round trip. What both stores
-share is written once in ``store/statements.py`` and named here in PostgreSQL's dialect.
+Batches travel as arrays (``unnest``), so a batch of any size is one statement and one
+round trip. The claim passes other claims' rows (``FOR UPDATE SKIP LOCKED``) and, for
+queues with a concurrency or rate limit, first locks those queues' rows so that two
+claims can never both take a queue's last slot.
 """
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping, Sequence
+
+from psycopg.types.json import Jsonb
 
 from ...types import Job
-from .. import statements as shared
-from ..base import ListFilter
+from .. import sql
+from ..base import Completion, NewJob
+from ..controls import Controls
+from ..dialect import Dialect
 from ..rows import CLAIM_FIELDS
-
-D = shared.POSTGRES
-
-
-def fence(table: str = "", job_id: str | None = None, token: str | None = None) -> str:
-    """The fence every write for a running job carries (``store.statements.fence``)."""
-    return shared.fence(D, table, job_id, token)
-
-
-FENCE = fence()
-
 
 JOB_COLS = ", ".join(Job.__slots__)
 # Listings leave payload and result unread (a payload may be megabytes).
@@ -44,31 +39,14 @@ INSERT_MANY = (
     # referencing ``sent`` makes PostgreSQL run it (an unreferenced SELECT CTE is skipped)
     "SELECT id FROM ins WHERE (SELECT count(*) FROM sent) >= 0"
 )
-INSERT_UNIQUE = (
-    "INSERT INTO jobq_jobs(kind, payload, queue, priority, run_at, max_attempts, unique_key, "
-    "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
-    "ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND status IN ('pending','running') "
-    "DO NOTHING RETURNING id"
-)
-COPY_IN = (
-    "INSERT INTO jobq_jobs(kind, payload, queue, priority, run_at, max_attempts, unique_key, "
-    "created_at, status, attempts, error, finished_at) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-    "ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL AND status IN ('pending','running') "
-    "DO NOTHING RETURNING id"
-)
-LIVE_WITH_KEY = "SELECT id FROM jobq_jobs WHERE unique_key=%s AND status IN ('pending','running')"
 NOTIFY = "SELECT pg_notify('" + NOTIFY_CHANNEL + "', q) FROM unnest(%s::text[]) AS q"
 
 COMPLETE_MANY = (
     "UPDATE jobq_jobs j SET status='succeeded', result=v.result, finished_at=%s, "
     "lease_until=NULL, cancel_requested=false "
     "FROM unnest(%s::bigint[], %s::bigint[], %s::text[]) AS v(id, token, result) "
-    "WHERE " + fence("j", "v.id", "v.token") + " RETURNING j.id"
+    "WHERE " + sql.fence("j", "v.id", "v.token") + " RETURNING j.id"
 )
-# One completion (a worker's usual batch outside a burst): a plain fenced update is
-# cheaper for the server than a join with unnest.
-COMPLETE = shared.complete(D)
 # After a connection broke mid-commit: which of these completions did commit? (A
 # succeeded job keeps the token of the claim that completed it.)
 COMPLETED_WITH = (
@@ -78,42 +56,8 @@ COMPLETED_WITH = (
 EXTEND_MANY = (
     "UPDATE jobq_jobs j SET lease_until=%s, heartbeat_at=%s "
     "FROM unnest(%s::bigint[], %s::bigint[]) AS v(id, token) "
-    "WHERE " + fence("j", "v.id", "v.token") + " RETURNING j.id, j.cancel_requested"
+    "WHERE " + sql.fence("j", "v.id", "v.token") + " RETURNING j.id, j.cancel_requested"
 )
-RUNNING_ROW = (
-    "SELECT attempts, max_attempts, worker, started_at, cancel_requested, queue FROM jobq_jobs "
-    "WHERE " + fence() + " FOR UPDATE"
-)
-RECORD_ATTEMPT = shared.record_attempt(D)
-ATTEMPT_RECORDED = "SELECT outcome FROM jobq_attempts WHERE job_id=%s AND token=%s"
-# Status a job leaves "running" for, with the columns every such move resets; the row as
-# it is afterwards.
-LEAVE_RUNNING = shared.leave_running(D) + f" RETURNING {JOB_COLS}"
-PROGRESS = shared.progress(D)
-
-# The reaper: expired leases, locked so that a completion or another reaper racing it
-# either finishes first (the row is no longer running when we read it) or waits.
-EXPIRED_LEASES = (
-    "SELECT id, token, attempts, max_attempts, worker, started_at, lease_until, "
-    "cancel_requested, queue FROM jobq_jobs WHERE status='running' AND lease_until<%s "
-    "LIMIT %s FOR UPDATE SKIP LOCKED"
-)
-REAP_MANY = (
-    "UPDATE jobq_jobs j SET status=v.status, run_at=v.run_at, error=v.error, "
-    "finished_at=v.finished, lease_until=NULL, token=NULL, heartbeat_at=NULL, "
-    "cancel_requested=false "
-    "FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::float8[], %s::text[], %s::float8[]) "
-    "AS v(id, token, status, run_at, error, finished) "
-    "WHERE " + fence("j", "v.id", "v.token") + " AND j.lease_until<%s RETURNING j.id"
-)
-RECORD_ATTEMPTS = (
-    "INSERT INTO jobq_attempts(job_id, attempt, worker, token, started_at, ended_at, outcome, "
-    "error) SELECT * FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::bigint[], "
-    "%s::float8[], %s::float8[], %s::text[], %s::text[])"
-)
-
-ORDER_PENDING = shared.ORDER_PENDING
-
 
 # How many more jobs of queue ``c`` (a jobq_queues row, NULL columns when the queue has
 # none) a claim may start now: the claim's limit for a queue without controls, 0 while it
@@ -134,7 +78,7 @@ ROOM = (
     "ELSE c.rate_limit - c.window_count END) END))"
 )
 _PENDING_IN = ("SELECT id, priority, run_at FROM jobq_jobs WHERE status='pending' "
-               "AND queue={q} AND run_at<=%(now)s " + ORDER_PENDING)
+               "AND queue={q} AND run_at<=%(now)s " + sql.ORDER_PENDING)
 # Before a claim that may start jobs of limited queues: lock their rows, in the claim's
 # transaction, so that concurrent claims of those queues take turns. (The claim statement
 # then starts after the other's commit, with a snapshot that sees the jobs it started; a
@@ -142,12 +86,6 @@ _PENDING_IN = ("SELECT id, priority, run_at FROM jobq_jobs WHERE status='pending
 LOCK_LIMITED = (
     "SELECT name FROM jobq_queues WHERE name = ANY(%s) "
     "AND (concurrency IS NOT NULL OR rate_limit IS NOT NULL) ORDER BY name FOR UPDATE"
-)
-# What ``controls.ControlCache`` reads: (name, limited, has pending jobs) per controlled queue.
-CONTROL_STATE = (
-    "SELECT name, NOT paused AND (concurrency IS NOT NULL OR rate_limit IS NOT NULL), "
-    "EXISTS (SELECT 1 FROM jobq_jobs j WHERE j.status='pending' AND j.queue=c.name) "
-    "FROM jobq_queues c"
 )
 # The queues with pending jobs, one index seek each (a loose scan of the per-queue index).
 _QUEUES_PENDING = (
@@ -163,8 +101,7 @@ def claim_sql(n_queues: int, per_queue: bool = False, clamped: bool = False) -> 
     each other's rows instead of waiting; the MATERIALIZED CTE pins the picked ids (a
     planner may otherwise rerun a LIMIT subquery per row and update more than asked).
     Parameters: %(now)s %(limit)s %(lease)s %(worker)s %(locked)s, and %(queue)s or
-    %(queues)s;
-    ``clamped``: %(lkinds)s and %(llimits)s, kinds whose attempt limit clamps
+    %(queues)s; ``clamped``: %(lkinds)s and %(llimits)s, kinds whose attempt limit clamps
     ``max_attempts``.
 
     Pause and limits are enforced here: each queue is scanned for at most its ROOM (one
@@ -181,7 +118,7 @@ def claim_sql(n_queues: int, per_queue: bool = False, clamped: bool = False) -> 
                 # "queue <> x" to match nothing and sorts the whole pending index for each
                 # claim: 3,000 claims/s fell to 20 with 800,000 pending once analyzed.
                 f"AND (queue || '') <> ALL(ARRAY(SELECT name FROM jobq_queues)) "
-                f"{ORDER_PENDING} LIMIT %(limit)s FOR UPDATE SKIP LOCKED")
+                f"{sql.ORDER_PENDING} LIMIT %(limit)s FOR UPDATE SKIP LOCKED")
     else:
         if n_queues == 0:
             recursive, names = "RECURSIVE " + _QUEUES_PENDING, "qs q WHERE q.name IS NOT NULL"
@@ -217,49 +154,106 @@ def claim_sql(n_queues: int, per_queue: bool = False, clamped: bool = False) -> 
     )
 
 
-# -- queue controls and schedules ---------------------------------------------------------
-
-QUEUE_CONTROLS = ("SELECT name, paused, concurrency, rate_limit, rate_per FROM jobq_queues "
-                  "ORDER BY name")
-PAUSE = (
-    "INSERT INTO jobq_queues(name, paused, updated_at) VALUES (%s, %s, %s) "
-    "ON CONFLICT (name) DO UPDATE SET paused=excluded.paused, updated_at=excluded.updated_at"
-)
-# A new limit keeps the current rate window when its length is the same: re-setting a
-# limit never grants a fresh burst.
-SET_LIMIT = (
-    "INSERT INTO jobq_queues(name, concurrency, rate_limit, rate_per, updated_at) "
-    "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (name) DO UPDATE SET "
-    "concurrency=excluded.concurrency, rate_limit=excluded.rate_limit, "
-    "window_start=CASE WHEN jobq_queues.rate_per IS NOT DISTINCT FROM excluded.rate_per "
-    "THEN jobq_queues.window_start END, "
-    "window_count=CASE WHEN jobq_queues.rate_per IS NOT DISTINCT FROM excluded.rate_per "
-    "THEN jobq_queues.window_count ELSE 0 END, "
-    "rate_per=excluded.rate_per, updated_at=excluded.updated_at"
-)
-DROP_UNCONTROLLED = ("DELETE FROM jobq_queues WHERE name=%s AND NOT paused "
-                     "AND concurrency IS NULL AND rate_limit IS NULL")
-SCHEDULES = ("SELECT key, kind, queue, every, cron, tz, last_tick, last_job, updated_at "
-             "FROM jobq_schedules ORDER BY key")
-SCHEDULE_REGISTER = (
-    "INSERT INTO jobq_schedules(key, kind, queue, every, cron, tz, last_tick, updated_at) "
-    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING"
-)
-# The tick is ours only if no worker recorded it (or a later one) first: a concurrent
-# tick waits for the row lock, then finds the tick taken.
-SCHEDULE_TICK = (
-    "UPDATE jobq_schedules SET last_tick=%s, updated_at=%s "
-    "WHERE key=%s AND (last_tick IS NULL OR last_tick<%s)"
-)
-SCHEDULE_FORGET = "DELETE FROM jobq_schedules WHERE key=%s"
-SCHEDULE_JOB = "UPDATE jobq_schedules SET last_job=%s WHERE key=%s"
+def claim_params(queues: list[str], now: float, limit: int, lease_until: float, worker: str,
+                 attempt_limits: Mapping[str, int] | None = None) -> dict:
+    params = {"now": now, "limit": limit, "lease": lease_until, "worker": worker, "locked": []}
+    if len(queues) == 1:
+        params["queue"] = queues[0]
+    elif queues:
+        params["queues"] = queues
+    if attempt_limits:
+        params["lkinds"], params["llimits"] = list(attempt_limits), list(attempt_limits.values())
+    return params
 
 
-REVIVE = shared.revive(D)
+def claim_shape(queues: list[str], controls: Controls,
+                clamped: bool = False) -> tuple[str, list[str], bool]:
+    """The claim statement for ``queues`` (see ``controls``), the limited queues it may
+    start jobs of (their rows are locked before it runs), and whether it is the plain
+    claim on every queue."""
+    per_queue = not queues and controls.busy
+    if queues:
+        limited = [q for q in queues if q in controls.limited]
+    else:
+        limited = list(controls.limited) if per_queue else []
+    return claim_sql(len(queues), per_queue, clamped), limited, not queues and not per_queue
 
 
-def list_conditions(where: ListFilter, now: float) -> tuple[list[str], list, str]:
-    return shared.list_conditions(D, where, now)
+class PostgresMatching(sql.Matching):
+    contains = "strpos(error, ?) > 0"
+    starts = "starts_with({column}, ?)"
+    starts_n = 1
+    within = "strpos(lower(coalesce({column}, '')), lower(?)) > 0"
+    id_text = "id::text"
 
 
-PENDING_BY_QUEUE, RUNNING_BY_QUEUE, DEAD_BY_QUEUE, RECENT_FINISHED = shared.stats_reads(D)
+class PostgresDialect(Dialect):
+    PLACEHOLDER = "%s"
+    FRAGMENTS = {
+        "job_cols": JOB_COLS, "job_cols_lean": JOB_COLS_LEAN, "lock": " FOR UPDATE", "skip_locked": " FOR UPDATE SKIP LOCKED",
+        "names": "(SELECT unnest(?::text[]))", "ids": "(SELECT unnest(?::bigint[]))",
+        "bucket_finished": "floor((finished_at - ?) / ?)::bigint",
+        "bucket_ended": "floor((ended_at - ?) / ?)::bigint",
+        "first_line": "split_part(coalesce(error, ''), E'\\n', 1)",
+        "tail": "right(coalesce(error, ''), 300)",
+        "queue_list": "array_agg(DISTINCT queue)",
+    }
+    MATCHING = PostgresMatching
+
+    def list_param(self, values: Sequence) -> list:
+        return list(values)
+
+    def json_param(self, value: object) -> Jsonb | None:
+        return None if value is None else Jsonb(value)
+
+    def read_list(self, value: object) -> object:
+        return value
+
+    read_json = read_list
+
+    def claim(self, c, worker: str, queues: list[str], now: float, lease_until: float,
+              limit: int, attempt_limits: Mapping[str, int] | None,
+              controls: Controls) -> tuple[list, bool]:
+        params = claim_params(queues, now, limit, lease_until, worker, attempt_limits)
+        query, limited, plain = claim_shape(queues, controls, bool(attempt_limits))
+        if not limited:
+            return c.execute(query, params).fetchall(), plain
+        if c.info.transaction_status:  # inside job_complete_and_claim's transaction
+            params["locked"] = [r[0] for r in c.execute(LOCK_LIMITED, (limited,))]
+            return c.execute(query, params).fetchall(), plain
+        with c.transaction():  # autocommit, idle: the lock needs a transaction of its own
+            params["locked"] = [r[0] for r in c.execute(LOCK_LIMITED, (limited,))]
+            return c.execute(query, params).fetchall(), plain
+
+    def insert_plain(self, c, jobs: Sequence[NewJob], now: float, notify: list[str]) -> list[int]:
+        if not jobs:
+            return []
+        rows = c.execute(INSERT_MANY, {
+            "now": now, "kind": [j.kind for j in jobs], "payload": [j.payload for j in jobs],
+            "queue": [j.queue for j in jobs], "priority": [j.priority for j in jobs],
+            "run_at": [j.run_at for j in jobs], "max_attempts": [j.max_attempts for j in jobs],
+            "notify": notify,
+        }).fetchall()
+        return sorted(r[0] for r in rows)  # ids follow the batch's order
+
+    def insert_unique(self, c, job: NewJob, now: float) -> int | None:
+        row = c.execute(self.q.INSERT_UNIQUE, (*job, now)).fetchone()
+        return None if row is None else row[0]
+
+    def complete_many(self, c, completions: Sequence[Completion], now: float,
+                      again: bool) -> set[int]:
+        ids = [x.job_id for x in completions]
+        tokens = [x.token for x in completions]
+        done = {r[0] for r in c.execute(
+            COMPLETE_MANY, (now, ids, tokens, [x.result for x in completions])).fetchall()}
+        if again:  # an earlier try may have committed: its completions count
+            done |= {r[0] for r in c.execute(COMPLETED_WITH, (ids, tokens)).fetchall()}
+        return done
+
+    def extend_many(self, c, leases: list[tuple[int, int]], now: float,
+                    lease_until: float) -> list[tuple[int, object]]:
+        return c.execute(EXTEND_MANY, (lease_until, now, [i for i, _ in leases],
+                                       [t for _, t in leases])).fetchall()
+
+
+DIALECT = PostgresDialect()

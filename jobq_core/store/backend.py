@@ -1,0 +1,102 @@
+"""What a backend provides to the engine: connections, transactions, errors and signals.
+
+The engine (``store/ops/``) holds every job operation's policy, once; it reaches a
+database only through a ``Backend`` and its ``Dialect``. A third database needs a backend
+(this protocol), a dialect (``store/dialect.py``), a schema and a watch — see
+``docs/adding-a-store.md``.
+
+Every operation is a function ``op(conn, again)`` handed to ``run``. ``conn`` is the
+driver's connection, used as a DB-API executor: ``conn.execute(sql, params)`` returns a
+cursor with ``fetchone``, ``fetchall`` and ``rowcount``. Outside ``transaction`` each
+statement commits on its own (autocommit), so a one-statement operation costs one round
+trip and no BEGIN.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from typing import Protocol, TypeVar
+
+from ..clock import Clock
+from ..errors import JobqError
+from ..types import Watch
+from .base import Completion, ConnectionIdentity, NewJob
+from .dialect import Dialect
+
+T = TypeVar("T")
+
+
+class KeyTaken(JobqError):
+    """A write met the unique index of live jobs' keys (raised by ``Backend.savepoint``)."""
+
+
+class Backend(Protocol):
+    name: str
+    """The backend's name: ``describe()["store"]`` and ``ConnectionIdentity.store``."""
+    where: str
+    """The database, for messages (never with a password)."""
+    dialect: Dialect
+    notifies: bool
+    """Whether ``notify`` sends anything (False: the engine skips working out queues)."""
+    frozen: bool
+    """True when the backend can only show a fixed copy of the data."""
+
+    def run(self, op: Callable[[object, bool], T]) -> T:
+        """``op(conn, again)`` on a connection of the backend's, with its errors translated
+        into jobq's (``DatabaseUnavailable``, ``StorageFull``, ...). A backend whose
+        connections can break retries ``op`` on a fresh one, with ``again`` True when an
+        earlier try may have committed: ``op`` then checks what it finds instead of
+        assuming a clean slate. Also runs the post-commit hook (see ``notify``)."""
+        ...
+
+    def transaction(self, conn) -> AbstractContextManager:
+        """A write transaction: committed at the end of the block, rolled back on an error.
+        Inside an open transaction, joins it. Takes whatever lock keeps writers apart
+        (SQLite: the file's write lock, at once)."""
+        ...
+
+    def snapshot(self, conn) -> AbstractContextManager:
+        """A read-only transaction, so that several reads see one state."""
+        ...
+
+    def savepoint(self, conn) -> AbstractContextManager:
+        """A nested block inside ``transaction`` whose failure undoes only itself; a hit
+        on a unique index inside it raises ``KeyTaken``."""
+        ...
+
+    def notify(self, conn, queues: Iterable[str]) -> None:
+        """Inside a write transaction: wake idle workers of ``queues`` when it commits
+        (PostgreSQL: NOTIFY, limited per queue; SQLite: nothing, its watch sees commits)."""
+        ...
+
+    def due(self, queues: Iterable[str]) -> list[str]:
+        """The queues among ``queues`` to wake now, for a dialect that sends the signal
+        inside its own statement (``Dialect.insert_plain``); [] when ``notifies`` is False."""
+        ...
+
+    # -- the application's connection (transactional enqueue and completion) ---------------
+
+    def check_connection(self, conn: object) -> None:
+        """Raise ``UnusableConnection`` (nothing written) unless an application's connection
+        can take jobq's write: see ``Store.job_insert_many_on``."""
+        ...
+
+    def same_database(self, identity: ConnectionIdentity) -> bool: ...
+
+    def insert_on(self, conn: object, jobs: list[NewJob], now: float) -> list[int]: ...
+
+    def complete_on(self, conn: object, completion: Completion, now: float) -> bool: ...
+
+    # -- the rest of ``Store`` that is the backend's alone --------------------------------
+
+    def watch(self, **options) -> Watch: ...
+
+    def server_clock(self) -> Clock | None: ...
+
+    def describe(self) -> dict[str, str | None]: ...
+
+    def write_blockers(self) -> list[str]: ...
+
+    def check(self) -> None: ...
+
+    def close(self) -> None: ...

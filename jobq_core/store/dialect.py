@@ -1,0 +1,101 @@
+"""What a dialect provides: the SQL that differs between databases, and nothing else.
+
+The engine (``store/ops/``) runs every job operation through a ``Backend`` (transactions,
+errors, connections) and a ``Dialect``. A dialect is:
+
+* ``PLACEHOLDER`` and the ``FRAGMENTS`` the shared statements of ``store/sql.py`` leave
+  open (see that module); ``Statements`` builds every shared statement in this dialect's
+  spelling once, when the dialect is made;
+* ``MATCHING``: the string tests of a listing's filters;
+* the operations whose statements truly differ, each a method: ``claim``,
+  ``insert_plain`` (a bulk insert), ``insert_unique``, ``complete_many``, ``extend_many``,
+  ``prune_deletes`` (the tables a pruned job leaves rows in);
+* how a list and a JSON value travel as one parameter, and come back
+  (``list_param``, ``json_param``, ``read_list``, ``read_json``).
+
+A dialect's method runs on a connection the backend handed the engine, inside or outside a
+transaction the engine opened (a dialect may open its own, joining one that is open).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from . import sql
+from .base import Completion, NewJob
+from .controls import Controls
+
+
+class Statements:
+    """Every statement of ``store/sql.py`` (its UPPER_CASE names), in one dialect's spelling."""
+
+    def __init__(self, dialect: Dialect):
+        for name in dir(sql):
+            value = getattr(sql, name)
+            if name.isupper() and isinstance(value, str):
+                setattr(self, name, dialect.native(value.format_map(dialect.FRAGMENTS)))
+
+
+class Dialect:
+    PLACEHOLDER = "?"
+    FRAGMENTS: Mapping[str, str] = {}
+    MATCHING: type[sql.Matching] = sql.Matching
+
+    def __init__(self) -> None:
+        self.q = Statements(self)
+
+    def native(self, text: str) -> str:
+        """``text`` with this dialect's placeholder for ``?`` (jobq's SQL holds no ``?``
+        inside a string literal)."""
+        return text if self.PLACEHOLDER == "?" else text.replace("?", self.PLACEHOLDER)
+
+    # -- values that travel as one parameter ----------------------------------------------
+
+    def list_param(self, values: Sequence) -> object:
+        raise NotImplementedError
+
+    def json_param(self, value: object) -> object:
+        raise NotImplementedError
+
+    def read_list(self, value: object) -> object:
+        """A list column (a worker's queues, a group's queues) as stored, to a Python list
+        (anything else is returned as it is, for the caller to judge)."""
+        raise NotImplementedError
+
+    def read_json(self, value: object) -> object:
+        raise NotImplementedError
+
+    # -- operations whose statements differ -----------------------------------------------
+
+    def claim(self, c, worker: str, queues: list[str], now: float, lease_until: float,
+              limit: int, attempt_limits: Mapping[str, int] | None,
+              controls: Controls) -> tuple[list, bool]:
+        """Run the claim statement: (rows of ``rows.CLAIM_FIELDS``, in any order; whether
+        it was the plain claim on every queue, for ``ControlCache.claimed``). See
+        ``Store.job_claim`` for what it must guarantee and ``controls`` for its shapes."""
+        raise NotImplementedError
+
+    def insert_plain(self, c, jobs: Sequence[NewJob], now: float, notify: list[str]) -> list[int]:
+        """Insert jobs without a unique key; their ids, in order. ``notify``: the queues to
+        wake when the insert commits (a dialect that cannot send them leaves them to the
+        backend's ``notify``)."""
+        raise NotImplementedError
+
+    def insert_unique(self, c, job: NewJob, now: float) -> int | None:
+        """Insert a job with a unique key: its id, or None when a live job holds the key."""
+        raise NotImplementedError
+
+    def complete_many(self, c, completions: Sequence[Completion], now: float,
+                      again: bool) -> set[int]:
+        """The fenced completions (``sql.COMPLETE`` for each): the ids accepted. ``again``:
+        an earlier try may have committed; its completions count as accepted."""
+        raise NotImplementedError
+
+    def extend_many(self, c, leases: list[tuple[int, int]], now: float,
+                    lease_until: float) -> list[tuple[int, object]]:
+        """The fenced heartbeats (``sql.EXTEND`` for each): (id, cancel requested) of the
+        jobs still ours."""
+        raise NotImplementedError
+
+    def prune_deletes(self) -> tuple[str, ...]:
+        """The DELETEs of one prune batch, each with one parameter (``list_param`` of ids)."""
+        return (self.q.DELETE_ATTEMPTS, self.q.DELETE_JOBS)

@@ -1,0 +1,28 @@
+"""What every operation module reaches: the backend, its dialect and statements."""
+from __future__ import annotations
+
+from ...errors import DatabaseUnavailable
+from ...types import Job
+from ..backend import Backend
+from ..controls import ControlCache
+from ..dialect import Dialect, Statements
+from ..rows import job_from_row
+
+
+class Operations:
+    b: Backend
+    d: Dialect
+    q: Statements  # every shared statement, in the dialect's spelling
+    _controls: ControlCache
+
+    def _get(self, c, job_id: int) -> Job | None:
+        row = c.execute(self.q.JOB, (job_id,)).fetchone()
+        return job_from_row(row) if row else None
+
+    def _refuse_if_maybe_committed(self, again: bool) -> None:
+        """Adding jobs cannot tell its own rows from another's after a break mid-commit:
+        report it rather than risk adding them twice."""
+        if again:
+            raise DatabaseUnavailable(
+                f"{self.b.where}: the connection broke while jobs were being added; they may "
+                "or may not have been added (check before enqueueing them again)")

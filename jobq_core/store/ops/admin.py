@@ -1,0 +1,133 @@
+"""What operators do to jobs, written once for every store: retry, retry dead, cancel,
+copy in from another store, prune."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from ...errors import InvalidState, JobNotFound
+from ...types import JobStatus, Outcome
+from .. import sql
+from ..backend import KeyTaken
+from ..base import FINISHED_STATUSES, TAKEN_BACK, CopiedJob, ListFilter
+from ._base import Operations
+from .running import BATCH
+
+
+def dead(where: ListFilter) -> ListFilter:
+    """``where`` narrowed to dead jobs, its prefixes and search words kept."""
+    return replace(where, status=JobStatus.DEAD)
+
+
+class Admin(Operations):
+    def job_retry(self, job_id: int, now: float, force: bool = False) -> None:
+        def op(c, _again: bool) -> None:
+            with self.b.transaction(c):
+                row = c.execute(self.q.JOB_STATE, (job_id,)).fetchone()
+                if row is None:
+                    raise JobNotFound(job_id)
+                status, queue, attempts, worker, token, started = row
+                if force and status == JobStatus.RUNNING:
+                    c.execute(self.q.RECORD_ATTEMPT, (job_id, attempts, worker, token, started,
+                                                      now, str(Outcome.LEASE_LOST), TAKEN_BACK))
+                elif status not in (JobStatus.DEAD, JobStatus.CANCELLED):
+                    raise InvalidState(f"job {job_id} is {status}; only dead or cancelled jobs "
+                                       "can be retried (a running one with force)")
+                try:
+                    with self.b.savepoint(c):
+                        c.execute(self.q.REVIVE_ONE, (now, job_id)).fetchall()
+                except KeyTaken:
+                    raise InvalidState(f"job {job_id}: another pending or running job holds "
+                                       "its unique key") from None
+                if self.b.notifies:
+                    self.b.notify(c, [queue])
+
+        self.b.run(op)
+
+    def job_retry_dead(self, where: ListFilter, now: float) -> int:
+        conds, params, _ = sql.list_conditions(self.d.MATCHING, dead(where), now)
+        bulk = self.d.native(sql.revive_matching(conds, keyed=False))
+        keyed = self.d.native(sql.revive_matching(conds, keyed=True))
+
+        def op(c, _again: bool) -> int:
+            with self.b.transaction(c):
+                queues = [r[0] for r in c.execute(bulk, [now, *params]).fetchall()]
+                # A job whose unique key is live elsewhere (or in an earlier job of this
+                # retry) stays dead: one at a time, each behind a savepoint.
+                for (job_id,) in c.execute(keyed, params).fetchall():
+                    try:
+                        with self.b.savepoint(c):
+                            queues += [r[0] for r in c.execute(
+                                self.q.REVIVE_ONE, (now, job_id)).fetchall()]
+                    except KeyTaken:
+                        pass
+                if self.b.notifies:
+                    self.b.notify(c, set(queues))
+                return len(queues)
+
+        return self.b.run(op)
+
+    def job_cancel(self, job_id: int, now: float) -> str:
+        def op(c, _again: bool) -> str:
+            with self.b.transaction(c):
+                row = c.execute(self.q.JOB_STATE, (job_id,)).fetchone()
+                if row is None:
+                    raise JobNotFound(job_id)
+                if row[0] == JobStatus.PENDING:
+                    c.execute(self.q.CANCEL_PENDING, (now, job_id))
+                    return JobStatus.CANCELLED
+                if row[0] == JobStatus.RUNNING:
+                    c.execute(self.q.REQUEST_CANCEL, (job_id,))
+                    return JobStatus.RUNNING
+                raise InvalidState(f"job {job_id} is already {row[0]}")
+
+        return self.b.run(op)
+
+    def job_copy_in(self, jobs: Sequence[CopiedJob]) -> list[int]:
+        def op(c, again: bool) -> list[int]:
+            self._refuse_if_maybe_committed(again)
+            ids = []
+            with self.b.transaction(c):
+                for x in jobs:
+                    job = x.job
+                    if x.status == JobStatus.PENDING and job.unique_key is not None:
+                        job_id = self.d.insert_unique(c, job, x.created_at)
+                        if job_id is None:  # a live job here holds its key: that one's id
+                            ids.append(c.execute(self.q.LIVE_WITH_KEY,
+                                                 (job.unique_key,)).fetchone()[0])
+                            continue
+                    else:  # a dead job keeps its key: the unique index covers live jobs only
+                        [job_id] = self.d.insert_plain(c, [job._replace(unique_key=None)],
+                                                       x.created_at, [])
+                    c.execute(self.q.COPY_STATE, (str(x.status), x.attempts, x.error,
+                                                  x.finished_at, job.unique_key, job_id))
+                    ids.append(job_id)
+                if self.b.notifies:
+                    self.b.notify(c, {x.job.queue for x in jobs if x.status == JobStatus.PENDING})
+            return ids
+
+        return self.b.run(op)
+
+    def job_prune(self, finished_before: float, statuses: Sequence[str] = FINISHED_STATUSES,
+                  dry_run: bool = False) -> dict[str, int]:
+        names = self.d.list_param([str(s) for s in statuses])
+        if dry_run:
+            return dict(self.b.run(lambda c, _again: c.execute(
+                self.q.PRUNE_COUNT, (names, finished_before)).fetchall()))
+
+        def batch(c, _again: bool) -> list[tuple[int, str]]:
+            with self.b.transaction(c):
+                rows = c.execute(self.q.PRUNE_PICK, (names, finished_before, BATCH)).fetchall()
+                if rows:
+                    ids = self.d.list_param([r[0] for r in rows])
+                    for delete in self.d.prune_deletes():
+                        c.execute(delete, (ids,))
+            return rows
+
+        pruned: dict[str, int] = {}
+        while True:
+            rows = self.b.run(batch)
+            for _, status in rows:
+                pruned[status] = pruned.get(status, 0) + 1
+            if len(rows) < BATCH:
+                return pruned

@@ -1,0 +1,111 @@
+"""The worker registry, periodic schedules and queue controls, written once for every store."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...types import QueueStats, Rate, ScheduleInfo, WorkerInfo
+from ..base import NewJob
+from ..rows import controls_from_rows, worker_children
+from ._base import Operations
+
+
+class Registry(Operations):
+    # -- queue controls ---------------------------------------------------------------------
+
+    def queue_pause(self, queue: str, paused: bool, now: float) -> None:
+        def op(c, _again: bool) -> None:
+            with self.b.transaction(c):
+                c.execute(self.q.PAUSE, (queue, bool(paused), now))
+                c.execute(self.q.DROP_UNCONTROLLED, (queue,))
+                if not paused and self.b.notifies:
+                    self.b.notify(c, [queue])  # idle workers look again at once
+
+        self.b.run(op)
+        self._controls.forget()
+
+    def queue_set_limit(self, queue: str, concurrency: int | None, rate: Rate | None,
+                        now: float) -> None:
+        def op(c, _again: bool) -> None:
+            with self.b.transaction(c):
+                c.execute(self.q.SET_LIMIT, (queue, concurrency, rate and rate.limit,
+                                             rate and rate.per, now))
+                c.execute(self.q.DROP_UNCONTROLLED, (queue,))
+                if self.b.notifies:
+                    self.b.notify(c, [queue])
+
+        self.b.run(op)
+        self._controls.forget()
+
+    def queue_controls(self) -> dict[str, QueueStats]:
+        return controls_from_rows(self.b.run(
+            lambda c, _again: c.execute(self.q.QUEUE_CONTROLS).fetchall()))
+
+    # -- schedules --------------------------------------------------------------------------
+
+    def schedule_register(self, schedule: ScheduleInfo) -> None:
+        s = schedule
+        self.b.run(lambda c, _again: c.execute(self.q.SCHEDULE_REGISTER, (
+            s.key, s.kind, s.queue, s.every, s.cron, s.tz, s.last_tick, s.updated_at)))
+
+    def schedule_tick(self, key: str, tick: float, job: NewJob, now: float) -> int | None:
+        def op(c, _again: bool) -> int | None:
+            with self.b.transaction(c):
+                if c.execute(self.q.SCHEDULE_TICK, (tick, now, key, tick)).rowcount != 1:
+                    return None  # (after a break: the first try may have committed it)
+                [job_id] = self._insert(c, [job], now)
+                c.execute(self.q.SCHEDULE_JOB, (job_id, key))
+                return job_id
+
+        return self.b.run(op)
+
+    def schedule_forget(self, key: str) -> bool:
+        return self.b.run(lambda c, _again: c.execute(
+            self.q.SCHEDULE_FORGET, (key,)).rowcount == 1)
+
+    def schedule_list(self) -> list[ScheduleInfo]:
+        rows = self.b.run(lambda c, _again: c.execute(self.q.SCHEDULES).fetchall())
+        return [ScheduleInfo(*r) for r in rows]
+
+    # -- workers ----------------------------------------------------------------------------
+
+    def worker_register(self, info: WorkerInfo) -> None:
+        queues = None if info.queues is None else self.d.list_param(info.queues)
+        children = None if info.children is None else self.d.json_param(list(info.children))
+        self.b.run(lambda c, _again: c.execute(self.q.WORKER_REGISTER, (
+            info.id, info.host, info.pid, queues, info.concurrency, info.started_at,
+            info.last_seen, info.busy, info.beat_interval, info.lease, info.pool, children)))
+
+    def worker_beat(self, worker_id: str, now: float, busy: int,
+                    children: Sequence[tuple[int, str, int | None]] | None = None) -> bool:
+        if children is None:
+            return self.b.run(lambda c, _again: c.execute(
+                self.q.WORKER_BEAT, (now, busy, worker_id)).rowcount > 0)
+        value = self.d.json_param(list(children))
+        return self.b.run(lambda c, _again: c.execute(
+            self.q.WORKER_BEAT_CHILDREN, (now, busy, value, worker_id)).rowcount > 0)
+
+    def worker_deregister(self, worker_id: str) -> None:
+        self.b.run(lambda c, _again: c.execute(self.q.WORKER_DEREGISTER, (worker_id,)))
+
+    def worker_forget(self, seen: Sequence[tuple[str, float]]) -> int:
+        def op(c, _again: bool) -> int:
+            with self.b.transaction(c):
+                return sum(c.execute(self.q.WORKER_FORGET, item).rowcount for item in seen)
+
+        return self.b.run(op) if seen else 0
+
+    def worker_list(self) -> list[WorkerInfo]:
+        rows = self.b.run(lambda c, _again: c.execute(self.q.WORKERS).fetchall())
+        return [WorkerInfo(r[0], r[1], r[2], _queues(self.d.read_list(r[3]), r[3]), r[4], r[5],
+                           r[6], r[7], r[8], r[9], r[10], worker_children(self.d.read_json(r[11])))
+                for r in rows]
+
+
+def _queues(value: object, raw: object) -> tuple[str, ...] | None:
+    """A registry entry's queue names; anything else (another program wrote it) is shown as
+    the one raw string it is."""
+    if value is None:
+        return None
+    if isinstance(value, list) and all(isinstance(q, str) for q in value):
+        return tuple(value)
+    return (f"{raw!r:.60} (not a list of queue names)",)

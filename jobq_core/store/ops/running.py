@@ -1,0 +1,312 @@
+"""Producing and running jobs, written once for every store: enqueue, claim, heartbeat,
+complete, fail, release, progress, and the reaper's pass.
+
+Every write to a running job carries the fence (``sql.FENCE``: its id, ``running`` and the
+claim's token) and checks what it changed; a mismatch is reported (False / None / lost),
+never written over.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+
+from ...checks import MAX_LEASE
+from ...errors import JobqError
+from ...textsafe import clean
+from ...types import ExtendResult, Job, JobStatus, Outcome
+from .. import sql
+from ..base import Completion, NewJob, RetryDelay, lease_expired
+from ..rows import claimed_job, job_from_row, unreadable
+from ..dialect import Dialect
+from ._base import Operations
+
+log = logging.getLogger("jobq.store")
+
+BATCH = 1000  # rows per transaction for maintenance work, so writers never wait long
+UNIQUE_TRIES = 5  # a key whose holder keeps finishing between our two statements
+
+
+def after_attempt(attempts: int, max_attempts: int, cancel: bool, now: float,
+                  retry_delay: RetryDelay) -> tuple[JobStatus, float, float | None]:
+    """(status, run_at, finished_at) of a job whose attempt failed or expired: cancelled
+    when cancellation was asked for, dead when out of attempts, else pending after backoff."""
+    if cancel:
+        return JobStatus.CANCELLED, now, now
+    if attempts >= max_attempts:
+        return JobStatus.DEAD, now, now
+    return JobStatus.PENDING, now + max(0.0, retry_delay(attempts)), None
+
+
+def insert_unique(c, d: Dialect, job: NewJob, now: float) -> int:
+    """A job with a unique key: its id, or the id of the live job that holds the key (also
+    on an application's connection: ``app_connection.py``)."""
+    for _ in range(UNIQUE_TRIES):
+        job_id = d.insert_unique(c, job, now)
+        if job_id is not None:
+            return job_id
+        row = c.execute(d.q.LIVE_WITH_KEY, (job.unique_key,)).fetchone()
+        if row:
+            return row[0]
+        # the holder finished between the two statements: insert again (under REPEATABLE
+        # READ the lookup may never see the holder: hence the bound)
+    raise JobqError(f"unique key {job.unique_key!r}: another transaction holds it, and this "
+                    "one cannot see it (use READ COMMITTED for transactional enqueue)")
+
+
+def _claim_order(job: Job) -> tuple:
+    return -job.priority, job.run_at, job.id
+
+
+class Running(Operations):
+    # -- producing ----------------------------------------------------------------------
+
+    def job_insert_many(self, jobs: Sequence[NewJob], now: float) -> list[int]:
+        for job in jobs:  # (a loop: any() of a generator costs 3 % of an enqueue)
+            if job.unique_key is not None:
+                break
+        else:  # one statement where the dialect can
+            return self.b.run(lambda c, again: self._insert_plain(c, jobs, now, again))
+
+        def op(c, again: bool) -> list[int]:
+            self._refuse_if_maybe_committed(again)
+            with self.b.transaction(c):
+                return self._insert(c, jobs, now)
+
+        return self.b.run(op)
+
+    def _insert_plain(self, c, jobs: Sequence[NewJob], now: float, again: bool) -> list[int]:
+        if again:
+            self._refuse_if_maybe_committed(again)
+        notify = self.b.due({j.queue for j in jobs}) if self.b.notifies else []
+        return self.d.insert_plain(c, jobs, now, notify)
+
+    def _insert(self, c, jobs: Sequence[NewJob], now: float) -> list[int]:
+        """Inside a transaction: jobs with and without unique keys, in order. A unique key
+        held by a live job (or an earlier job of the batch) yields that job's id."""
+        ids: list[int] = []
+        plain: list[NewJob] = []
+        for job in jobs:
+            if job.unique_key is None:
+                plain.append(job)
+                continue
+            ids += self.d.insert_plain(c, plain, now, [])
+            plain = []
+            ids.append(insert_unique(c, self.d, job, now))
+        ids += self.d.insert_plain(c, plain, now, [])
+        if self.b.notifies:
+            self.b.notify(c, {j.queue for j in jobs})
+        return ids
+
+    # -- claiming -----------------------------------------------------------------------
+
+    def job_claim(self, worker: str, queues: Sequence[str] | None, now: float,
+                  lease_until: float, limit: int,
+                  attempt_limits: Mapping[str, int] | None = None) -> list[Job]:
+        return self.b.run(lambda c, _again: self._claim(
+            c, worker, queues, now, lease_until, limit, attempt_limits))
+
+    def _claim(self, c, worker: str, queues: Sequence[str] | None, now: float,
+               lease_until: float, limit: int,
+               attempt_limits: Mapping[str, int] | None = None) -> list[Job]:
+        queues = list(dict.fromkeys(queues)) if queues else []
+        controls = self._controls.get(lambda: c.execute(self.q.CONTROL_STATE).fetchall())
+        rows, plain = self.d.claim(c, worker, queues, now, lease_until, limit, attempt_limits,
+                                   controls)
+        jobs = [claimed_job(r, lease_until, worker, now) for r in rows]
+        if plain:
+            self._controls.claimed(limit, len(jobs))
+        if len(jobs) > 1:
+            try:
+                jobs.sort(key=_claim_order)  # RETURNING order is unspecified
+            except TypeError:  # a column another program wrote: set those jobs aside
+                jobs = self._readable(c, jobs, now)
+                jobs.sort(key=_claim_order)
+        elif jobs and not (type(jobs[0].max_attempts) is type(jobs[0].priority) is int):
+            jobs = self._readable(c, jobs, now)
+        return jobs
+
+    def _readable(self, c, jobs: list[Job], now: float) -> list[Job]:
+        """The claimed jobs jobq can run; the others go dead, each with an error naming the
+        column it cannot read (the claim's token fences the move)."""
+        ok = []
+        for job in jobs:
+            bad = unreadable(priority=job.priority, run_at=job.run_at, attempts=job.attempts,
+                             max_attempts=job.max_attempts)
+            if bad:
+                with self.b.transaction(c):
+                    self._quarantine(c, job.id, job.token, bad, now)
+            else:
+                ok.append(job)
+        return ok
+
+    def _quarantine(self, c, job_id: int, token: int, bad: str, now: float) -> None:
+        """Move a running job jobq cannot read to dead, saying why; the row keeps its values."""
+        error = f"jobq cannot run this job: {bad} (written by another program?)"
+        c.execute(self.q.QUARANTINE, (error, now, job_id, token))
+        log.warning("job %s set aside as dead: %s", job_id, bad)
+
+    def job_next_run_at(self, queues: Sequence[str] | None, after: float) -> float | None:
+        queues = list(dict.fromkeys(queues)) if queues else []
+        query = self.d.native(sql.next_run_at(len(queues)))
+        params = sql.next_run_at_params(queues, after)
+        found = self.b.run(lambda c, _again: c.execute(query, params).fetchone()[0])
+        # a run_at another program wrote as text sorts after every number: not a time
+        return float(found) if isinstance(found, (int, float)) else None
+
+    # -- a running job --------------------------------------------------------------------
+
+    def job_extend_many(self, leases: Iterable[tuple[int, int]], now: float,
+                        lease_until: float) -> ExtendResult:
+        leases = list(leases)
+        if not leases:
+            return ExtendResult(frozenset(), frozenset())
+        if len(leases) == 1:
+            job_id, token = leases[0]
+            row = self.b.run(lambda c, _again: c.execute(
+                self.q.EXTEND, (lease_until, now, job_id, token)).fetchone())
+            rows = [] if row is None else [row]
+        else:
+            rows = self.b.run(lambda c, _again: self.d.extend_many(c, leases, now, lease_until))
+        ours = dict(rows)
+        return ExtendResult(frozenset({job_id for job_id, _ in leases} - set(ours)),
+                            frozenset(job_id for job_id, cancel in ours.items() if cancel))
+
+    def job_complete_many(self, completions: Sequence[Completion], now: float) -> list[bool]:
+        return self.b.run(lambda c, again: self._complete(c, completions, now, again))
+
+    def job_complete_and_claim(
+        self, completions: Sequence[Completion], now: float, worker: str,
+        queues: Sequence[str] | None, lease_until: float, limit: int,
+        attempt_limits: Mapping[str, int] | None = None,
+    ) -> tuple[list[bool], list[Job]]:
+        """Complete, then claim up to ``limit`` jobs, in one transaction: one commit (one
+        fsync under SQLite's synchronous=FULL) where a worker would otherwise make two."""
+        def op(c, again: bool) -> tuple[list[bool], list[Job]]:
+            with self.b.transaction(c):
+                accepted = self._complete(c, completions, now, again)
+                jobs = self._claim(c, worker, queues, now, lease_until, limit,
+                                   attempt_limits) if limit > 0 else []
+            return accepted, jobs
+
+        return self.b.run(op)
+
+    def _complete(self, c, completions: Sequence[Completion], now: float,
+                  again: bool) -> list[bool]:
+        """Per completion, whether it was accepted (False: fenced out)."""
+        if not completions:
+            return []
+        if len(completions) == 1 and not again:  # one statement: no BEGIN needed
+            x = completions[0]
+            return [c.execute(self.q.COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1]
+        done = self.d.complete_many(c, completions, now, again)
+        accepted = []
+        for x in completions:  # the same job twice in one batch: only the first is accepted
+            accepted.append(x.job_id in done)
+            done.discard(x.job_id)
+        return accepted
+
+    def job_fail(self, job_id: int, token: int, error: str, now: float,
+                 retry_delay: RetryDelay) -> Job | None:
+        return self._fail(job_id, token, error, now, retry_delay, give_up=False)
+
+    def job_give_up(self, job_id: int, token: int, error: str, now: float) -> Job | None:
+        return self._fail(job_id, token, error, now, lambda _attempt: 0.0, give_up=True)
+
+    def _fail(self, job_id: int, token: int, error: str, now: float, retry_delay: RetryDelay,
+              give_up: bool) -> Job | None:
+        """One transaction: record the failed attempt and move the job on. ``give_up`` ends
+        it dead whatever attempts remain, without touching its stored allowance (a later
+        ``retry`` still gets the full one)."""
+        def op(c, again: bool) -> Job | None:
+            with self.b.transaction(c):
+                row = c.execute(self.q.RUNNING_ROW, (job_id, token)).fetchone()
+                if row is None:
+                    if again and c.execute(self.q.ATTEMPT_RECORDED, (job_id, token)).fetchone():
+                        return self._get(c, job_id)  # the first try committed
+                    return None
+                attempts, max_attempts, worker, started_at, cancel, queue = row
+                status, run_at, finished = after_attempt(
+                    attempts, attempts if give_up else max_attempts, bool(cancel), now,
+                    retry_delay)
+                job = job_from_row(c.execute(self.q.LEAVE_RUNNING_RETURNING, (
+                    str(status), run_at, attempts, error, finished, job_id, token)).fetchone())
+                c.execute(self.q.RECORD_ATTEMPT, (
+                    job_id, attempts, worker, token, started_at, now,
+                    str(Outcome.CANCELLED if cancel else Outcome.FAILED), error))
+                if status == JobStatus.PENDING and self.b.notifies:
+                    self.b.notify(c, [queue])
+                return job
+
+        return self.b.run(op)
+
+    def job_release(self, job_id: int, token: int, now: float) -> bool:
+        """Runnable now with the attempt not counted, or cancelled when cancellation was
+        asked for."""
+        def op(c, again: bool) -> bool:
+            with self.b.transaction(c):
+                row = c.execute(self.q.RUNNING_ROW, (job_id, token)).fetchone()
+                if row is None:
+                    return again and c.execute(
+                        self.q.ATTEMPT_RECORDED, (job_id, token)).fetchone() is not None
+                attempts, _max, worker, started_at, cancel, queue = row
+                if cancel:
+                    moved, outcome = (JobStatus.CANCELLED, now, now), Outcome.CANCELLED
+                else:
+                    moved, outcome = (JobStatus.PENDING, now, None), Outcome.RELEASED
+                status, run_at, finished = moved
+                c.execute(self.q.LEAVE_RUNNING, (str(status), run_at, attempts - 1, None,
+                                                 finished, job_id, token))
+                c.execute(self.q.RECORD_ATTEMPT, (job_id, attempts, worker, token, started_at,
+                                                  now, str(outcome), None))
+                if not cancel and self.b.notifies:
+                    self.b.notify(c, [queue])
+                return True
+
+        return self.b.run(op)
+
+    def job_progress(self, job_id: int, token: int, fraction: float | None,
+                     message: str | None) -> bool:
+        return self.b.run(lambda c, _again: c.execute(
+            self.q.PROGRESS, (fraction, message, job_id, token)).rowcount == 1)
+
+    # -- the reaper ---------------------------------------------------------------------
+
+    def job_reap_expired(self, now: float, retry_delay: RetryDelay) -> int:
+        def batch(c, _again: bool) -> tuple[int, int]:
+            """(expired leases read, jobs moved), in one transaction."""
+            moved = 0
+            with self.b.transaction(c):
+                rows = c.execute(self.q.EXPIRED_LEASES, (now, now + MAX_LEASE, BATCH)).fetchall()
+                queues = set()
+                for job_id, token, attempts, max_attempts, worker, started, lease, cancel, \
+                        queue in rows:
+                    bad = unreadable(attempts=attempts, max_attempts=max_attempts)
+                    if bad:
+                        self._quarantine(c, job_id, token, bad, now)
+                        moved += 1
+                        continue
+                    if type(lease) in (int, float) and lease < now:
+                        error = lease_expired(lease, now)
+                    else:
+                        error = (f"running with a lease jobq never grants ({clean(repr(lease))}) "
+                                 f"under worker {worker!r}: taken back by the reaper")
+                    status, run_at, finished = after_attempt(attempts, max_attempts, bool(cancel),
+                                                             now, retry_delay)
+                    if c.execute(self.q.LEAVE_RUNNING, (str(status), run_at, attempts, error,
+                                                        finished, job_id, token)).rowcount != 1:
+                        continue  # fenced: completed or taken back meanwhile
+                    c.execute(self.q.RECORD_ATTEMPT, (job_id, attempts, worker, token, started,
+                                                      now, str(Outcome.LEASE_EXPIRED), error))
+                    moved += 1
+                    if status == JobStatus.PENDING:
+                        queues.add(queue)
+                if queues and self.b.notifies:
+                    self.b.notify(c, queues)
+            return len(rows), moved
+
+        reaped = 0
+        while True:
+            read, moved = self.b.run(batch)
+            reaped += moved
+            if read < BATCH:
+                return reaped

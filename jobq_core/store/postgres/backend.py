@@ -1,0 +1,295 @@
+"""The PostgreSQL backend, for workers on many hosts, and ``PostgresStore``, the engine on it.
+
+Concurrency model: each store owns a small pool (``Connections``, two connections by
+default) shared by the threads of its process, plus one LISTEN connection per watch: a
+worker needs three whatever its concurrency. Row locks do the rest: claims skip each
+other's rows (``SKIP LOCKED``), and every write to a running job carries the fence and
+checks what it changed. Each operation is one statement in autocommit mode where it can
+be (claim, complete, heartbeat: one round trip each), else one transaction.
+
+Every operation runs through ``Connections.run``, which retries it on a fresh connection
+after a break. An operation that may have committed before the break (``again``) checks
+what it finds: a completion whose job is already succeeded under its token was accepted;
+a failure whose attempt row exists was recorded. An enqueue cannot tell its jobs from
+another's, so it reports the break instead of adding them twice.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TypeVar
+
+import psycopg
+from psycopg import errors as pgerrors
+from psycopg.pq import TransactionStatus
+
+from ...checks import check_int, check_seconds
+from ...clock import Clock
+from ...errors import DatabaseError, DatabaseUnavailable, UnusableConnection
+from ..backend import KeyTaken
+from ..base import Completion, ConnectionIdentity, NewJob
+from ..engine import Engine
+from . import app_connection
+from .connection import Connections, ServerClock, parse_url
+from .dialect import DIALECT, NOTIFY, claim_params, claim_shape
+from .notify import Notifier
+from .schema import SCHEMA_VERSION, installed_version, migrate
+from .watch import SNAPSHOT, PgWatch
+
+T = TypeVar("T")
+SYNCHRONOUS = {"NORMAL": "off", "FULL": "on"}
+
+
+class PostgresBackend:
+    """jobq on PostgreSQL. ``url`` is a libpq URL (``postgresql://user@host/db``), which
+    may also carry ``poll_only=true``.
+
+    Options: ``poll_only`` (no LISTEN/NOTIFY and no prepared statements: for PgBouncer in
+    transaction mode; idle workers then find work by polling), ``pool_size`` (connections
+    shared by the process's threads, default 2), ``busy_timeout`` (seconds an operation
+    waits for a row lock, and retries after the connection broke, before it reports the
+    database unavailable; default 30), ``read_only`` (the session cannot write and the
+    schema is not created), ``synchronous`` (``FULL``: ``synchronous_commit=on``;
+    ``NORMAL``: ``off``, a server crash may lose the last commits, as a power loss may
+    under SQLite's NORMAL; default: the server's setting), ``create`` (False: refuse a
+    database without jobq's tables instead of creating them; jobq never creates the
+    PostgreSQL database itself), ``poll_interval`` (seconds between a watch's snapshot
+    polls, default 1), ``application_name``.
+    """
+
+    name = app_connection.STORE
+
+    def __init__(self, url: str, *, poll_only: bool | None = None, pool_size: int = 2,
+                 busy_timeout: float = 30.0, read_only: bool = False,
+                 synchronous: str | None = None, create: bool = True,
+                 poll_interval: float = 1.0, application_name: str = "jobq"):
+        check_int("pool_size", pool_size, minimum=1)
+        check_seconds("busy_timeout", busy_timeout)
+        check_seconds("poll_interval", poll_interval, positive=True)
+        conninfo, self.display, url_options = parse_url(url)
+        if poll_only is None:
+            poll_only = url_options.get("poll_only", False)
+        if synchronous is not None:
+            synchronous = str(synchronous).upper()
+            if synchronous not in SYNCHRONOUS:
+                raise ValueError(f"synchronous must be one of {tuple(SYNCHRONOUS)} on "
+                                 f"PostgreSQL, got {synchronous!r}")
+        if not re.fullmatch(r"[\w .:-]{1,63}", application_name):
+            raise ValueError(f"application_name must be plain text, got {application_name!r}")
+        self.url, self.where = url, self.display
+        self.poll_only = bool(poll_only)
+        self.notifies = not self.poll_only
+        self.read_only = read_only
+        self.synchronous = synchronous
+        self.poll_interval = float(poll_interval)
+        self.frozen = False
+        self.dialect = DIALECT
+        setup = [f"SET application_name = '{application_name}'",
+                 f"SET lock_timeout = {math.ceil(busy_timeout * 1000):d}"]
+        if read_only:
+            setup.append("SET default_transaction_read_only = on")
+        if synchronous:
+            setup.append(f"SET synchronous_commit = {SYNCHRONOUS[synchronous]}")
+        self._conns = Connections(conninfo, self.display, size=pool_size, prepare=not poll_only,
+                                  setup="; ".join(setup),
+                                  connect_timeout=min(10.0, busy_timeout + 2),
+                                  reconnect_for=busy_timeout)
+        first = self._conns.new()  # a bad URL, password or database fails here, in one line
+        try:
+            self.server_version = first.info.parameter_status("server_version") or "?"
+            version = installed_version(first, self.display)
+            if version == 0 and (read_only or not create):
+                # Only a store that may create a database puts jobq's tables in it: the
+                # read and admin commands leave an application's database untouched.
+                raise DatabaseError(f"{self.display} is not a jobq database (it has no jobq "
+                                    "tables; `jobq enqueue` or `jobq run` creates them)")
+            if version < SCHEMA_VERSION:
+                if read_only:
+                    raise DatabaseError(f"{self.display} has an older jobq schema: open it "
+                                        "once without read-only mode to upgrade it")
+                migrate(first, self.display)
+            self._clock = ServerClock(self._conns, first)
+            self._identity = _own_identity(first)
+        except psycopg.Error as e:
+            first.close()
+            raise DatabaseUnavailable(f"{self.display}: {e}") from None
+        except BaseException:
+            first.close()
+            raise
+        self._conns.adopt(first)
+        self._notifier = Notifier(self._conns)
+
+    # -- running operations --------------------------------------------------------------
+
+    def run(self, op: Callable[[psycopg.Connection, bool], T]) -> T:
+        try:
+            return self._conns.run(op)
+        finally:
+            self._notifier.flush()  # arm the trailing NOTIFY of what ``due`` held back
+
+    @contextmanager
+    def transaction(self, c: psycopg.Connection) -> Iterator[psycopg.Connection]:
+        if c.info.transaction_status != TransactionStatus.IDLE:
+            yield c  # join the transaction that is open
+            return
+        with c.transaction():
+            yield c
+
+    @contextmanager
+    def snapshot(self, c: psycopg.Connection) -> Iterator[psycopg.Connection]:
+        """One REPEATABLE READ, read-only transaction, so several reads agree."""
+        c.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        try:
+            yield c
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+        c.execute("COMMIT")
+
+    @contextmanager
+    def savepoint(self, c: psycopg.Connection) -> Iterator[psycopg.Connection]:
+        try:
+            with c.transaction():  # nested in the open transaction: a savepoint
+                yield c
+        except pgerrors.UniqueViolation as e:
+            raise KeyTaken(str(e)) from None
+
+    def notify(self, c: psycopg.Connection, queues: Iterable[str]) -> None:
+        due = self.due(queues)
+        if due:
+            c.execute(NOTIFY, (due,))
+
+    def due(self, queues: Iterable[str]) -> list[str]:
+        """The queues to notify now (none in poll-only mode); the others get a trailing
+        notification once ``run`` saw the transaction end. Delayed jobs notify too: an idle
+        worker then sets its timer for their ``run_at``."""
+        return [] if self.poll_only else self._notifier.due(queues)
+
+    # -- the application's connection (see app_connection.py) ---------------------------
+
+    def same_database(self, identity: ConnectionIdentity) -> bool:
+        if identity.store != self.name:
+            return False
+        if identity.key == self._identity:
+            return True
+        # The server may have restarted since this store read its own identity (a new
+        # start time): read it again, once, before saying no.
+        self._identity = self._conns.run(lambda c, _again: _own_identity(c))
+        return identity.key == self._identity
+
+    def check_connection(self, conn: object) -> None:
+        identity = app_connection.identity(conn)
+        if not self.same_database(identity):
+            how = ""
+            if identity.key[1] == self._identity[1] and identity.key[2] is not None:
+                how = (" (a database of that name, but another server, or another jobq_jobs "
+                       "table through the connection's search_path)")
+            raise UnusableConnection(f"the connection given with conn= is to {identity.where}, "
+                                     f"not to this queue's database {self.display}{how}; "
+                                     "nothing was written")
+
+    def insert_on(self, conn: object, jobs: Sequence[NewJob], now: float) -> list[int]:
+        return app_connection.insert_many(conn, jobs, now)
+
+    def complete_on(self, conn: object, completion: Completion, now: float) -> bool:
+        return app_connection.complete(conn, completion, now)
+
+    # -- the rest -------------------------------------------------------------------------
+
+    def server_clock(self) -> Clock:
+        return self._clock
+
+    def write_blockers(self) -> list[str]:
+        return []  # row locks: a stopped worker blocks only its own rows
+
+    def check(self) -> None:
+        """Nothing to do: a server that goes away fails the next statement loudly (and
+        the store reconnects), unlike a deleted SQLite file that stays readable."""
+
+    def describe(self) -> dict[str, str | None]:
+        return {"store": self.name, "postgresql": self.server_version, "url": self.display,
+                "signal": "poll" if self.poll_only else "listen",
+                "pool_size": str(self._conns.size), "synchronous": self.synchronous}
+
+    def watch(self, *, poll_interval: float | None = None) -> PgWatch:
+        """A change signal: LISTEN on a connection of its own, plus a snapshot poll every
+        ``poll_interval`` seconds (the store's, 1 s by default), with jitter. Poll-only
+        and read-only stores (the monitor's) poll only: no extra connection."""
+        return PgWatch(self._conns, listen=not (self.poll_only or self.read_only),
+                       poll_interval=poll_interval or self.poll_interval)
+
+    def close(self) -> None:
+        self._notifier.close()
+        self._conns.close()
+
+
+class PostgresStore(Engine):
+    """jobq on a PostgreSQL database: the engine over ``PostgresBackend`` (its options)."""
+
+    backend: PostgresBackend
+
+    def __init__(self, url: str, **options):
+        super().__init__(PostgresBackend(url, **options))
+        b = self.backend
+        self.url, self.display, self.poll_only = b.url, b.display, b.poll_only
+        self.read_only, self.synchronous, self.poll_interval = (
+            b.read_only, b.synchronous, b.poll_interval)
+        self.server_version = b.server_version
+        self._conns = b._conns
+
+    def change_marker(self) -> str:
+        """What the watch's poll reads: changes whenever a transaction on the server
+        started writing or ended."""
+        return self._conns.run(lambda c, _again: c.execute(SNAPSHOT).fetchone()[0])
+
+    def integrity_check(self) -> str:
+        """"ok", or what breaks jobq's invariants in the rows (the server checks its own
+        storage): running jobs without a token or lease, finished jobs without an end."""
+        checks = {
+            "running jobs without a token or lease":
+                "SELECT count(*) FROM jobq_jobs WHERE status='running' "
+                "AND (token IS NULL OR lease_until IS NULL)",
+            "finished jobs without finished_at":
+                "SELECT count(*) FROM jobq_jobs WHERE status IN ('succeeded','dead','cancelled') "
+                "AND finished_at IS NULL",
+            "pending jobs holding a token":
+                "SELECT count(*) FROM jobq_jobs WHERE status='pending' AND token IS NOT NULL",
+        }
+
+        def op(c: psycopg.Connection, _again: bool) -> list[str]:
+            with self.backend.snapshot(c):
+                return [f"{n} {what}" for what, q in checks.items()
+                        if (n := c.execute(q).fetchone()[0])]
+
+        problems = self._conns.run(op)
+        return "; ".join(problems) if problems else "ok"
+
+    def explain_claim(self, queues: Sequence[str] | None = None, limit: int = 1,
+                      now: float = 0.0) -> list[str]:
+        """The claim's query plan at time ``now`` (tests assert it uses the partial
+        indexes). Plain EXPLAIN: EXPLAIN ANALYZE would claim."""
+        queues = list(queues or [])
+        params = claim_params(queues, now, limit, 0.0, "w")
+
+        def op(c: psycopg.Connection, _again: bool) -> list[str]:
+            controls = self._controls.get(lambda: c.execute(self.q.CONTROL_STATE).fetchall())
+            return [r[0] for r in c.execute("EXPLAIN " + claim_shape(queues, controls)[0],
+                                            params)]
+
+        return self._conns.run(op)
+
+    def table_sizes(self) -> dict[str, int]:
+        """Bytes on disk of each jobq table with its indexes and TOAST (for bloat checks)."""
+        rows = self._conns.run(lambda c, _again: c.execute(
+            "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid=c.relnamespace WHERE n.nspname=current_schema() "
+            "AND c.relkind='r' AND c.relname LIKE 'jobq\\_%%'").fetchall())
+        return dict(rows)
+
+
+def _own_identity(c: psycopg.Connection) -> tuple:
+    """What ``app_connection.identity`` reads, on one of the store's own connections."""
+    start, database, table, _host, _port = c.execute(app_connection.IDENTITY).fetchone()
+    return (start, database, table)

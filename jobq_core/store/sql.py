@@ -1,0 +1,306 @@
+"""The SQL every store runs: each statement written once, here.
+
+Both stores keep the same tables and the same partial indexes, so a statement differs
+between them only in its placeholder (``?`` here; a dialect rewrites it to its own) and in
+a few named fragments in braces, which each dialect supplies (``Dialect.FRAGMENTS``):
+
+* ``{job_cols}`` / ``{job_cols_lean}``: a ``Job``'s columns, with or without payload and
+  result (SQLite reads a big payload from its side table);
+* ``{lock}``: the row lock a read-then-write takes (``FOR UPDATE``; SQLite's write lock
+  covers the whole file, so nothing);
+* ``{skip_locked}``: the same, passing rows another transaction holds;
+* ``{names}`` / ``{ids}``: a list of names or ids bound as ONE parameter (the dialect's
+  ``list_param`` makes it);
+* the string and arithmetic functions that have no common spelling: ``{bucket_finished}``,
+  ``{bucket_ended}``, ``{first_line}``, ``{tail}``, ``{queue_list}``.
+
+Statements that truly differ (the claim, a bulk insert, batched completions and
+heartbeats) are each dialect's own, in ``sqlite/dialect.py`` and ``postgres/dialect.py``.
+Every value is a bound parameter; a statement's shape never depends on data.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+from ..types import FINISHED, JobStatus
+from .base import ListFilter
+
+# -- the fence: every write for a running job carries it ------------------------------------
+
+
+def fence(table: str = "", job_id: str = "?", token: str = "?") -> str:
+    """The fence every write for a running job carries: it changes the job only while it is
+    still running under the claim's token. Parameters (job id, token), unless given as
+    column names (``fence("j", "v.id", "v.token")`` for a join)."""
+    t = f"{table}." if table else ""
+    return f"{t}id={job_id} AND {t}status='running' AND {t}token={token}"
+
+
+FENCE = fence()
+
+# -- producing --------------------------------------------------------------------------------
+
+INSERT_COLUMNS = "kind, payload, queue, priority, run_at, max_attempts, unique_key, created_at"
+INSERT = f"INSERT INTO jobq_jobs({INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+"""One job; parameters: ``NewJob``'s fields, then ``created_at``."""
+INSERT_UNIQUE = (INSERT + " ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL "
+                 "AND status IN ('pending','running') DO NOTHING RETURNING id")
+"""One job with a unique key: its id, or no row when a live job holds the key."""
+LIVE_WITH_KEY = "SELECT id FROM jobq_jobs WHERE unique_key=? AND status IN ('pending','running')"
+COPY_STATE = ("UPDATE jobq_jobs SET status=?, attempts=?, error=?, finished_at=?, unique_key=? "
+              "WHERE id=?")
+"""A copied job's state, set on the row just inserted (``job_copy_in``)."""
+
+# -- a running job -----------------------------------------------------------------------------
+
+COMPLETE = ("UPDATE jobq_jobs SET status='succeeded', result=?, finished_at=?, lease_until=NULL, "
+            f"cancel_requested=false WHERE {FENCE}")
+"""Parameters: result, now, job id, token."""
+EXTEND = f"UPDATE jobq_jobs SET lease_until=?, heartbeat_at=? WHERE {FENCE} RETURNING id, cancel_requested"
+"""Parameters: lease_until, now, job id, token."""
+PROGRESS = f"UPDATE jobq_jobs SET progress=?, progress_message=? WHERE {FENCE}"
+"""Parameters: fraction, message, job id, token."""
+RUNNING_ROW = ("SELECT attempts, max_attempts, worker, started_at, cancel_requested, queue "
+               f"FROM jobq_jobs WHERE {FENCE}{{lock}}")
+LEAVE_RUNNING = ("UPDATE jobq_jobs SET status=?, run_at=?, attempts=?, error=coalesce(?, error), "
+                 "finished_at=?, lease_until=NULL, token=NULL, heartbeat_at=NULL, "
+                 f"cancel_requested=false WHERE {FENCE}")
+"""A job leaves "running" for another status, with the columns every such move resets.
+Parameters: status, run_at, attempts, error or None, finished_at, job id, token."""
+LEAVE_RUNNING_RETURNING = LEAVE_RUNNING + " RETURNING {job_cols}"
+RECORD_ATTEMPT = ("INSERT INTO jobq_attempts(job_id, attempt, worker, token, started_at, "
+                  "ended_at, outcome, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+"""An attempt that ended without success."""
+ATTEMPT_RECORDED = "SELECT outcome FROM jobq_attempts WHERE job_id=? AND token=?"
+"""After a break mid-commit: did the attempt's end commit?"""
+QUARANTINE = ("UPDATE jobq_jobs SET status='dead', error=?, finished_at=?, lease_until=NULL, "
+              f"token=NULL, heartbeat_at=NULL, cancel_requested=false WHERE {FENCE}")
+"""A job moved to dead because jobq cannot read one of its columns; the row keeps the value."""
+EXPIRED_LEASES = (
+    "SELECT id, token, attempts, max_attempts, worker, started_at, lease_until, "
+    "cancel_requested, queue FROM jobq_jobs WHERE status='running' "
+    "AND (lease_until<? OR lease_until IS NULL OR lease_until>?) LIMIT ?{skip_locked}")
+"""Leases that ran out, and leases jobq never grants (none, or longer than the longest it
+grants: another program wrote them). Parameters: now, now + the longest lease, limit."""
+
+# -- administering -----------------------------------------------------------------------------
+
+JOB = "SELECT {job_cols} FROM jobq_jobs WHERE id=?"
+JOB_STATE = "SELECT status, queue, attempts, worker, token, started_at FROM jobq_jobs WHERE id=?{lock}"
+CANCEL_PENDING = "UPDATE jobq_jobs SET status='cancelled', finished_at=? WHERE id=?"
+REQUEST_CANCEL = "UPDATE jobq_jobs SET cancel_requested=true WHERE id=?"
+REVIVE = ("UPDATE jobq_jobs SET status='pending', run_at=?, attempts=0, finished_at=NULL, "
+          "lease_until=NULL, token=NULL, cancel_requested=false, progress=NULL, "
+          "progress_message=NULL")
+"""A finished (or taken back) job pending again with a fresh allowance; a WHERE follows.
+Parameter: run_at."""
+REVIVE_ONE = REVIVE + " WHERE id=? RETURNING queue"
+_PRUNABLE = ("status IN {names} AND finished_at<? "
+             # the newest job stays: a store may number new jobs max(id)+1 (store.base's Ids rule)
+             "AND id<(SELECT max(id) FROM jobq_jobs)")
+PRUNE_COUNT = f"SELECT status, count(*) FROM jobq_jobs WHERE {_PRUNABLE} GROUP BY status"
+PRUNE_PICK = f"SELECT id, status FROM jobq_jobs WHERE {_PRUNABLE} LIMIT ?"
+"""Parameters: statuses (one list parameter), finished before, limit."""
+DELETE_ATTEMPTS = "DELETE FROM jobq_attempts WHERE job_id IN {ids}"
+DELETE_JOBS = "DELETE FROM jobq_jobs WHERE id IN {ids}"
+
+# -- reading -----------------------------------------------------------------------------------
+
+ATTEMPTS_ENDED = ("SELECT job_id, attempt, worker, token, started_at, ended_at, outcome, error "
+                  "FROM jobq_attempts WHERE job_id=? ORDER BY seq")
+ATTEMPT_CURRENT = ("SELECT attempts, worker, token, started_at, finished_at, status FROM jobq_jobs "
+                   "WHERE id=? AND status IN ('running','succeeded')")
+"""``job_attempts``' two reads; ``rows.attempts_from_rows`` joins them."""
+
+# stats: four reads of one snapshot, each on a partial index; ``rows.stats_from_rows``
+PENDING_BY_QUEUE = (
+    "SELECT queue, count(*), count(*) FILTER (WHERE run_at>?), count(*) FILTER (WHERE attempts>0), "
+    "min(run_at) FILTER (WHERE run_at<=?) FROM jobq_jobs WHERE status='pending' GROUP BY queue")
+RUNNING_BY_QUEUE = ("SELECT queue, count(*), count(*) FILTER (WHERE lease_until<?) FROM jobq_jobs "
+                    "WHERE status='running' GROUP BY queue")
+DEAD_BY_QUEUE = "SELECT queue, count(*) FROM jobq_jobs WHERE status='dead' GROUP BY queue"
+RECENT_FINISHED = ("SELECT status, count(*) FROM jobq_jobs WHERE status IN "
+                   "('succeeded','dead','cancelled') AND finished_at>=? GROUP BY status")
+
+THROUGHPUT_FINISHED = (
+    "SELECT status, {bucket_finished}, count(*) FROM jobq_jobs WHERE status IN "
+    "('succeeded','dead') AND finished_at>=? AND finished_at<? GROUP BY 1, 2")
+THROUGHPUT_FAILED = (
+    "SELECT 'failed', {bucket_ended}, count(*) FROM jobq_attempts WHERE ended_at>=? "
+    "AND ended_at<? AND outcome IN (?, ?, ?) GROUP BY 2")
+"""Parameters: start, bucket length, start, end (and the three failed outcomes)."""
+
+# SQL groups dead jobs by first line and the error's tail (where a traceback's exception
+# line is); ``error_groups.group_dead`` then merges groups whose error lines fold alike.
+DEAD_GROUPS = ("SELECT kind, {first_line}, {tail}, count(*), max(finished_at), max(id), "
+               "{queue_list} FROM jobq_jobs WHERE {{where}} AND finished_at IS NOT NULL "
+               "GROUP BY 1, 2, 3")
+
+# -- queue controls ----------------------------------------------------------------------------
+
+QUEUE_CONTROLS = ("SELECT name, paused, concurrency, rate_limit, rate_per FROM jobq_queues "
+                  "ORDER BY name")
+CONTROL_STATE = (
+    "SELECT name, NOT paused AND (concurrency IS NOT NULL OR rate_limit IS NOT NULL), "
+    "EXISTS (SELECT 1 FROM jobq_jobs j WHERE j.status='pending' AND j.queue=c.name) "
+    "FROM jobq_queues c")
+"""What ``controls.ControlCache`` reads: (name, limited, has pending jobs) per controlled queue."""
+PAUSE = ("INSERT INTO jobq_queues(name, paused, updated_at) VALUES (?, ?, ?) "
+         "ON CONFLICT (name) DO UPDATE SET paused=excluded.paused, updated_at=excluded.updated_at")
+SET_LIMIT = (
+    "INSERT INTO jobq_queues(name, concurrency, rate_limit, rate_per, updated_at) "
+    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
+    "concurrency=excluded.concurrency, rate_limit=excluded.rate_limit, "
+    # a new limit keeps the current window (and its count) when the window length is the
+    # same: setting a limit again never grants a fresh burst
+    "window_start=CASE WHEN jobq_queues.rate_per IS NOT DISTINCT FROM excluded.rate_per "
+    "THEN jobq_queues.window_start END, "
+    "window_count=CASE WHEN jobq_queues.rate_per IS NOT DISTINCT FROM excluded.rate_per "
+    "THEN jobq_queues.window_count ELSE 0 END, "
+    "rate_per=excluded.rate_per, updated_at=excluded.updated_at")
+DROP_UNCONTROLLED = ("DELETE FROM jobq_queues WHERE name=? AND NOT paused "
+                     "AND concurrency IS NULL AND rate_limit IS NULL")
+"""A queue with no control left has no row (its claims skip nothing)."""
+
+# -- schedules ---------------------------------------------------------------------------------
+
+SCHEDULES = ("SELECT key, kind, queue, every, cron, tz, last_tick, last_job, updated_at "
+             "FROM jobq_schedules ORDER BY key")
+SCHEDULE_REGISTER = (
+    "INSERT INTO jobq_schedules(key, kind, queue, every, cron, tz, last_tick, updated_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING")
+SCHEDULE_TICK = ("UPDATE jobq_schedules SET last_tick=?, updated_at=? "
+                 "WHERE key=? AND (last_tick IS NULL OR last_tick<?)")
+"""The tick is ours only if no worker recorded it (or a later one) first: a concurrent tick
+waits for the row (or the file's write lock), then finds the tick taken."""
+SCHEDULE_FORGET = "DELETE FROM jobq_schedules WHERE key=?"
+SCHEDULE_JOB = "UPDATE jobq_schedules SET last_job=? WHERE key=?"
+
+# -- the worker registry -----------------------------------------------------------------------
+
+_WORKER_COLUMNS = ("id, host, pid, queues, concurrency, started_at, last_seen, busy, "
+                   "beat_interval, lease, pool, children")
+WORKER_REGISTER = (
+    f"INSERT INTO jobq_workers({_WORKER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (id) DO UPDATE SET " + ", ".join(
+        f"{name}=excluded.{name}" for name in _WORKER_COLUMNS.split(", ")[1:]))
+WORKER_BEAT = "UPDATE jobq_workers SET last_seen=?, busy=? WHERE id=?"
+WORKER_BEAT_CHILDREN = "UPDATE jobq_workers SET last_seen=?, busy=?, children=? WHERE id=?"
+WORKER_DEREGISTER = "DELETE FROM jobq_workers WHERE id=?"
+WORKER_FORGET = "DELETE FROM jobq_workers WHERE id=? AND last_seen=?"
+WORKERS = f"SELECT {_WORKER_COLUMNS} FROM jobq_workers ORDER BY id"
+
+
+# -- statements whose shape follows their arguments --------------------------------------------
+
+ORDER_PENDING = "ORDER BY priority DESC, run_at, id"
+"""The claim order, which both pending indexes follow."""
+
+LIST_ORDER = {
+    JobStatus.PENDING: ORDER_PENDING[len("ORDER BY "):],
+    "scheduled": "run_at, id",
+    "retrying": "run_at, id",
+    JobStatus.RUNNING: "lease_until, id",
+}
+
+
+class Matching:
+    """Fragments of a listing's WHERE that have no common spelling; each dialect has one."""
+
+    contains = "instr(error, ?) > 0"  # "error contains the parameter"
+    starts = "substr({column}, 1, length(?))=?"  # "{column} starts with the parameter",
+    starts_n = 2  # given the parameter this many times
+    within = "instr(lower(coalesce({column}, '')), lower(?)) > 0"  # ... in any (ASCII) case
+    id_text = "CAST(id AS TEXT)"
+
+
+def list_conditions(m: Matching, where: ListFilter, now: float) -> tuple[list[str], list, str]:
+    """WHERE fragments for a listing (``?`` placeholders), its parameters and its ORDER BY;
+    each fragment is a fixed string, every value a parameter."""
+    conds: list[str] = []
+    params: list = []
+    status = where.status
+    if status in ("scheduled", "retrying"):
+        conds.append("status='pending'")
+        conds.append("run_at>?" if status == "scheduled" else "attempts>0")
+        params += [now] if status == "scheduled" else []
+    elif status is not None:
+        conds.append("status=?")
+        params.append(str(status))
+        if status in FINISHED:  # true for them anyway; lets the finished index serve
+            conds.append("finished_at IS NOT NULL")
+    for column, value in (("queue", where.queue), ("kind", where.kind), ("worker", where.worker)):
+        if value is None:
+            continue
+        if where.prefix and column != "worker":
+            conds.append(m.starts.format(column=column))
+            params += [value] * m.starts_n
+        else:
+            conds.append(f"{column}=?")
+            params.append(value)
+    for word in where.search:
+        # in the kind, queue, worker or error (ASCII case folded), or equal to the id. No
+        # index helps: it scans the rows the other conditions leave until a listing's
+        # LIMIT of them match.
+        conds.append("(" + " OR ".join([*(m.within.format(column=c) for c in
+                                          ("kind", "queue", "worker", "error")),
+                                        f"{m.id_text}=?"]) + ")")
+        params += [word] * 5
+    if where.error_contains:
+        conds.append(m.contains)
+        params.append(where.error_contains)
+    order = "id DESC" if status is None else LIST_ORDER.get(status, "finished_at DESC, id DESC")
+    return conds, params, order
+
+
+def listing(conds: list[str], order: str, columns: str) -> str:
+    """``job_list``: ``columns`` of the jobs matching ``conds``, one page (LIMIT, OFFSET)."""
+    where = f" WHERE {' AND '.join(conds)}" if conds else ""
+    return f"SELECT {columns} FROM jobq_jobs{where} ORDER BY {order} LIMIT ? OFFSET ?"
+
+
+def counting(conds: list[str]) -> str:
+    return "SELECT count(*) FROM jobq_jobs" + (f" WHERE {' AND '.join(conds)}" if conds else "")
+
+
+def revive_matching(conds: list[str], keyed: bool) -> str:
+    """``job_retry_dead``'s bulk move: the matching dead jobs without a unique key
+    (``keyed`` False), or the ids of those with one (each moved on its own)."""
+    match = " AND ".join(conds)
+    if keyed:
+        return f"SELECT id FROM jobq_jobs WHERE {match} AND unique_key IS NOT NULL ORDER BY id"
+    return f"{REVIVE} WHERE {match} AND unique_key IS NULL RETURNING queue"
+
+
+@functools.lru_cache(maxsize=64)
+def next_run_at(n_queues: int) -> str:
+    """The earliest ``run_at`` after a given time among pending jobs (of the named queues,
+    or of all): what an idle worker sets its timer by. Parameters: ``next_run_at_params``.
+
+    Cheap with a million jobs scheduled: the pending indexes are ordered by priority
+    first, so this is a loose index scan, two index seeks per distinct priority (the
+    next priority below the last one, and the first ``run_at`` after the time within it),
+    never a walk over the backlog. Several queues are one such scan each."""
+    arms, picks = [], []
+    q = "queue=? AND " if n_queues else ""
+    first = "queue, " if n_queues else ""
+    for i in range(max(1, n_queues)):
+        arms.append(
+            f"pr{i}(p) AS (SELECT (SELECT priority FROM jobq_jobs WHERE {q}status='pending' "
+            f"ORDER BY {first}priority DESC LIMIT 1) UNION ALL "
+            f"SELECT (SELECT priority FROM jobq_jobs WHERE {q}status='pending' "
+            f"AND priority<pr{i}.p ORDER BY {first}priority DESC LIMIT 1) FROM pr{i} "
+            f"WHERE pr{i}.p IS NOT NULL)")
+        picks.append(
+            f"SELECT (SELECT run_at FROM jobq_jobs WHERE {q}status='pending' AND "
+            f"priority=pr{i}.p AND run_at>? ORDER BY {first}priority DESC, run_at LIMIT 1) "
+            f"AS t FROM pr{i} WHERE pr{i}.p IS NOT NULL")
+    return (f"WITH RECURSIVE {', '.join(arms)} SELECT min(t) FROM "
+            f"({' UNION ALL '.join(picks)}) AS firsts")
+
+
+def next_run_at_params(queues: Sequence[str], after: float) -> list:
+    if not queues:
+        return [after]
+    return [q for q in queues for _ in range(2)] + [x for q in queues for x in (q, after)]

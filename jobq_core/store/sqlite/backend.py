@@ -1,0 +1,222 @@
+"""The SQLite backend: one WAL-mode database file, and ``SqliteStore``, the engine on it.
+
+Concurrency model: any number of processes may open the same file. Each store owns one
+connection, guarded by a lock so that threads of one process may share it. Writers are
+serialised by SQLite itself; every multi-statement write runs inside ``transaction``
+(``BEGIN IMMEDIATE``). A single write statement in autocommit mode takes the write lock
+when it starts, so it needs no explicit transaction.
+"""
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TypeVar
+
+from ...checks import check_seconds
+from ...errors import DatabaseError, DatabaseUnavailable, UnusableConnection
+from ..backend import KeyTaken
+from ..base import Completion, ConnectionIdentity, NewJob
+from ..engine import Engine
+from . import app_connection
+from .connection import (
+    SYNCHRONOUS_MODES, connect, error_code, filesystem_type, set_pragmas, stopped_lock_holders,
+    translate, warn_if_network, write_transaction,
+)
+from .dialect import DIALECT, claim_sql
+from .schema import SCHEMA_VERSION, installed_version, migrate
+from .watch import SqliteWatch, file_identity
+
+T = TypeVar("T")
+_UNIQUE = getattr(sqlite3, "SQLITE_CONSTRAINT_UNIQUE", 2067)
+
+
+class SqliteBackend:
+    name = app_connection.STORE
+    notifies = False  # a watch sees every commit to the file (inotify + data_version)
+
+    def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "NORMAL",
+                 busy_timeout: float = 30.0, read_only: bool = False, create: bool = True):
+        synchronous = str(synchronous).upper()
+        if synchronous not in SYNCHRONOUS_MODES:
+            raise ValueError(f"synchronous must be one of {SYNCHRONOUS_MODES}, got {synchronous!r}")
+        check_seconds("busy_timeout", busy_timeout)
+        self.path = self.where = os.fspath(path)
+        self.synchronous = synchronous
+        self.read_only = read_only
+        self.dialect = DIALECT
+        self._pid = os.getpid()  # SQLite connections must not cross a fork
+        self._lock = threading.RLock()
+        self.frozen = False  # True: an immutable snapshot that cannot see later changes
+        warn_if_network(self.path)
+        self._conn = connect(self.path, busy_timeout, read_only, create and not read_only)
+        try:
+            try:
+                version = installed_version(self._conn, self.path)
+            except sqlite3.OperationalError as e:
+                if not (read_only and error_code(e) == sqlite3.SQLITE_CANTOPEN):
+                    raise
+                # A WAL database in a directory we cannot write (no -shm to share): read
+                # it as an immutable snapshot rather than not at all.
+                self._conn.close()
+                self._conn = connect(self.path, busy_timeout, read_only, False, immutable=True)
+                self.frozen = True
+                version = installed_version(self._conn, self.path)
+            if version == 0 and (read_only or not create):
+                # Only a store that may create a database puts jobq's tables in a file:
+                # anything else leaves an application's file (or an empty one) untouched.
+                raise DatabaseError(f"{self.path} is not a jobq database (it has no jobq "
+                                    "tables; `jobq enqueue` or `jobq run` creates them)")
+            if not read_only:
+                set_pragmas(self._conn, self.path, synchronous)
+                if version < SCHEMA_VERSION:
+                    with write_transaction(self._conn):
+                        migrate(self._conn)
+            elif version < SCHEMA_VERSION:
+                raise DatabaseError(f"{self.path} has an older jobq schema: open it once "
+                                    "without read-only mode to upgrade it")
+        except sqlite3.Error as e:
+            self._conn.close()
+            raise translate(e, self.path) from e
+        except BaseException:
+            self._conn.close()
+            raise
+        self._identity = file_identity(self.path)  # the file opened, for check()
+
+    # -- running operations --------------------------------------------------------------
+
+    def run(self, op: Callable[[sqlite3.Connection, bool], T]) -> T:
+        if self._pid != os.getpid():
+            raise DatabaseUnavailable(
+                f"{self.path}: this Queue was opened before a fork; using its connection in "
+                "the child could corrupt the database: open a new Queue in each process")
+        with self._lock:
+            try:
+                return op(self._conn, False)
+            except sqlite3.Error as e:
+                raise translate(e, self.path) from e
+
+    def transaction(self, c: sqlite3.Connection):
+        return write_transaction(c)
+
+    @contextmanager
+    def snapshot(self, c: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+        c.execute("BEGIN")
+        try:
+            yield c
+        finally:
+            if c.in_transaction:
+                c.execute("COMMIT")
+
+    @contextmanager
+    def savepoint(self, c: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+        c.execute("SAVEPOINT jobq")
+        try:
+            yield c
+        except BaseException as e:
+            if c.in_transaction:
+                c.execute("ROLLBACK TO jobq")
+                c.execute("RELEASE jobq")
+            if isinstance(e, sqlite3.IntegrityError) and getattr(
+                    e, "sqlite_errorcode", None) == _UNIQUE:
+                raise KeyTaken(str(e)) from None
+            raise
+        c.execute("RELEASE jobq")
+
+    def notify(self, c: sqlite3.Connection, queues: Iterable[str]) -> None:
+        pass
+
+    def due(self, queues: Iterable[str]) -> list[str]:
+        return []
+
+    # -- the application's connection (see app_connection.py) ---------------------------
+
+    def same_database(self, identity: ConnectionIdentity) -> bool:
+        return identity.store == self.name and identity.key == self._identity
+
+    def check_connection(self, conn: object) -> None:
+        """Before any write on the caller's connection (no lock of this store's: the
+        connection is the caller's, and so is its thread)."""
+        identity = app_connection.identity(conn)
+        if not self.same_database(identity):
+            raise UnusableConnection(f"the connection given with conn= is to {identity.where}, "
+                                     f"not to this queue's database {self.path}; nothing was "
+                                     "written")
+
+    def insert_on(self, conn: object, jobs: Sequence[NewJob], now: float) -> list[int]:
+        return app_connection.insert_many(conn, jobs, now)
+
+    def complete_on(self, conn: object, completion: Completion, now: float) -> bool:
+        return app_connection.complete(conn, completion, now)
+
+    # -- the rest -------------------------------------------------------------------------
+
+    def watch(self, *, poll_interval: float = 0.02) -> SqliteWatch:
+        """A change signal: inotify on the database's files where the OS has it, confirmed
+        by ``PRAGMA data_version``; where it has not, ``data_version`` polled every
+        ``poll_interval`` seconds. Commits through this store's own connection do not count."""
+        return SqliteWatch(self, poll_interval)
+
+    def data_version(self) -> int:
+        """Changes whenever another connection commits (``SqliteWatch`` reads it)."""
+        return self.run(lambda c, _again: c.execute("PRAGMA data_version").fetchone()[0])
+
+    def server_clock(self) -> None:
+        return None  # one machine: its own clock is the one
+
+    def describe(self) -> dict[str, str | None]:
+        return {"store": self.name, "sqlite": sqlite3.sqlite_version, "path": self.path,
+                "filesystem": filesystem_type(self.path), "synchronous": self.synchronous}
+
+    def write_blockers(self) -> list[str]:
+        return stopped_lock_holders(self.path)
+
+    def check(self) -> None:
+        try:
+            same = file_identity(self.path) == self._identity
+        except FileNotFoundError:
+            raise DatabaseUnavailable(f"{self.path}: the database file is gone") from None
+        if not same:
+            raise DatabaseUnavailable(f"{self.path}: the database file was replaced")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+class SqliteStore(Engine):
+    """jobq on one SQLite file: the engine over ``SqliteBackend`` (its options)."""
+
+    backend: SqliteBackend
+
+    def __init__(self, path: str | os.PathLike[str], **options):
+        super().__init__(SqliteBackend(path, **options))
+        self.path = self.backend.path
+        self.synchronous = self.backend.synchronous
+        self.read_only = self.backend.read_only
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        return self.backend._conn
+
+    def data_version(self) -> int:
+        return self.backend.data_version()
+
+    def integrity_check(self) -> str:
+        return self.backend.run(lambda c, _again: "; ".join(
+            r[0] for r in c.execute("PRAGMA integrity_check")))
+
+    def explain_claim(self, queues: Sequence[str] | None = None, limit: int = 1) -> list[str]:
+        """The query plan of the claim statement (tests assert it uses the partial index)."""
+        queues = list(queues or [])
+
+        def op(c: sqlite3.Connection, _again: bool) -> list[str]:
+            per_queue = not queues and self._controls.get(
+                lambda: c.execute(self.q.CONTROL_STATE).fetchall()).busy
+            query = "EXPLAIN QUERY PLAN " + claim_sql(len(queues), limit == 1, per_queue)
+            return [r[3] for r in c.execute(query, [0.0, "w", 0.0, limit, *queues])]
+
+        return self.backend.run(op)
+

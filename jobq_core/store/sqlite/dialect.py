@@ -1,0 +1,210 @@
+"""jobq's SQL for SQLite where it differs from the shared statements (``store/sql.py``).
+
+The claim is one UPDATE under the file's write lock (its shape varies only with how many
+queues are named and how many kinds have an attempt limit, never with data); a batch is
+``executemany`` under one write lock; payloads over ``INLINE_PAYLOAD_MAX`` bytes live in
+``jobq_payloads``, so every read of a payload goes through it.
+"""
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping, Sequence
+
+from ...checks import INT64_MAX
+from ...errors import JobqError, StorageFull
+from ...types import Job
+from .. import sql
+from ..base import Completion, NewJob
+from ..controls import Controls
+from ..dialect import Dialect
+from ..rows import CLAIM_FIELDS, decode
+from .connection import write_transaction
+from .schema import payload_is_big
+
+_PAYLOAD = "coalesce(payload, (SELECT p.payload FROM jobq_payloads p WHERE p.job_id=jobq_jobs.id))"
+_COLUMNS = {name: name for name in Job.__slots__} | {"payload": _PAYLOAD}
+JOB_COLS = ", ".join(_COLUMNS[name] for name in Job.__slots__)
+# Listings never load what they do not show (a payload may be megabytes).
+JOB_COLS_LEAN = ", ".join("NULL" if name in ("payload", "result") else _COLUMNS[name]
+                          for name in Job.__slots__)
+CLAIM_RETURNING = ", ".join(_COLUMNS[name] for name in CLAIM_FIELDS)
+
+INSERT_PAYLOAD = "INSERT INTO jobq_payloads(job_id, payload) VALUES (?, ?)"
+DELETE_PAYLOADS = "DELETE FROM jobq_payloads WHERE job_id IN (SELECT value FROM json_each(?))"
+MAX_ID = "SELECT max(id) FROM jobq_jobs"
+LAST_ID = "SELECT last_insert_rowid()"
+
+# How many more jobs of queue ``?{q}`` a claim may start now (parameters: ?3 now, ?4 the
+# claim's limit): the claim's limit for a queue without controls (no row), 0 while it is
+# paused, else what its concurrency limit (minus its running jobs, counted here, in the
+# claim's own statement under the write lock) and its rate window leave. Never negative:
+# SQLite reads a negative LIMIT as none.
+ROOM = (
+    "coalesce((SELECT CASE WHEN c.paused THEN 0 ELSE max(0, min(?4, "
+    "CASE WHEN c.concurrency IS NULL THEN ?4 ELSE c.concurrency - (SELECT count(*) "
+    "FROM jobq_jobs r WHERE r.status='running' AND r.queue=c.name) END, "
+    "CASE WHEN c.rate_limit IS NULL THEN ?4 "
+    "WHEN c.window_start IS NULL OR c.window_start + c.rate_per <= ?3 THEN c.rate_limit "
+    "ELSE c.rate_limit - c.window_count END)) END "
+    "FROM jobq_queues c WHERE c.name=?{q}), ?4)"
+)
+UNCONTROLLED = "queue NOT IN (SELECT name FROM jobq_queues)"
+# The queues with pending jobs, one index seek each (a loose scan of the per-queue index),
+# each with its room: the per-queue claim on every queue starts from these.
+_QUEUES_WITH_ROOM = (
+    "WITH RECURSIVE qs(name) AS (SELECT (SELECT min(queue) FROM jobq_jobs "
+    "WHERE status='pending') UNION ALL SELECT (SELECT min(queue) FROM jobq_jobs "
+    "WHERE status='pending' AND queue>qs.name) FROM qs WHERE qs.name IS NOT NULL), "
+    "room(name, n) AS (SELECT name, " + ROOM.replace("?{q}", "qs.name") + " FROM qs "
+    "WHERE name IS NOT NULL) "
+)
+
+
+def _arm(q: int) -> str:
+    """Up to ROOM ready jobs of the queue in parameter ``?q``: one seek on the per-queue index."""
+    return ("SELECT * FROM (SELECT id, priority, run_at FROM jobq_jobs WHERE status='pending' "
+            f"AND queue=?{q} AND run_at<=?3 {sql.ORDER_PENDING} LIMIT {ROOM.format(q=q)})")
+
+
+@functools.lru_cache(maxsize=64)
+def claim_sql(n_queues: int, single: bool, per_queue: bool = False, n_limits: int = 0) -> str:
+    """The claim statement. Parameters: ?1 lease, ?2 worker, ?3 now, ?4 limit, then the
+    queue names, then a kind and its attempt limit per kind. One queue is a seek on the
+    per-queue index; several are merged from one bounded scan each, so no claim sorts the
+    whole backlog. A kind's attempt limit clamps ``max_attempts``.
+
+    Pause and limits are enforced here, in the statement, under the write lock: a named
+    queue's arm takes at most its ROOM. A claim on every queue is either one ordered scan
+    of the queues without controls, or (``per_queue``, while controlled queues have
+    pending jobs: see ``controls``) one bounded seek per queue with pending jobs, each
+    cut to the queue's room (SQLite allows no LIMIT that depends on the row, so the cut
+    is a row number per queue). The rate window moves by the trigger ``jobq_rate_window``."""
+    prefix = ""
+    if n_queues == 0 and not per_queue:
+        pick = (f"SELECT id FROM jobq_jobs WHERE status='pending' AND run_at<=?3 "
+                f"AND {UNCONTROLLED} {sql.ORDER_PENDING} LIMIT ?4")
+    elif n_queues == 0:
+        prefix = _QUEUES_WITH_ROOM
+        pick = (
+            "SELECT id FROM (SELECT j.id, j.priority, j.run_at, room.n, row_number() OVER "
+            "(PARTITION BY j.queue ORDER BY j.priority DESC, j.run_at, j.id) AS rn FROM room "
+            "JOIN jobq_jobs j ON j.id IN (SELECT x.id FROM jobq_jobs x WHERE "
+            "x.status='pending' AND x.queue=room.name AND x.run_at<=?3 "
+            "ORDER BY x.priority DESC, x.run_at, x.id LIMIT ?4) WHERE room.n > 0) "
+            f"WHERE rn <= n {sql.ORDER_PENDING} LIMIT ?4"
+        )
+    elif n_queues == 1:
+        pick = ("SELECT id FROM jobq_jobs WHERE status='pending' AND queue=?5 AND run_at<=?3 "
+                f"{sql.ORDER_PENDING} LIMIT {ROOM.format(q=5)}")
+    else:
+        arms = [_arm(5 + i) for i in range(n_queues)]
+        pick = f"SELECT id FROM ({' UNION ALL '.join(arms)}) {sql.ORDER_PENDING} LIMIT ?4"
+    match = f"id=({pick})" if single else f"id IN ({pick})"
+    first = 5 + n_queues  # the first kind's parameter number
+    clamp = ("max_attempts=CASE kind " + "".join(
+        f"WHEN ?{first + 2 * i} THEN min(max_attempts, ?{first + 2 * i + 1}) "
+        for i in range(n_limits)) + "ELSE max_attempts END, ") if n_limits else ""
+    return (
+        f"{prefix}UPDATE jobq_jobs SET status='running', attempts=attempts+1, lease_until=?1, "
+        f"worker=?2, {clamp}token=random(), started_at=?3, heartbeat_at=?3, progress=NULL, "
+        f"progress_message=NULL WHERE {match} RETURNING {CLAIM_RETURNING}"
+    )
+
+
+class SqliteMatching(sql.Matching):
+    pass  # sql.Matching is written in SQLite's spelling
+
+
+class SqliteDialect(Dialect):
+    FRAGMENTS = {
+        "job_cols": JOB_COLS, "job_cols_lean": JOB_COLS_LEAN, "lock": "", "skip_locked": "",
+        "names": "(SELECT value FROM json_each(?))", "ids": "(SELECT value FROM json_each(?))",
+        "bucket_finished": "CAST((finished_at - ?) / ? AS INTEGER)",
+        "bucket_ended": "CAST((ended_at - ?) / ? AS INTEGER)",
+        "first_line": "substr(coalesce(error, ''), 1, "
+                      "instr(coalesce(error, '') || char(10), char(10)) - 1)",
+        "tail": "substr(coalesce(error, ''), -300)",
+        "queue_list": "json_group_array(DISTINCT queue)",
+    }
+    MATCHING = SqliteMatching
+
+    def list_param(self, values: Sequence) -> str:
+        return json.dumps(list(values))
+
+    def json_param(self, value: object) -> str | None:
+        return None if value is None else json.dumps(value)
+
+    def read_list(self, value: object) -> object:
+        return decode(value) if isinstance(value, str) else value
+
+    read_json = read_list
+
+    def claim(self, c, worker: str, queues: list[str], now: float, lease_until: float,
+              limit: int, attempt_limits: Mapping[str, int] | None,
+              controls: Controls) -> tuple[list, bool]:
+        limits = [v for kind_limit in (attempt_limits or {}).items() for v in kind_limit]
+        per_queue = not queues and controls.busy
+        query = claim_sql(len(queues), limit == 1, per_queue, len(limits) // 2)
+        rows = c.execute(query, [lease_until, worker, now, limit, *queues, *limits]).fetchall()
+        return rows, not queues and not per_queue
+
+    def insert_plain(self, c, jobs: Sequence[NewJob], now: float, notify: list[str]) -> list[int]:
+        if not jobs:
+            return []
+        if len(jobs) == 1 and not payload_is_big(jobs[0].payload):  # one statement: no BEGIN
+            return [c.execute(sql.INSERT, (*jobs[0], now)).lastrowid]
+        with write_transaction(c):
+            rows, big = [], []
+            for i, job in enumerate(jobs):
+                if payload_is_big(job.payload):
+                    big.append(i)
+                    job = job._replace(payload=None)
+                rows.append((*job, now))  # NewJob's fields are in sql.INSERT's column order
+            ids = self._insert_rows(c, rows)
+            for i in big:
+                c.execute(INSERT_PAYLOAD, (ids[i], jobs[i].payload))
+        return ids
+
+    @staticmethod
+    def _insert_rows(c, rows: list[tuple]) -> list[int]:
+        # SQLite gives a new row max(id)+1, and a random unused id once the largest id is
+        # taken (which another program may have written). Under the write lock, with room
+        # below the largest id, the batch gets exactly the ids after the current maximum.
+        top = c.execute(MAX_ID).fetchone()[0] or 0
+        if top > INT64_MAX - len(rows):
+            raise StorageFull(f"job ids are used up: the largest id is {top}, and SQLite would "
+                              "give new jobs random ids that a pruned job may have had")
+        c.executemany(sql.INSERT, rows)
+        last = c.execute(LAST_ID).fetchone()[0]
+        if last != top + len(rows):  # cannot happen by SQLite's rowid rule; never guess ids
+            raise JobqError(f"batch insert got ids up to {last}, expected {top + len(rows)}")
+        return list(range(top + 1, last + 1))
+
+    def insert_unique(self, c, job: NewJob, now: float) -> int | None:
+        big = payload_is_big(job.payload)
+        row = c.execute(self.q.INSERT_UNIQUE, (*(job._replace(payload=None) if big else job),
+                                                now)).fetchone()
+        if row is not None and big:
+            c.execute(INSERT_PAYLOAD, (row[0], job.payload))
+        return None if row is None else row[0]
+
+    def complete_many(self, c, completions: Sequence[Completion], now: float,
+                      again: bool) -> set[int]:
+        with write_transaction(c):
+            return {x.job_id for x in completions
+                    if c.execute(sql.COMPLETE, (x.result, now, x.job_id, x.token)).rowcount == 1}
+
+    def extend_many(self, c, leases: list[tuple[int, int]], now: float,
+                    lease_until: float) -> list[tuple[int, object]]:
+        with write_transaction(c):
+            rows = [c.execute(sql.EXTEND, (lease_until, now, job_id, token)).fetchone()
+                    for job_id, token in leases]
+        return [r for r in rows if r is not None]
+
+    def prune_deletes(self) -> tuple[str, ...]:
+        return (self.q.DELETE_ATTEMPTS, DELETE_PAYLOADS, self.q.DELETE_JOBS)
+
+
+DIALECT = SqliteDialect()
+INSERT_RETURNING = sql.INSERT + " RETURNING id"
