@@ -87,14 +87,14 @@ def bench_source(path: str) -> None:
             times = []
             for _ in range(20):
                 t = time.perf_counter()
-                s.poll(view, Filter(), grouped=grouped, force=True)
+                s.poll(VIEWS[view], Filter(), grouped=grouped, force=True)
                 times.append((time.perf_counter() - t) * 1000)
             name = view + ("" if view != "dead" else (" (grouped)" if grouped else " (jobs)"))
             print(f"  {name:16} {statistics.median(times):6.1f} / {max(times):6.1f}")
     times = []
     for _ in range(200):
         t = time.perf_counter()
-        s.poll("running", Filter())
+        s.poll(VIEWS["running"], Filter())
         times.append((time.perf_counter() - t) * 1000)
     print(f"  unchanged db     {statistics.median(times):6.2f} / {max(times):6.2f}"
           "   (data_version check only)")

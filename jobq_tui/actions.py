@@ -18,21 +18,12 @@ from jobq_core import JobqError, JobStatus, WorkerState
 from .filters import Filter, group_filter
 from .screens import ConfirmScreen
 from .source import Unavailable
-from .views import VIEWS
+from .views import hint
 from .views.cells import literal
 
 
-ELSEWHERE = {
-    "R": "R retries the selected dead job: open the Dead view (5) or All (6)",
-    "A": "A retries every dead job the filter selects: open the Dead view (5) or All (6)",
-    "K": "K cancels the selected job: open Running (1), Retries (4) or All (6)",
-    "X": "X forgets lost workers: open the Workers view (3)",
-    "P": "P pauses or resumes the selected queue: open the Queues view (2)",
-}
-
-
 class WriteActions:
-    """Needs from its host app: ``source``, ``filter``, ``view``, ``snapshot``, ``clock``,
+    """Needs from its host app: ``source``, ``filter``, ``shown``, ``snapshot``, ``clock``,
     ``beat``, ``table()``, ``say()``, ``request_poll()``, ``push_screen()`` and
     ``call_from_thread()``."""
 
@@ -53,7 +44,7 @@ class WriteActions:
 
     def action_elsewhere(self, key: str) -> None:
         """An action key pressed in a view it does not act in: say where it does."""
-        self.say(ELSEWHERE[key])
+        self.say(hint(key))
 
     def action_take_back(self) -> None:
         self.action_retry()
@@ -67,11 +58,11 @@ class WriteActions:
                                                        "retried"))
             return
         row = self.table().current_row()
-        if VIEWS[self.view].takes_back and row is not None and row.job_id is not None:
+        if self.shown.takes_back and row is not None and row.job_id is not None:
             self._confirm_take_back(row.job_id)
             return
-        if not VIEWS[self.view].retries or row is None:
-            self.say(ELSEWHERE["R"])
+        if not self.shown.retries or row is None:
+            self.say(hint("R"))
             return
         if row.group is not None:
             self._confirm_retry_matching(group_filter(row.group, self.filter.words),
@@ -181,7 +172,7 @@ class WriteActions:
     def action_pause_queue(self) -> None:
         row = self.table().current_row()
         if row is None or row.queue is None:  # the Queues view only (``check_action``)
-            self.say(ELSEWHERE["P"])
+            self.say(hint("P"))
             return
         name = row.queue
         stats = self.snapshot.stats.queues.get(name) if self.snapshot else None

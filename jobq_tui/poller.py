@@ -17,9 +17,14 @@ import contextvars
 import queue
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .filters import Filter
-from .source import Snapshot, Source, Unavailable
+from .snapshot import Snapshot
+from .source import Source, Unavailable
+
+if TYPE_CHECKING:
+    from .views.base import View
 
 Deliver = Callable[[Snapshot | None, "str | None"], None]
 
@@ -32,12 +37,12 @@ class Poller:
         self._loop = loop
         self._deliver = deliver
         self._context = contextvars.copy_context()
-        self._requests: queue.SimpleQueue[tuple[str, Filter, bool, bool] | None] = (
+        self._requests: queue.SimpleQueue[tuple[View, Filter, bool, bool] | None] = (
             queue.SimpleQueue())
         self._thread = threading.Thread(target=self._run, name="jobq-tui poll", daemon=True)
         self._thread.start()
 
-    def request(self, view: str, filt: Filter, grouped: bool, force: bool) -> None:
+    def request(self, view: View, filt: Filter, grouped: bool, force: bool) -> None:
         """Poll ``view`` (from the event loop); ``deliver`` gets the result there."""
         self._requests.put((view, filt, grouped, force))
 

@@ -13,8 +13,8 @@ what it returns. Hazards and invariants:
   ``max_reuse`` seconds, because some counts (scheduled jobs becoming due) move with time
   alone.
 * Only what one screen shows is read: every list has a LIMIT and uses a partial index.
-  What a view reads is the view's own business (``views``); here nothing depends on
-  which view it is.
+  What a view reads is the view's own business (``View.read``): ``poll`` is handed the
+  view, never looks one up, and nothing here depends on which view it is.
 * A locked, corrupt, replaced or deleted file raises ``Unavailable`` from ``poll``; the
   next ``poll`` tries again (reopening the file if it was replaced), so the app recovers
   when the database comes back.
@@ -26,8 +26,8 @@ import os
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from jobq_core import (
     SYSTEM_CLOCK, Attempt, Clock, InvalidState, Job, JobNotFound, JobqError, JobStatus, Queue,
@@ -38,7 +38,10 @@ from jobq_core.display import checked
 from jobq_core.error_groups import group_key
 
 from .filters import Filter
-from .views import ROW_LIMIT, VIEWS
+from .snapshot import ROW_LIMIT, Snapshot
+
+if TYPE_CHECKING:
+    from .views.base import View
 
 SPARK_BUCKET = 10.0  # seconds per sparkline bucket
 SPARK_SPAN = 300.0  # seconds of history in the sparklines
@@ -59,30 +62,6 @@ class Unavailable(Exception):
 
 class ReadOnly(Exception):
     """An action was asked of a read-only source."""
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """Everything one screen shows, read in one poll. Lists hold at most ``ROW_LIMIT``."""
-
-    view: str
-    filter: Filter
-    grouped: bool
-    version: int
-    read_at: float  # clock time of the read these rows come from
-    checked_at: float  # last time the database was seen unchanged since read_at
-    read_seconds: float  # wall time of the read (monotonic)
-    read_cpu: float  # CPU time of the read (its thread's): what a refresh costs this process
-    stats: Stats
-    throughput: Throughput
-    recent: Throughput  # one-second buckets over the last RATE_SPAN seconds (``rates``)
-    workers: tuple[WorkerInfo, ...]
-    running: tuple[Job, ...]
-    rows: tuple[Any, ...] = field(default=())  # the view's own rows (``View.read``)
-    rows_at: float = 0.0  # clock time ``rows`` were read (earlier than read_at if kept)
-    reused: bool = False  # True: the database had not changed; these are the last rows
-    frozen: bool = False  # True: a frozen copy (its directory is not writable): no live updates
-    blockers: tuple[str, ...] = ()  # stopped processes holding the write lock
 
 
 class Source:
@@ -138,17 +117,16 @@ class Source:
 
     # -- reading --------------------------------------------------------------------------
 
-    def poll(self, view: str, filt: Filter, *, grouped: bool = True,
+    def poll(self, view: View, filt: Filter, *, grouped: bool = True,
              force: bool = False) -> Snapshot:
-        """A snapshot for ``view``; the last one again (re-stamped) when nothing changed."""
-        if view not in VIEWS:
-            raise ValueError(f"unknown view {view!r}")
+        """A snapshot for ``view`` (a ``View``: what it reads is its own business); the
+        last one again (re-stamped) when nothing changed."""
         with self._reading() as q:
             version = self._version()
             now = self.clock.now()
             last = self._last
             if (not force and last is not None and last.version == version
-                    and (last.view, last.filter, last.grouped) == (view, filt, grouped)
+                    and (last.view, last.filter, last.grouped) == (view.name, filt, grouped)
                     and 0 <= now - last.read_at < self.max_reuse):
                 self._last = replace(last, checked_at=now, reused=True)
                 return self._last
@@ -184,7 +162,7 @@ class Source:
             self._changes += 1
         return self._changes
 
-    def _read(self, q: Queue, version: int, view: str, filt: Filter, grouped: bool,
+    def _read(self, q: Queue, version: int, v: View, filt: Filter, grouped: bool,
               now: float, force: bool = False) -> Snapshot:
         started, cpu = time.monotonic(), time.thread_time()
         stats = self._stats(q, now, force)
@@ -193,17 +171,17 @@ class Source:
         workers = tuple(q.workers())
         # Unfiltered: the header's expired-lease warning must see every running job.
         running = tuple(q.list("running", limit=ROW_LIMIT, payloads=False))
-        v = VIEWS[view]
         last = self._last
         if (v.groups and grouped and not force and last is not None
-                and (last.view, last.filter, last.grouped) == (view, filt, grouped)
+                and (last.view, last.filter, last.grouped) == (v.name, filt, grouped)
                 and 0 <= now - last.rows_at < v.regroup_every):
             rows, rows_at = last.rows, last.rows_at  # a costly grouping: not every second
         else:
             rows, rows_at = v.read(q, filt, grouped), now
-        return Snapshot(view, filt, grouped, version, now, now, time.monotonic() - started,
-                        time.thread_time() - cpu, stats, throughput, recent, _shown(workers), _shown(running), _shown(rows),
-                        rows_at, frozen=q.frozen, blockers=tuple(q.write_blockers()))
+        return Snapshot(v.name, filt, grouped, version, now, now, time.monotonic() - started,
+                        time.thread_time() - cpu, stats, throughput, recent, _shown(workers),
+                        _shown(running), _shown(rows), rows_at, frozen=q.frozen,
+                        blockers=tuple(q.write_blockers()))
 
     def _stats(self, q: Queue, now: float, force: bool) -> Stats:
         """The counts, with the last hour's finished counts read again only every

@@ -8,9 +8,9 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-HELP = """\
-jobq-tui: every key                 j k PgUp PgDn g G scroll · esc q ? close
- 1-7        views: Running Queues Workers Retries Dead All Schedules
+from ..views import VIEW_KEYS, VIEWS, offering
+
+_KEYS = """\
  j k ↑ ↓    move   PgUp PgDn  a page   g G  top, bottom   h l ← →  sideways
  enter      job detail, live (on a dead group: its jobs)
  esc        back; unmark; clear the filter        ?  q  this help / quit
@@ -18,18 +18,31 @@ jobq-tui: every key                 j k PgUp PgDn g G scroll · esc q ? close
             and kind:K (name prefixes), worker:W, error:"text", status:S
             #123 (or id:123) opens job 123
  s S        sort by the next column (▲; past the last: as read) / reverse
- d          Dead: grouped by error, or one row per job
  p r        pause (times freeze at the data's own time) / refresh now
  space      mark jobs: R and K then act on every marked one
- R          retry the dead job or group; in Running: take the job back
- A          retry every dead job the filter selects
- K          cancel the job          X  Workers: forget the lost workers
- P          Queues: pause or resume the selected queue, for every worker
-
+"""
+_FOOT = """
 Actions ask first, and are hidden with --read-only.
 Without colour: ! expiring ✗ expired/lost/dead ◐ late ⊘ cancel ⏸ paused
 Database text is shown literally: controls appear as ␛ ␇ ␀ ⟨U+202E⟩.
 """
+
+
+def help_text() -> str:
+    """Every key. The views' own keys (``View.keys``) and the number keys come from the
+    views: which views a key acts in is never written here."""
+    lines = ["jobq-tui: every key                 j k PgUp PgDn g G scroll · esc q ? close",
+             f" 1-{len(VIEWS):<8} views: " + " ".join(v.title for v in VIEWS.values())]
+    lines += _KEYS.splitlines()
+    by_key: dict[str, list[str]] = {}
+    for k in VIEW_KEYS:
+        views = ", ".join(v.title for v in offering(k))
+        by_key.setdefault(k.key, []).append(f"{views}: {k.help}")
+    lines += [f" {key:<10} {' · '.join(parts)}" for key, parts in by_key.items()]
+    return "\n".join(lines) + "\n" + _FOOT.rstrip("\n")  # no blank line at the end
+
+
+HELP = help_text()
 
 
 class HelpScreen(ModalScreen[None]):

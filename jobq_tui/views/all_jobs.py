@@ -8,6 +8,7 @@ from .base import Column, Row, RowCache, View, build, limit_for, narrow
 from .cells import (
     Timed, age, badge, error_cell, fixed, name_cell, number, tries, worker_cell,
 )
+from .keys import CANCEL, RETRY, RETRY_ALL
 
 COLUMNS = (Column("id", "ID"), Column("status", "STATUS"),
            Column("kind", "KIND", shrink=4, least=10, want=20),
@@ -19,8 +20,7 @@ COLUMNS = (Column("id", "ID"), Column("status", "STATUS"),
 
 class AllJobs(View):
     name, title = "all", "All"
-    retries = True
-    cancels = True
+    keys = (RETRY, RETRY_ALL, CANCEL)
 
     def read(self, q, filt, grouped):
         return tuple(q.list(filt.status, **narrow(filt)))

@@ -7,7 +7,8 @@ A view says three things, and nothing outside its module branches on its name:
   most ``ROW_LIMIT``, narrowed by the filter's database terms where the store can. A view
   whose rows come from what every snapshot has anyway (stats, workers, running jobs) reads
   nothing (``own_rows = False``), and any snapshot serves it;
-* its columns: ``columns(grouped, wide)``;
+* its columns: ``columns(grouped, wide)``, and the keys that act on its rows (``keys``,
+  from ``views.keys``): the app offers those keys in this view only;
 * its rows: ``rows(snapshot, wide=, beat=)``, a pure function of the snapshot. Cells that
   move with the clock (countdowns, ages, states judged by time) are ``Timed``: the table
   works them out at the time it shows, once a second for the rows in view, without
@@ -19,16 +20,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-
 from jobq_core import ErrorGroup, Queue
 
 from ..filters import Filter
+from ..snapshot import ROW_LIMIT
 from .cells import Cell
+from .keys import CANCEL, FORGET, GROUP, PAUSE_QUEUE, RETRY, TAKE_BACK, ViewKey
 
 if TYPE_CHECKING:
-    from ..source import Snapshot
-
-ROW_LIMIT = 200  # rows read per list: more than any terminal shows, few enough to be cheap
+    from ..snapshot import Snapshot
 
 
 @dataclass(frozen=True)
@@ -62,13 +62,40 @@ class View:
     name: str
     title: str
     own_rows = True
-    groups = False  # ``d`` switches between rows grouped by error and one row per job
-    retries = False  # ``R`` retries the selected row's job (or group)
-    takes_back = False  # ``R`` takes the selected running job back (``retry --force``)
-    cancels = False  # ``K`` cancels the selected (pending or running) job
-    forgets = False  # ``X`` forgets the lost workers
-    pauses = False  # ``P`` pauses or resumes the selected row's queue
+    keys: tuple[ViewKey, ...] = ()  # the keys that act here (``views.keys``)
+    side = False  # also shown in the side column of the rich layout
     regroup_every = 0.0  # seconds: grouped rows are read again at most this often
+
+    def offers(self, action: str) -> bool:
+        """Whether the view-bound action ``action`` (``ViewKey.action``) acts here."""
+        return any(k.action == action for k in self.keys)
+
+    @property
+    def groups(self) -> bool:
+        """``d`` switches between rows grouped by error and one row per job."""
+        return GROUP in self.keys
+
+    @property
+    def retries(self) -> bool:
+        """``R`` retries the selected row's job (or group); ``A`` every dead one."""
+        return RETRY in self.keys
+
+    @property
+    def takes_back(self) -> bool:
+        """``R`` takes the selected running job back (``retry --force``)."""
+        return TAKE_BACK in self.keys
+
+    @property
+    def cancels(self) -> bool:
+        return CANCEL in self.keys
+
+    @property
+    def forgets(self) -> bool:
+        return FORGET in self.keys
+
+    @property
+    def pauses(self) -> bool:
+        return PAUSE_QUEUE in self.keys
 
     def read(self, q: Queue, filt: Filter, grouped: bool) -> tuple[Any, ...]:
         return ()
@@ -81,6 +108,16 @@ class View:
 
     def rows(self, snap: Snapshot, *, wide: bool, beat: float) -> list[Row]:
         raise NotImplementedError
+
+    def snapshot_for(self, snap: Snapshot | None, grouped: bool) -> Snapshot | None:
+        """``snap`` if it holds this view's rows as shown (``grouped`` or not); any
+        snapshot for a view without rows of its own (stats, workers and running jobs are
+        in every one)."""
+        if snap is None or not self.own_rows:
+            return snap
+        if snap.view != self.name or (self.groups and snap.grouped != grouped):
+            return None
+        return snap
 
     def layout(self, grouped: bool) -> tuple[str, bool]:
         """Which set of columns shows: the app remembers a sort order for each."""

@@ -9,6 +9,7 @@ from jobq_core.error_groups import group_key
 
 from .base import ROW_LIMIT, Column, Row, RowCache, View, build, limit_for, narrow
 from .cells import BAD, Timed, age, error_cell, fixed, literal, name_cell, number, tries
+from .keys import GROUP, RETRY, RETRY_ALL
 
 JOB_COLUMNS = (Column("id", "ID"), Column("kind", "KIND", shrink=3, least=10, want=16),
                Column("queue", "QUEUE", shrink=2, least=6, want=10),
@@ -22,8 +23,7 @@ GROUP_COLUMNS = (Column("count", "COUNT"), Column("kind", "KIND", shrink=3, leas
 
 class Dead(View):
     name, title = "dead", "Dead"
-    groups = True
-    retries = True
+    keys = (GROUP, RETRY, RETRY_ALL)
     regroup_every = 5.0  # grouping reads every dead job's error: not every second
 
     def read(self, q, filt, grouped):

@@ -10,6 +10,7 @@ from jobq_core import QueueStats
 
 from .base import Column, Row, RowCache, View, build
 from .cells import BAD, DIM, WARN, Timed, age, fixed, literal, number, text
+from .keys import PAUSE_QUEUE
 
 COLUMNS = (Column("queue", "QUEUE", shrink=1, least=10), Column("state", "STATE"),
            Column("pending", "PENDING"), Column("running", "RUNNING"), Column("dead", "DEAD"),
@@ -19,7 +20,8 @@ COLUMNS = (Column("queue", "QUEUE", shrink=1, least=10), Column("state", "STATE"
 class Queues(View):
     name, title = "queues", "Queues"
     own_rows = False
-    pauses = True
+    keys = (PAUSE_QUEUE,)
+    side = True
 
     def all_columns(self, grouped):
         return COLUMNS

@@ -9,6 +9,7 @@ from jobq_core import Job
 
 from .base import Column, Row, RowCache, View, build, limit_for, narrow
 from .cells import WARN, Timed, age, error_cell, fixed, name_cell, number, tries
+from .keys import CANCEL
 
 COLUMNS = (Column("id", "ID"), Column("kind", "KIND", shrink=3, least=10, want=16),
            Column("queue", "QUEUE", shrink=2, least=6, want=10),
@@ -18,7 +19,7 @@ COLUMNS = (Column("id", "ID"), Column("kind", "KIND", shrink=3, least=10, want=1
 
 class Retries(View):
     name, title = "retries", "Retries"
-    cancels = True
+    keys = (CANCEL,)
 
     def read(self, q, filt, grouped):
         return tuple(q.list("retrying", **narrow(filt)))

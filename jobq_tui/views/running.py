@@ -15,6 +15,7 @@ from .base import Column, Row, RowCache, View, build, limit_for
 from .cells import (
     Timed, age, fixed, lease_cell, name_cell, progress_cell, tries, worker_cell,
 )
+from .keys import CANCEL, TAKE_BACK
 
 COLUMNS = (
     Column("id", "ID"), Column("kind", "KIND", shrink=4, least=10, want=20),
@@ -26,9 +27,8 @@ COLUMNS = (
 
 
 class Running(View):
-    takes_back = True
-    cancels = True
     name, title = "running", "Running"
+    keys = (TAKE_BACK, CANCEL)
     own_rows = False
 
     def all_columns(self, grouped):

@@ -9,6 +9,7 @@ from jobq_core.display import WORKER_BADGES
 
 from .base import ROW_LIMIT, Column, Row, RowCache, View, build, limit_for
 from .cells import DIM, Timed, age, badge, fixed, literal, text
+from .keys import FORGET
 
 _CACHE = RowCache()
 
@@ -22,7 +23,8 @@ COLUMNS = (Column("id", "WORKER", shrink=3, least=16, want=24, middle=True),
 class Workers(View):
     name, title = "workers", "Workers"
     own_rows = False
-    forgets = True
+    keys = (FORGET,)
+    side = True
 
     def all_columns(self, grouped):
         return COLUMNS

@@ -18,7 +18,9 @@ from textual.widget import Widget
 from jobq_core import WorkerState
 from jobq_core.display import duration
 
-from ..source import Snapshot, rates
+from ..pacer import stale_after
+from ..snapshot import Snapshot
+from ..source import rates
 from ..views.cells import BAD, DIM, OK, WARN, age, literal
 
 _BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -40,12 +42,6 @@ class HeaderState:
     interval: float
     read_only: bool
     beat: float
-
-
-def stale_after(interval: float) -> float:
-    """Seconds after which data not confirmed current counts as stale (polls hang or
-    fail): then countdowns and warnings freeze at the data's time."""
-    return max(5.0, 3 * interval)
 
 
 def header_text(snap: Snapshot | None, now: float, st: HeaderState, wide: bool,

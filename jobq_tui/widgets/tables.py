@@ -6,12 +6,15 @@ tick every second, a screen of running jobs cost 7-15 % of a core at idle. Here 
 is one cached ``Strip``, rebuilt only when one of its cells changes; a tick that moves
 twenty countdowns redraws twenty lines.
 
+What changed between two sets of rows is worked out by ``RowModel`` (``table_model``,
+no Textual); this module draws it.
+
 Invariants:
 
 * Cells are ``Text`` built by ``views.cells``: never markup, never controls. A cell that
-  moves with the clock is ``Timed``: the table works it out when it draws it, at the
-  time it was given (``set_rows``, then ``tick`` once a second), so a tick costs the rows
-  in view, however many rows were read.
+  moves with the clock is ``Timed``: worked out when it is drawn, at the time the table
+  was given (``set_rows``, then ``tick`` once a second), so a tick costs the rows in
+  view, however many rows were read.
 * ``set_rows`` takes the whole list in display order and applies the difference by key;
   the cursor stays on the same row key, so a job does not slip from under the cursor, and
   a highlighted row in view stays in view (and in place) as rows arrive above it.
@@ -34,8 +37,8 @@ from textual.strip import Strip
 
 from jobq_core.display import cut_widths, middle_cut
 
-from ..views import Column, Row
-from ..views.cells import Timed
+from ..views.base import Column, Row
+from .table_model import Change, ColumnChange, RowModel, RowsChange
 
 _GAP = 1  # blank cells either side of each column
 MARK = "•"
@@ -94,51 +97,46 @@ class JobTable(ScrollView, can_focus=True):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self._columns: list[Column] = []
-        self._widths: list[int] = []  # as drawn: fitted to the screen
-        self._natural: list[int] = []  # what the cells would take
-        self._rows: list[Row] = []
-        self._index: dict[str, int] = {}
-        self._now = 0.0  # the time ``Timed`` cells are shown at
-        self._cells: dict[str, tuple[Text, ...]] = {}  # row key -> its cells at _cells_at
-        self._cells_at: dict[str, float] = {}
-        self._timed: dict[str, tuple[Row, bool]] = {}  # row key -> (row, has Timed cells)
-        self._sigs: dict[str, tuple] = {}
+        self.model = RowModel()
+        self._widths: list[int] = []  # as drawn: the model's natural widths fitted
         self._strips: dict[str, Strip] = {}  # row key -> rendered row, without cursor
         self._header: Strip | None = None
         self._cell_cache: dict[tuple, list[Segment]] = {}
         self._base: Style | None = None  # self.rich_style: it walks the ancestors each time
-        self._cursor: tuple | None = None  # (component styles, _base, cursor style)
         self._view = (Offset(0, 0), 0)  # scroll offset and width, for one update's lines
         self.cursor_row = 0
-        self.rows_by_key: dict[str, Row] = {}
-        self.marked: set[str] = set()  # row keys
 
     # -- data -----------------------------------------------------------------------------
 
     @property
     def row_count(self) -> int:
-        return len(self._rows)
+        return len(self.model.rows)
+
+    @property
+    def rows_by_key(self) -> dict[str, Row]:
+        return self.model.by_key
+
+    @property
+    def marked(self) -> set[str]:
+        """The keys of the marked rows."""
+        return self.model.marked
 
     def get_row_at(self, index: int) -> list[Text]:
         """The cells of a row as shown now."""
-        row = self._rows[index]
-        self._freshen(row)
-        return list(self._cells[row.key])
+        cells, change = self.model.cells(index)
+        if change is not None:
+            self._strips.pop(change.key, None)
+        return list(cells)
 
     def set_columns(self, cols: list[Column]) -> None:
-        if [(c.key, c.label) for c in cols] == [(c.key, c.label) for c in self._columns]:
-            return
-        if [c.key for c in cols] == [c.key for c in self._columns]:  # a label changed
-            self._columns = list(cols)
-            self._set_widths([max(w, len(c.label)) for w, c in zip(self._natural, cols)])
+        change = self.model.set_columns(cols)
+        if change is ColumnChange.LABELS:
+            self._fit_widths()
             self.refresh()
-            return
-        self._columns = list(cols)
-        self._rows, self._index, self._sigs, self.rows_by_key = [], {}, {}, {}
-        self._cells, self._cells_at, self._timed = {}, {}, {}
-        self._set_widths([len(c.label) for c in cols])
-        self._resize()
+        elif change is ColumnChange.NEW:
+            self._strips.clear()
+            self._fit_widths()
+            self._resize()
 
     def set_rows(self, rows: list[Row], now: float) -> None:
         """Show ``rows`` in this order, their ``Timed`` cells at ``now``; only rows whose
@@ -147,49 +145,15 @@ class JobTable(ScrollView, can_focus=True):
         keep = self.current_key()
         was_at = self.cursor_row
         was_seen = self._cursor_in_view()
-        old_order = [r.key for r in self._rows]
-        self._now = now
-        widths = [len(c.label) for c in self._columns]
-        n = len(widths)
-        changed: list[tuple[int, tuple | None, tuple]] = []  # (index, old sig, new sig)
-        sigs: dict[str, tuple] = {}
-        cells: dict[str, tuple[Text, ...]] = {}
-        cells_at: dict[str, float] = {}
-        known = self.rows_by_key
-        for i, row in enumerate(rows):
-            key = row.key
-            old = self._sigs.get(key)
-            if (known.get(key) is row and old is not None
-                    and (self._cells_at.get(key) == now or not self._has_timed(row))):
-                sig, shown = old, self._cells[key]  # the same row as last time, same time
-            else:
-                shown = _resolved(row, now)
-                sig = _signature(shown, self._cells.get(key), old)
-                if old != sig:
-                    self._strips.pop(key, None)
-                    changed.append((i, old, sig))
-            sigs[key], cells[key], cells_at[key] = sig, shown, now
-            for j in range(min(n, len(sig))):
-                if sig[j][3] > widths[j]:
-                    widths[j] = sig[j][3]
-        self._rows = list(rows)
-        self._index = {r.key: i for i, r in enumerate(rows)}
-        self.rows_by_key = {r.key: r for r in rows}
-        for key in set(self._strips) - set(self._index):
+        change = self.model.set_rows(rows, now)
+        index = self.model.index
+        for c in change.changed:
+            self._strips.pop(c.key, None)
+        for key in [k for k in self._strips if k not in index]:
             del self._strips[key]
-        self._timed = {k: v for k, v in self._timed.items() if k in self._index}
-        self._sigs, self._cells, self._cells_at = sigs, cells, cells_at
-        self.marked &= self._index.keys()
-        order_changed = [r.key for r in rows] != old_order
-        if widths != self._natural:
-            self._set_widths(widths)
-            self.refresh()
-        elif order_changed:
-            self.refresh()
-        elif changed:
-            self._refresh_cells(changed)
-        if keep is not None and keep in self._index:
-            self.cursor_row = self._index[keep]
+        self._redraw(change)
+        if keep is not None and keep in index:
+            self.cursor_row = index[keep]
         self.cursor_row = max(0, min(self.cursor_row, len(rows) - 1))
         self._resize()
         moved = self.cursor_row - was_at
@@ -201,76 +165,49 @@ class JobTable(ScrollView, can_focus=True):
         """Show the same rows at ``now``: the ``Timed`` cells of the rows in view are
         worked out again and only those that changed are redrawn. Rows out of view catch
         up when they are drawn (``render_line``)."""
-        if now == self._now:
+        if now == self.model.now:
             return
-        self._now = now
         top = self.scroll_offset.y
-        changed = []
-        widths = list(self._natural)
-        for index in range(top, min(len(self._rows), top + max(1, self.size.height - 1))):
-            row = self._rows[index]
-            moved = self._freshen(row)
-            if moved is not None:
-                changed.append((index, *moved))
-                for j, part in enumerate(moved[1][:len(widths)]):
-                    widths[j] = max(widths[j], part[3])
-        if widths != self._natural:  # a countdown grew a digit: fit the columns again
-            self._set_widths(widths)
+        change = self.model.tick(now, top, top + max(1, self.size.height - 1))
+        for c in change.changed:
+            self._strips.pop(c.key, None)
+        self._redraw(change)
+
+    def _redraw(self, change: RowsChange) -> None:
+        if change.widths:  # every line moves: fit the columns again
+            self._fit_widths()
             self.refresh()
-        elif changed:
-            self._refresh_cells(changed)
-
-    def _has_timed(self, row: Row) -> bool:
-        seen = self._timed.get(row.key)
-        if seen is None or seen[0] is not row:
-            seen = self._timed[row.key] = (row, any(isinstance(c, Timed) for c in row.cells))
-        return seen[1]
-
-    def _freshen(self, row: Row) -> tuple[tuple | None, tuple] | None:
-        """Work the row's ``Timed`` cells out at the table's time if they were shown at
-        another; (old signature, new signature) when that changed how the row looks."""
-        key = row.key
-        if self._cells_at.get(key) == self._now or (
-                key in self._cells and not self._has_timed(row)):
-            return None
-        shown = _resolved(row, self._now)
-        old = self._sigs.get(key)
-        sig = _signature(shown, self._cells.get(key), old)
-        self._cells[key], self._cells_at[key] = shown, self._now
-        if sig == old:
-            return None
-        self._sigs[key] = sig
-        self._strips.pop(key, None)
-        return old, sig
+        elif change.order:
+            self.refresh()
+        elif change.changed:
+            self._refresh_cells(change.changed)
 
     def current_key(self) -> str | None:
-        if not self._rows:
+        rows = self.model.rows
+        if not rows:
             return None
-        return self._rows[min(self.cursor_row, len(self._rows) - 1)].key
+        return rows[min(self.cursor_row, len(rows) - 1)].key
 
     def current_row(self) -> Row | None:
         key = self.current_key()
-        return None if key is None else self.rows_by_key.get(key)
+        return None if key is None else self.model.by_key.get(key)
 
     def toggle_mark(self, key: str) -> None:
-        if key in self._index:
-            self.marked ^= {key}
-            self._refresh_row(self._index[key])
+        if self.model.toggle_mark(key):
+            self._refresh_row(self.model.index[key])
 
     def clear_marks(self) -> None:
-        marked, self.marked = self.marked, set()
-        for key in marked:
-            if key in self._index:
-                self._refresh_row(self._index[key])
+        for index in self.model.clear_marks():
+            self._refresh_row(index)
 
     def marked_rows(self) -> list[Row]:
         """The marked rows, in display order."""
-        return [r for r in self._rows if r.key in self.marked]
+        return self.model.marked_rows()
 
     def move_cursor(self, *, row: int, animate: bool = False, scroll: bool = True) -> None:
-        if not self._rows:
+        if not self.model.rows:
             return
-        row = max(0, min(row, len(self._rows) - 1))
+        row = max(0, min(row, len(self.model.rows) - 1))
         if row != self.cursor_row:
             old, self.cursor_row = self.cursor_row, row
             self._refresh_row(old)
@@ -281,11 +218,10 @@ class JobTable(ScrollView, can_focus=True):
 
     # -- drawing --------------------------------------------------------------------------
 
-    def _set_widths(self, widths: list[int]) -> None:
+    def _fit_widths(self) -> None:
         """Column widths from the widest cells, cut to the screen's width when they do not
         fit, the least useful text first (``Column``)."""
-        self._natural = widths
-        self._widths = self._fitted(widths)
+        self._widths = self._fitted(self.model.natural)
         self._strips.clear()
         self._header = None
 
@@ -295,7 +231,7 @@ class JobTable(ScrollView, can_focus=True):
         over = sum(w + 2 * _GAP for w in natural) - room
         if over <= 0 or not room:
             return list(natural)
-        cols = self._columns
+        cols = self.model.columns
         order = sorted((i for i, c in enumerate(cols) if c.shrink is not None),
                        key=lambda i: cols[i].shrink)
         floors = [(max(c.least, c.want, len(c.label)), max(c.least, len(c.label)))
@@ -304,19 +240,19 @@ class JobTable(ScrollView, can_focus=True):
         return cut_widths(natural, floors, order, over)
 
     def on_resize(self, event: events.Resize) -> None:
-        if self._natural:
-            self._set_widths(self._natural)
+        if self.model.natural:
+            self._fit_widths()
             self._resize()
             self.refresh()
 
     def _resize(self) -> None:
         width = sum(w + 2 * _GAP for w in self._widths)
-        self.virtual_size = Size(width, len(self._rows) + 1)
+        self.virtual_size = Size(width, len(self.model.rows) + 1)
 
     def _line(self, cells, style: Style) -> Strip:
         segments: list[Segment] = []
         length = 0
-        for cell, width, col in zip(cells, self._widths, self._columns):
+        for cell, width, col in zip(cells, self._widths, self.model.columns):
             segments += self._cell(cell, width, col.middle, style)
             length += width + 2 * _GAP
         # Each cell is exactly its width plus the gaps (``_cell``): the strip is given its
@@ -393,35 +329,27 @@ class JobTable(ScrollView, can_focus=True):
         if y == 0:
             if self._header is None:
                 header_style = base + self.get_component_rich_style("jobtable--header")
-                labels = [Text(c.label) for c in self._columns]
+                labels = [Text(c.label) for c in self.model.columns]
                 self._header = self._line(labels, header_style)
             strip = self._header
         else:
             index = scroll_y + y - 1
-            if index >= len(self._rows):
+            if index >= len(self.model.rows):
                 return Strip.blank(width, base)
-            row = self._rows[index]
-            self._freshen(row)  # a row scrolled into view since the last tick
-            strip = self._strips.get(row.key)
+            key = self.model.rows[index].key
+            cells, change = self.model.cells(index)  # freshened: scrolled into view since
+            strip = None if change is not None else self._strips.get(key)
             if strip is None:
-                strip = self._strips[row.key] = self._line(self._cells[row.key], base)
-            if row.key in self.marked:
+                strip = self._strips[key] = self._line(cells, base)
+            if key in self.model.marked:
                 strip = self._with_mark(strip)
             if index == self.cursor_row:
-                strip = Strip(Segment.apply_style(list(strip), post_style=self._cursor_style()),
+                # Textual keeps the component's style until the table's next refresh:
+                # worked out again then, once (46 µs at 200x50).
+                cursor = self.get_component_rich_style("jobtable--cursor")
+                strip = Strip(Segment.apply_style(list(strip), post_style=cursor),
                               strip.cell_length)
         return strip.crop_extend(scroll_x, scroll_x + width, base)
-
-    def _cursor_style(self) -> Style:
-        """The cursor's style, worked out again only when the stylesheet gave the component
-        new styles (focus, theme) or the table's own style changed: Textual forgets it at
-        every ``refresh``, and it was a fifth of redrawing the table during a drain."""
-        styles = self._component_styles.get("jobtable--cursor")
-        cached = self._cursor
-        if cached is None or cached[0] is not styles or cached[1] is not self._base:
-            cached = self._cursor = (styles, self._base,
-                                     self.get_component_rich_style("jobtable--cursor"))
-        return cached[2]
 
     def _with_mark(self, strip: Strip) -> Strip:
         segments = list(strip)
@@ -431,14 +359,15 @@ class JobTable(ScrollView, can_focus=True):
         style = self.get_component_rich_style("jobtable--marked")
         return Strip(Segment.apply_style(segments, post_style=style))
 
-    def _refresh_cells(self, changed: list[tuple[int, tuple | None, tuple]]) -> None:
+    def _refresh_cells(self, changed: list[Change]) -> None:
         """Redraw only the cells that changed (a ticking countdown is one cell a row), as
         one region per column from the first row it changed in to the last: the screen's
         compositor then repaints those columns' lines, not whole lines, and is asked once
         per column instead of once per cell."""
         top, height = self.scroll_offset.y, self.size.height
         spans: dict[int, list[int]] = {}  # column -> [first line, last line]
-        for index, old, new in changed:
+        for change in changed:
+            index, old, new = change.index, change.old, change.new
             y = index - top + 1
             if not 1 <= y < height:
                 continue
@@ -476,7 +405,6 @@ class JobTable(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         super().notify_style_update()
         self._base = None
-        self._cursor = None
         self._strips.clear()
         self._cell_cache.clear()
         self._header = None
@@ -484,7 +412,7 @@ class JobTable(ScrollView, can_focus=True):
     # -- input ----------------------------------------------------------------------------
 
     def action_cursor(self, step: int) -> None:
-        if self._rows and not self._cursor_in_view():
+        if self.model.rows and not self._cursor_in_view():
             self._scroll_to_cursor()  # first show where the cursor is: never move it unseen
             return
         self.move_cursor(row=self.cursor_row + step)
@@ -493,16 +421,16 @@ class JobTable(ScrollView, can_focus=True):
         self.move_cursor(row=self.cursor_row + step * max(1, self.size.height - 2))
 
     def action_edge(self, step: int) -> None:
-        self.move_cursor(row=0 if step < 0 else len(self._rows) - 1)
+        self.move_cursor(row=0 if step < 0 else len(self.model.rows) - 1)
 
     def action_sideways(self, step: int) -> None:
         self.scroll_to(x=max(0, self.scroll_offset.x + step), animate=False)
 
     def action_select(self) -> None:
-        if self._rows and not self._cursor_in_view():
+        if self.model.rows and not self._cursor_in_view():
             self._scroll_to_cursor()  # never open a row the operator cannot see
             return
-        if self._rows:
+        if self.model.rows:
             self.post_message(self.RowSelected(self, self.current_key()))
 
     def on_click(self, event: events.Click) -> None:
@@ -516,29 +444,9 @@ class JobTable(ScrollView, can_focus=True):
                     break
             return
         index = self.scroll_offset.y + event.y - 1
-        if 0 <= index < len(self._rows):
+        if 0 <= index < len(self.model.rows):
             again = index == self.cursor_row
             self.move_cursor(row=index)
             if again or event.chain > 1:
                 self.action_select()
 
-
-def _resolved(row: Row, now: float) -> tuple[Text, ...]:
-    """The row's cells as shown at ``now``."""
-    return tuple(c.at(now) if isinstance(c, Timed) else c for c in row.cells)
-
-
-def _signature(cells: tuple[Text, ...], before: tuple[Text, ...] | None,
-               old: tuple | None) -> tuple:
-    """What decides how each cell looks. A cell that is the same ``Text`` as in the cells
-    it replaces (``before``, whose signature is ``old``) keeps its part: rows are made of
-    cells that stay the same objects while their record does, and ``Timed`` cells give the
-    same ``Text`` for the same time."""
-    if before is None or old is None or len(before) != len(cells):
-        return tuple(_cell_signature(c) for c in cells)
-    return tuple(part if c is was else _cell_signature(c)
-                 for c, was, part in zip(cells, before, old))
-
-
-def _cell_signature(c: Text) -> tuple:
-    return (c.plain, str(c.style), len(c.spans), c.cell_len)

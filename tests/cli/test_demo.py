@@ -19,6 +19,7 @@ from jobq_core import FORGET_AFTER, Queue, WorkerState
 from jobq_core.testing import wait_for
 from jobq_tui.filters import Filter
 from jobq_tui.source import Source
+from jobq_tui.views import VIEWS
 from jobq_tui.widgets.header import HeaderState, header_text
 
 from .terminal import jobq_tty
@@ -40,7 +41,7 @@ def test_the_demo_runs_worker_processes_and_one_killed_is_seen_lost_and_its_jobs
         source.open()
         try:
             def lost_and_said():
-                snap = source.poll("running", Filter(), force=True)
+                snap = source.poll(VIEWS["running"], Filter(), force=True)
                 now = source.clock.now()
                 states = {w.id: w.state(now, 10.0) for w in snap.workers}
                 text = header_text(snap, now, HeaderState("demo.db", True, 1.0, True, 10.0),

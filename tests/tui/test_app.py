@@ -466,3 +466,17 @@ async def test_the_footer_offers_each_action_key_only_in_the_views_it_acts_in(db
         await pilot.press("7", "K")
         assert "open Running (1), Retries (4) or All (6)" in str(app.query_one("#status").render())
         assert not isinstance(app.screen, ConfirmScreen)
+
+
+async def test_what_the_app_made_at_start_is_frozen_out_of_full_gc_passes_until_it_exits(
+        db, clock):
+    """``gc.freeze`` after the first screen update (its gain: ``bench/tui_tricks.py``),
+    and ``gc.unfreeze`` when the app is gone, so what it made can be collected again."""
+    import gc
+
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        frozen = gc.get_freeze_count()
+        assert frozen > 10_000  # Textual and the widgets, not a handful
+    assert gc.get_freeze_count() == 0

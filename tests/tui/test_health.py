@@ -261,7 +261,7 @@ async def test_a_costly_draw_slows_the_refresh_too(db, clock):
     app = make_app(db, clock, interval=1.0)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        app._draws = (0.1, 0.1)  # as the last two draws had cost
+        app.pacer.draws = (0.1, 0.1)  # as the last two draws had cost
         app.request_poll(force=True)
         await settle(pilot)
         assert app.effective_interval >= 5.0  # 0.1 s of CPU is 2 % of a core every 5 s
@@ -271,7 +271,7 @@ async def test_a_costly_draw_slows_the_refresh_too(db, clock):
         await settle(pilot)
         app.request_poll(force=True)
         await settle(pilot)
-        assert app._draws[1] < 0.1
+        assert app.pacer.draws[1] < 0.1
 
 
 async def test_while_no_fresh_read_comes_countdowns_freeze_at_the_datas_time(db, clock):

@@ -347,3 +347,16 @@ async def test_free_words_in_the_dead_view_search_every_dead_job_not_the_groups_
         assert isinstance(app.screen, ConfirmScreen)
         assert str(app.screen.message).startswith("Retry 2 dead jobs?")
         assert "words: upstream kind204" in str(app.screen.message)
+
+
+async def test_the_filter_boxs_editing_keys_act_in_the_order_typed(db, clock):
+    """Keys the box binds (home, end, arrows, ctrl+u) are looked up in its declared
+    bindings and run at once, between the characters around them."""
+    app = make_app(db, clock)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await burst(pilot, *"/mail", "home", *"queue:", "end", *" x")
+        box = app.query_one("#filter")
+        assert box.value == "queue:mail x" and app.focused is box
+        await burst(pilot, "home", "right", "right", "ctrl+u", "end", *"y")
+        assert box.value == "eue:mail xy"  # ctrl+u deleted what was left of the cursor

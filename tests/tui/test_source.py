@@ -9,6 +9,7 @@ import pytest
 from jobq_core import Queue
 from jobq_tui.filters import Filter, parse_filter
 from jobq_tui.source import ReadOnly, Source, SourceError, Unavailable
+from jobq_tui.views import VIEWS
 
 
 def opened(path, clock, **kw):
@@ -46,7 +47,7 @@ def test_a_directory_is_refused(tmp_path, clock):
 
 
 def test_snapshot_has_counts_lists_and_throughput(db, clock):
-    snap = opened(db, clock).poll("running", Filter())
+    snap = opened(db, clock).poll(VIEWS["running"], Filter())
     assert snap.stats.running == 5 and snap.stats.dead == 6
     assert len(snap.running) == 5 and len(snap.workers) == 3
     assert sum(snap.throughput.succeeded) > 0
@@ -54,39 +55,39 @@ def test_snapshot_has_counts_lists_and_throughput(db, clock):
 
 def test_each_view_reads_its_own_rows(db, clock):
     s = opened(db, clock)
-    assert len(s.poll("retries", Filter()).rows) == 3
-    groups = s.poll("dead", Filter()).rows
+    assert len(s.poll(VIEWS["retries"], Filter()).rows) == 3
+    groups = s.poll(VIEWS["dead"], Filter()).rows
     assert [g.count for g in groups] == [5, 1]  # invoice numbers differ: still one group
     assert groups[0].line.startswith("RuntimeError: billing API returned HTTP 502 for")
     assert groups[0].match == "RuntimeError: billing API returned HTTP 502 for invoice INV-"
     assert s.count_dead(Filter(kind=groups[0].kind, error=groups[0].match)) == 5
-    assert len(s.poll("dead", Filter(), grouped=False).rows) == 6
-    assert len(s.poll("all", parse_filter("status:dead queue:media")).rows) == 1
+    assert len(s.poll(VIEWS["dead"], Filter(), grouped=False).rows) == 6
+    assert len(s.poll(VIEWS["all"], parse_filter("status:dead queue:media")).rows) == 1
 
 
 def test_nothing_is_reread_while_data_version_stands_still(db, clock):
     s = opened(db, clock)
-    first = s.poll("running", Filter())
+    first = s.poll(VIEWS["running"], Filter())
     clock.advance(1)
-    again = s.poll("running", Filter())
+    again = s.poll(VIEWS["running"], Filter())
     assert again.read_at == first.read_at and again.checked_at == first.read_at + 1
     with Queue(db, clock=clock) as q:  # another connection commits
         q.enqueue("new")
-    assert s.poll("running", Filter()).read_at == clock.now()
+    assert s.poll(VIEWS["running"], Filter()).read_at == clock.now()
 
 
 def test_time_alone_forces_a_reread_after_max_reuse(db, clock):
     s = opened(db, clock, max_reuse=5)
-    first = s.poll("running", Filter())
+    first = s.poll(VIEWS["running"], Filter())
     clock.advance(6)
-    assert s.poll("running", Filter()).read_at > first.read_at
+    assert s.poll(VIEWS["running"], Filter()).read_at > first.read_at
 
 
 def test_dead_groups_are_regrouped_every_few_seconds_while_the_data_keeps_changing(db, clock):
     """Grouping reads every dead job's error, so it is redone at most every 5 s; but it
     is redone then, however often the database changes in between."""
     s = opened(db, clock)
-    s.poll("dead", Filter())
+    s.poll(VIEWS["dead"], Filter())
     seen = []
     with Queue(db, clock=clock) as q:
         for _ in range(7):  # a new dead job every second
@@ -94,7 +95,7 @@ def test_dead_groups_are_regrouped_every_few_seconds_while_the_data_keeps_changi
             q.enqueue("resize", {"img": "b.png"}, queue="media", max_attempts=1)
             job = q.claim("w9", queues=["media"])
             q.fail(job.id, job.token, "OSError: disk full")
-            snap = s.poll("dead", Filter())
+            snap = s.poll(VIEWS["dead"], Filter())
             seen.append([g.count for g in snap.rows if g.kind == "resize"][0])
     assert seen == [1, 1, 1, 1, 6, 6, 6]
     assert snap.stats.dead == 13  # the counts around the groups are read every time
@@ -102,18 +103,18 @@ def test_dead_groups_are_regrouped_every_few_seconds_while_the_data_keeps_changi
 
 def test_a_vanished_database_is_reported_and_picked_up_again(db, clock, tmp_path):
     s = opened(db, clock)
-    s.poll("running", Filter())
+    s.poll(VIEWS["running"], Filter())
     aside = tmp_path / "aside.db"
     os.replace(db, aside)
     with pytest.raises(Unavailable, match="gone"):
-        s.poll("running", Filter())
+        s.poll(VIEWS["running"], Filter())
     os.replace(aside, db)
-    assert s.poll("running", Filter()).stats.running == 5
+    assert s.poll(VIEWS["running"], Filter()).stats.running == 5
 
 
 def test_a_database_replaced_by_garbage_is_reported_then_recovers(db, clock, tmp_path):
     s = opened(db, clock)
-    s.poll("running", Filter())
+    s.poll(VIEWS["running"], Filter())
     good = tmp_path / "good.db"
     shutil.copy(db, good)
     for suffix in ("-wal", "-shm"):
@@ -123,14 +124,14 @@ def test_a_database_replaced_by_garbage_is_reported_then_recovers(db, clock, tmp
     tmp.write_bytes(b"garbage" * 1000)
     os.replace(tmp, db)
     with pytest.raises(Unavailable):
-        s.poll("running", Filter())
+        s.poll(VIEWS["running"], Filter())
     os.replace(good, db)
-    assert s.poll("running", Filter(), force=True).stats.dead == 6
+    assert s.poll(VIEWS["running"], Filter(), force=True).stats.dead == 6
 
 
 def test_a_locked_database_is_reported_as_unavailable(db, clock):
     s = opened(db, clock)
-    s.poll("running", Filter())
+    s.poll(VIEWS["running"], Filter())
     s.close()  # as after a failed read: the next poll opens the file again
     holder = sqlite3.connect(db, isolation_level=None)
     # In exclusive locking mode a WAL writer keeps its lock after the commit and shuts
@@ -141,15 +142,15 @@ def test_a_locked_database_is_reported_as_unavailable(db, clock):
     holder.execute("COMMIT")
     try:
         with pytest.raises(Unavailable, match="locked"):
-            s.poll("running", Filter(), force=True)
+            s.poll(VIEWS["running"], Filter(), force=True)
     finally:
         holder.close()
-    assert s.poll("running", Filter()).stats.running == 5
+    assert s.poll(VIEWS["running"], Filter()).stats.running == 5
 
 
 def test_actions_write_through_their_own_queue_and_read_only_refuses_them(db, clock):
     s = opened(db, clock)
-    dead = [j for j in s.poll("dead", Filter(), grouped=False).rows if j.kind == "build_report"]
+    dead = [j for j in s.poll(VIEWS["dead"], Filter(), grouped=False).rows if j.kind == "build_report"]
     s.retry(dead[0].id)
     assert s.count_dead(Filter()) == 5
     assert s.retry_dead(Filter(kind="build_report")) == 4
@@ -163,7 +164,7 @@ def test_actions_write_through_their_own_queue_and_read_only_refuses_them(db, cl
 
 def test_watching_never_creates_side_files_other_than_sqlites_own(tmp_path, db, clock):
     before = set(os.listdir(db.parent))
-    opened(db, clock, read_only=True).poll("all", Filter())
+    opened(db, clock, read_only=True).poll(VIEWS["all"], Filter())
     assert set(os.listdir(db.parent)) - before <= {"jobs.db-wal", "jobs.db-shm"}
 
 
@@ -179,9 +180,10 @@ def test_a_database_in_a_read_only_directory_is_shown_as_a_frozen_copy(tmp_path)
     q.close()
     code = ("from jobq_tui.source import Source\n"
             "from jobq_tui.filters import Filter\n"
+            "from jobq_tui.views import VIEWS\n"
             f"s = Source({str(tmp_path / 'jobs.db')!r}, read_only=True)\n"
             "s.open()\n"
-            "snap = s.poll('all', Filter())\n"
+            "snap = s.poll(VIEWS['all'], Filter())\n"
             "print(snap.frozen, [j.kind for j in snap.rows])\n")
     script = (f"mount --bind {tmp_path} {tmp_path} && mount -o remount,ro,bind {tmp_path} "
               f"&& exec {sys.executable} -c \"$0\"")
@@ -220,7 +222,7 @@ def test_the_sparklines_and_rates_count_again_only_the_seconds_that_can_still_ch
                     q.enqueue("k")
                     job = q.claim("w")
                     q.complete(job.id, job.token)
-                snap = s.poll("running", Filter(), force=True)
+                snap = s.poll(VIEWS["running"], Filter(), force=True)
                 assert snap.throughput == q.throughput(span=300, bucket=10), step
                 assert snap.recent == q.throughput(span=6, bucket=1), step
     finally:

@@ -19,7 +19,7 @@ def test_every_row_has_one_cell_and_one_sort_value_per_column(db, clock, name, g
     source = Source(db, clock=clock, read_only=True)
     source.open()
     try:
-        snap = source.poll(name, Filter(), grouped=grouped)
+        snap = source.poll(VIEWS[name], Filter(), grouped=grouped)
     finally:
         source.close()
     columns = v.columns(grouped, wide)
@@ -39,10 +39,10 @@ def test_rows_do_not_move_with_the_clock_their_timed_cells_do(db, clock):
     source = Source(db, clock=clock, read_only=True)
     source.open()
     try:
-        snap = source.poll("running", Filter())
+        snap = source.poll(VIEWS["running"], Filter())
         first = VIEWS["running"].rows(snap, wide=False, beat=10.0)
         clock.advance(1)
-        again = source.poll("running", Filter(), force=True)  # read again: equal records
+        again = source.poll(VIEWS["running"], Filter(), force=True)  # read again: equal records
         second = VIEWS["running"].rows(again, wide=False, beat=10.0)
     finally:
         source.close()
@@ -59,7 +59,7 @@ def test_views_without_rows_of_their_own_read_nothing(db, clock):
     source.open()
     try:
         for v in VIEWS.values():
-            snap = source.poll(v.name, Filter(), force=True)
+            snap = source.poll(v, Filter(), force=True)
             assert bool(snap.rows) is v.own_rows, v
     finally:
         source.close()
