@@ -30,8 +30,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from jobq_core import (
-    SYSTEM_CLOCK, Attempt, Clock, InvalidState, Job, JobNotFound, JobqError, JobStatus, Queue,
-    Stats, Throughput, Watch, WorkerInfo,
+    SYSTEM_CLOCK, Attempt, Clock, Dependencies, InvalidState, Job, JobNotFound, JobqError,
+    JobStatus, Queue, Stats, Throughput, Watch, Why, WorkerInfo,
 )
 
 from jobq_core.display import checked
@@ -232,6 +232,16 @@ class Source:
         with self._reading() as q:
             job = q.get(job_id)
             return job, (q.attempts(job_id) if job else [])
+
+    def links(self, job_id: int) -> tuple[Dependencies, Why | None]:
+        """What the job waits on and what waits on it, and why it is not running (None
+        when it is gone), for the detail screen."""
+        with self._reading() as q:
+            deps = q.dependencies(job_id)
+            try:
+                return deps, q.why(job_id)
+            except JobNotFound:
+                return deps, None
 
     # -- acting (a short-lived write connection each) -------------------------------------
 

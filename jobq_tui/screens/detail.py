@@ -18,7 +18,7 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from jobq_core import Attempt, Clock, Job, JobStatus, Outcome
+from jobq_core import Attempt, Clock, Dependencies, Job, JobStatus, Outcome, Why
 from jobq_core.display import checked, duration, job_badge, timestamp
 
 from ..source import Source, Unavailable
@@ -56,6 +56,8 @@ class DetailScreen(Screen):
         self.version: int | None = None  # the source's version at the last read
         self.job: Job | None = None
         self.attempts: list[Attempt] = []
+        self.deps: Dependencies | None = None
+        self.why: Why | None = None
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="detail-scroll"):
@@ -96,10 +98,12 @@ class DetailScreen(Screen):
             version = self.source.version()
             if force or version != self.version:
                 job, attempts = self.source.detail(self.job_id)
+                self.deps, self.why = self.source.links(self.job_id)
                 self.version, self.job, self.attempts = version, job, attempts
             elif self.job is None or self.job.status != JobStatus.RUNNING:
                 return  # nothing on the screen would change
-            body = detail_text(self.job, self.attempts, self.clock.now(), self.job_id)
+            body = detail_text(self.job, self.attempts, self.clock.now(), self.job_id,
+                               deps=self.deps, why=self.why)
         except Unavailable as e:
             self.version = None  # read again once the database is back
             body = Text("database unavailable: ", "bold red")
@@ -117,8 +121,10 @@ class DetailScreen(Screen):
             pass
 
 
-def detail_text(job: Job | None, attempts: list[Attempt], now: float, job_id: int) -> Text:
-    """The whole detail of one job as one scrollable Text (also the rich layout's preview)."""
+def detail_text(job: Job | None, attempts: list[Attempt], now: float, job_id: int, *,
+                deps: Dependencies | None = None, why: Why | None = None) -> Text:
+    """The whole detail of one job as one scrollable Text (also the rich layout's preview,
+    which leaves out ``deps`` and ``why``: two more reads per highlighted row)."""
     t = Text()
     if job is None:
         t.append(f"job {job_id} no longer exists (pruned?)", BAD)
@@ -150,6 +156,23 @@ def detail_text(job: Job | None, attempts: list[Attempt], now: float, job_id: in
         t.append(f"{name:>12}  ", DIM)
         t.append_text(literal("-" if value is None else value, limit=200))
         t.append("\n")
+    if why is not None:
+        t.append(f"{'why':>12}  ", DIM)
+        t.append(f"{why.reason}: ", "bold")
+        t.append_text(literal(why.message, limit=300))
+        t.append("\n")
+    for name, links in (("waits on", deps.waits_on if deps else ()),
+                        ("waited by", deps.waited_by if deps else ())):
+        if links:
+            t.append(f"{name:>12}  ", DIM)
+            for i, link in enumerate(links[:8]):
+                t.append(", " if i else "")
+                t.append(f"{link.job_id} ")
+                t.append_text(literal(link.kind, limit=40))
+                t.append(f" ({link.status})", BAD if link.status in ("dead", "cancelled") else "")
+            if len(links) > 8:
+                t.append(f", and {len(links) - 8} more", DIM)
+            t.append("\n")
     if job.progress is not None or job.progress_message:
         t.append(f"{'progress':>12}  ", DIM)
         if job.progress is not None:

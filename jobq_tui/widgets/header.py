@@ -86,6 +86,7 @@ def header_text(snap: Snapshot | None, now: float, st: HeaderState, wide: bool,
         ("running", f"{s.running}/{slots}" if slots else s.running, ""),
         ("retry", s.retrying, WARN if s.retrying else ""),
         ("sched", s.scheduled, ""),
+        *((("wait", s.waiting, ""),) if s.waiting else ()),  # after others: only when some
         ("dead", s.dead, BAD if s.dead else ""),
     ):
         t.append(f"{label} ", DIM)
