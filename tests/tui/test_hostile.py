@@ -59,6 +59,7 @@ async def test_every_view_and_the_detail_show_hostile_text_literally(hostile_db)
     assert seen >= 10
 
 
+@pytest.mark.slow  # a real terminal, read for seconds
 def test_nothing_raw_reaches_a_real_terminal(tmp_path):
     """The real app in a pseudo-terminal: its output bytes never carry the payloads'
     OSC 52 clipboard write, title change, BEL or NUL."""
