@@ -1,4 +1,5 @@
-"""A PostgreSQL server for the tests, and a fresh database for each test.
+"""A PostgreSQL server for the tests, and a fresh database for each test: empty, or with
+jobq's tables already made (copied from a template database migrated once per process).
 
 Where the server comes from, first match wins:
 
@@ -26,7 +27,7 @@ import tempfile
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -45,6 +46,9 @@ class Server:
     datadir: str | None = None  # set for our throwaway cluster
     bindir: str | None = None
     run_as: list[str] | None = None
+    # the migrated template, made on first use; whether CREATE DATABASE takes STRATEGY (15+)
+    _template: str | None = field(default=None, init=False)
+    _file_copy: bool | None = field(default=None, init=False)
 
     def database_url(self, name: str) -> str:
         parts = urlsplit(self.url)
@@ -53,12 +57,45 @@ class Server:
     def admin(self) -> psycopg.Connection:
         return psycopg.connect(self.url, autocommit=True, connect_timeout=5)
 
-    def create_database(self) -> tuple[str, str]:
-        """(name, URL) of a new empty database."""
+    def create_database(self, *, migrated: bool = False) -> tuple[str, str]:
+        """(name, URL) of a new database: empty, or with ``migrated`` a copy of a database
+        that ``jobq_core.Queue`` has opened once (its tables made, at its schema version).
+
+        FILE_COPY (PostgreSQL 15+; older servers copy the default way) checkpoints, which
+        costs little with the throwaway cluster's fsync off. Measured on it, alone: 0.03 s
+        for a copy of the template against 0.13 s for an empty database (WAL_LOG copy of
+        template1) and the migration after it; within the suite, where each checkpoint
+        also writes what earlier tests left dirty, the 158 PostgreSQL contract tests took
+        54 s against 62-70 s (on a shared, loaded 2-core machine)."""
         name = f"jobq_t_{uuid.uuid4().hex[:12]}"
+        template = self._migrated_template() if migrated else "template1"
         with self.admin() as c:
-            c.execute(f'CREATE DATABASE "{name}"')
+            if self._file_copy is None:
+                self._file_copy = c.info.server_version >= 150000
+            strategy = " STRATEGY FILE_COPY" if self._file_copy else ""
+            c.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"{strategy}')
         return name, self.database_url(name)
+
+    def _migrated_template(self) -> str:
+        """Made once, under a lock; nothing may stay connected to it (CREATE DATABASE
+        refuses to copy a database in use), so the Queue that migrates it is closed."""
+        with _lock:
+            if self._template is None:
+                from jobq_core import Queue
+
+                name = f"jobq_template_{uuid.uuid4().hex[:12]}"
+                with self.admin() as c:
+                    c.execute(f'CREATE DATABASE "{name}"')
+                Queue(self.database_url(name)).close()
+                self._template = name
+                atexit.register(self._drop_quietly, name)
+            return self._template
+
+    def _drop_quietly(self, name: str) -> None:
+        try:
+            self.drop_database(name)
+        except psycopg.Error:
+            pass  # the server is gone already
 
     def drop_database(self, name: str) -> None:
         with self.admin() as c:

@@ -19,6 +19,8 @@ import pytest
 
 from jobq_core import Queue
 
+pytestmark = pytest.mark.slow  # real worker processes killed, stopped and resumed: seconds each
+
 
 def _finish(chaos, timeout=60.0):
     chaos.wait_for(lambda: chaos.unfinished() == 0, timeout, "every job to reach a final state")

@@ -19,6 +19,8 @@ import pytest
 
 import pgserver
 
+pytestmark = pytest.mark.slow  # worker processes, killed connections, a restart: seconds each
+
 
 def _finish(chaos, timeout=90.0):
     chaos.wait_for(lambda: chaos.unfinished() == 0, timeout, "every job to reach a final state")

@@ -21,6 +21,8 @@ from appdb import AppDB
 
 from jobq_core import Queue
 
+pytestmark = pytest.mark.slow  # real worker processes killed at random: seconds each
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOBS = 200
 

@@ -20,6 +20,8 @@ import pytest
 
 import netns
 
+pytestmark = pytest.mark.slow  # hosts cut off past their leases on the real clock: seconds each
+
 
 @pytest.fixture(scope="module")
 def netns_allowed():

@@ -6,6 +6,8 @@ import sqlite3
 import subprocess
 import sys
 
+import pytest
+
 from .conftest import wait_for
 
 
@@ -45,6 +47,7 @@ def test_jobq_reap_sets_the_row_aside(db, queue, app_dir):
     assert queue.get(bad).status == "dead"
 
 
+@pytest.mark.slow
 def test_a_running_worker_keeps_beating_after_meeting_a_bad_row(db, queue, procs):
     worker = procs.start("run", "--app", "taskapp", "--lease", "1", "--db", db)
     wait_for(lambda: queue.workers())

@@ -32,6 +32,7 @@ EXTRA_KEYS = {
 }
 
 
+@pytest.mark.slow  # every workload, for real
 def test_every_workload_reports_its_documented_keys_and_every_job_ran_exactly_once(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "jobq_cli.main", "bench", *TINY, "--processes", "2", "--json",

@@ -89,6 +89,7 @@ def _load_and_interrupt(app_dir, db, tmp_path, sig):
     return p.returncode, err, printed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_load_prints_exactly_the_stored_ids_and_says_how_many(
         app_dir, db, tmp_path, sig):
@@ -100,6 +101,7 @@ def test_an_interrupted_load_prints_exactly_the_stored_ids_and_says_how_many(
     assert set(printed) == stored_ids(db) and len(set(printed)) == len(printed)
 
 
+@pytest.mark.slow
 def test_a_killed_load_stored_at_most_one_batch_without_printing_its_ids(app_dir, db,
                                                                          tmp_path):
     rc, _, printed = _load_and_interrupt(app_dir, db, tmp_path, signal.SIGKILL)

@@ -108,10 +108,14 @@ def test_schedules_lists_what_workers_recorded_with_the_next_tick(db, queue):
 
     s = Registry().periodic("report", cron="0 6 * * *", tz="Europe/Paris")
     queue.register_schedule(s, since=0.0)
+    before = time.time()
     [row] = json.loads(jobq("schedules", "--db", db, "--json").stdout)
+    after = time.time()
     assert (row["kind"], row["cron"], row["tz"], row["last_job"]) == (
         "report", "0 6 * * *", "Europe/Paris", None)
-    assert row["next_tick"] == s.next_tick(time.time()) or row["next_tick"] > time.time()
+    # The next 06:00 in Paris after the moment the command read the clock (a 06:00 UTC,
+    # a tick a day late or one already past would each be off by an hour or more).
+    assert row["next_tick"] in {s.next_tick(before), s.next_tick(after)}
     assert "cron 0 6 * * * tz Europe/Paris" in jobq("schedules", "--db", db).stdout
     result = jobq("schedules", "--forget", "no such key", "--db", db)
     assert result.exit_code == 1 and "no recorded schedule" in result.stderr
@@ -135,33 +139,36 @@ def test_jobq_metrics_serves_each_queues_pause_and_limits(db, queue):
 
 
 # -- with worker processes ------------------------------------------------------------------
+# Each runs real `jobq run` processes against the real clock (ticks of 1 s, a rate per
+# second, a pause that must hold for 2 s): seconds each, so they are slow.
 
+@pytest.mark.slow
 def test_three_workers_enqueue_exactly_one_job_per_tick_of_an_every_1_schedule(
         target, tq, procs, ctl_dir):
     ps = workers(procs, target, 3, every=1)
     wait_for(lambda: len(tq.workers()) == 3, timeout=20)
-    time.sleep(10)  # the scenario: 10 s of ticks
+    wait_for(lambda: tq.count(queue="ticks") >= 10, timeout=30, interval=0.1)  # 10 ticks
     stop(procs, ps)
     runs = [j.run_at for j in tq.list(queue="ticks", limit=1000)]
     assert len(runs) == len(set(runs)), "a tick was enqueued twice"
     runs.sort()
     assert runs == [runs[0] + i for i in range(len(runs))], "a tick was lost"
-    assert len(runs) >= 9
+    assert len(runs) >= 10
     assert {j.status for j in tq.list(queue="ticks", limit=1000)} == {"succeeded"}
 
 
+@pytest.mark.slow
 def test_a_restart_after_downtime_enqueues_one_catch_up_job_and_logs_the_skip(
         target, tq, procs, ctl_dir):
     [a] = workers(procs, target, 1, every=1)
     wait_for(lambda: tq.count(queue="ticks") >= 2, timeout=20)
     stop(procs, [a])
     last = max(j.run_at for j in tq.list(queue="ticks", limit=100))
-    time.sleep(4)  # about 4 ticks pass with no worker
+    wait_for(lambda: time.time() >= last + 4, timeout=10)  # 3 ticks go by with no worker
     restarted = time.time()
     [b] = workers(procs, target, 1, every=1)
-    wait_for(lambda: max(j.run_at for j in tq.list(queue="ticks", limit=100)) > last,
-             timeout=20)
-    time.sleep(1.5)
+    wait_for(lambda: sum(j.run_at > last for j in tq.list(queue="ticks", limit=100)) >= 2,
+             timeout=20, interval=0.1)  # the catch-up tick and the one after it
     stop(procs, [b])
     after = sorted(j.run_at for j in tq.list(queue="ticks", limit=100) if j.run_at > last)
     catch_up = after[0]
@@ -171,6 +178,7 @@ def test_a_restart_after_downtime_enqueues_one_catch_up_job_and_logs_the_skip(
     assert "tick(s) missed while no worker ran were skipped" in procs.log(b)
 
 
+@pytest.mark.slow
 def test_a_paused_queue_stays_pending_under_two_busy_workers_and_runs_after_resume(
         target, tq, procs, ctl_dir):
     log = str(ctl_dir / "spans.txt")
@@ -188,6 +196,7 @@ def test_a_paused_queue_stays_pending_under_two_busy_workers_and_runs_after_resu
     stop(procs, ps)
 
 
+@pytest.mark.slow
 def test_a_concurrency_limit_of_1_under_two_workers_of_4_slots_never_overlaps_two_runs(
         target, tq, procs, ctl_dir):
     log = str(ctl_dir / "spans.txt")
@@ -209,6 +218,7 @@ def test_a_concurrency_limit_of_1_under_two_workers_of_4_slots_never_overlaps_tw
         assert after[1] >= before[2], f"job {after[0]} started before job {before[0]} ended"
 
 
+@pytest.mark.slow
 def test_a_rate_of_5_per_second_spreads_20_starts_over_about_4_seconds(
         target, tq, procs, ctl_dir):
     log = str(ctl_dir / "spans.txt")
@@ -225,6 +235,7 @@ def test_a_rate_of_5_per_second_spreads_20_starts_over_about_4_seconds(
         assert starts[i + 5] - starts[i] >= 0.99, "six starts within one window"
 
 
+@pytest.mark.slow
 def test_a_pause_and_a_limit_set_while_workers_run_take_effect_within_two_seconds(
         target, tq, procs, ctl_dir):
     log = str(ctl_dir / "spans.txt")
@@ -256,6 +267,7 @@ def test_a_pause_and_a_limit_set_while_workers_run_take_effect_within_two_second
     stop(procs, ps)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads /proc")
 def test_an_idle_worker_with_a_schedule_uses_under_1_percent_of_a_core(db, queue, procs,
                                                                       ctl_dir):

@@ -10,6 +10,8 @@ import pytest
 
 from .conftest import wait_for
 
+pytestmark = pytest.mark.slow  # a real worker process outliving its file
+
 
 @pytest.mark.parametrize("how", ["deleted", "replaced"])
 def test_a_worker_exits_1_when_its_database_file_is_deleted_or_replaced(db, queue, procs,

@@ -107,6 +107,7 @@ def _scrape(port: int) -> dict:
         return parse(r.read().decode())
 
 
+@pytest.mark.slow
 def test_a_workers_metrics_count_its_outcomes_and_durations(db, queue, procs):
     port = _free_port()
     worker = procs.start("run", "--app", "taskapp", "--concurrency", "4", "--lease", "3",

@@ -253,6 +253,7 @@ def remind(payload):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", [80, 44])  # 44: a tmux pane split in two
 def test_the_workers_live_view_keeps_ids_whole_and_drops_columns_first(app_dir, db, columns):
     """``jobq run`` on a terminal draws its running jobs fitted as ``jobq list`` is: every

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from typer.testing import CliRunner
 
 from jobq_cli.main import app
@@ -51,6 +52,7 @@ def test_the_commands_work_on_a_postgresql_url(pg_url, app_dir):
     assert "pruned" in jobq("prune", "--older-than", "0s", "--json", env=env).stdout
 
 
+@pytest.mark.slow
 def test_the_demo_runs_on_a_postgresql_url(pg_url, app_dir):
     proc = subprocess.run([sys.executable, "-m", "jobq_cli.main", "demo", "--db", pg_url,
                            "--duration", "3", "--no-monitor", "--workers", "1"],

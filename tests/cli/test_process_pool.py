@@ -14,6 +14,8 @@ from proctree import alive, descendants
 from .conftest import wait_for
 from .test_processes import LEASE, running_under
 
+pytestmark = pytest.mark.slow  # real `jobq run --pool process` processes and signals
+
 POOL = ["--pool", "process"]
 
 

@@ -17,6 +17,8 @@ from jobq_core import Queue
 
 from .conftest import wait_for
 
+pytestmark = pytest.mark.slow  # real `jobq run` processes, signals and leases
+
 LEASE = ["--lease", "1"]
 
 

@@ -6,6 +6,8 @@ import json
 import re
 import time
 
+import pytest
+
 from jobq_core import FORGET_AFTER, Queue
 from jobq_core.testing import FakeClock
 
@@ -70,6 +72,7 @@ def test_workers_forget_lost_deletes_the_lost_entries_and_says_which(app_dir, db
     assert json.loads(again.stdout)["forgotten"] == [] and again.stderr == ""
 
 
+@pytest.mark.slow
 def test_a_lost_workers_jobs_say_so_on_their_rows_and_its_busy_is_marked_stale(app_dir, db):
     registered(db)
     with Queue(db) as q:

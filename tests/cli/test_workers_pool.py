@@ -6,7 +6,11 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from .conftest import wait_for
+
+pytestmark = pytest.mark.slow  # a real worker process with a pool
 
 
 def workers_json(app_dir, db):

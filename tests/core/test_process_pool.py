@@ -46,6 +46,7 @@ def share(result) -> float:
     return result["cpu"] / (result["end"] - result["start"])
 
 
+@pytest.mark.slow
 def test_two_cpu_bound_handlers_on_a_pool_of_two_run_at_once_each_on_a_core_of_its_own(
         db, producer, tmp_path):
     ids = producer.enqueue_many([("burn", {"cpu": 1.0}) for _ in range(2)])
@@ -66,6 +67,7 @@ def test_two_cpu_bound_handlers_on_a_pool_of_two_run_at_once_each_on_a_core_of_i
     assert min(share(a), share(b)) > 0.75 * reference, (share(a), share(b), reference)
 
 
+@pytest.mark.slow
 def test_an_endless_loop_past_its_timeout_is_killed_and_fails_and_the_jobs_behind_it_run(
         db, producer):
     spin = producer.enqueue("spin")
@@ -94,6 +96,7 @@ def test_a_handler_stopped_at_its_timeout_runs_its_finally_blocks(db, producer, 
     assert (tmp_path / "tidy").read_text() == "cleaned up, cancelled=True"
 
 
+@pytest.mark.slow
 def test_a_handler_that_ignores_sigterm_is_sigkilled_after_the_grace(db, producer):
     job_id = producer.enqueue("stubborn")
     w = Worker(Queue(db), registry, pool="process", concurrency=1)
@@ -112,6 +115,7 @@ def test_a_handler_that_ignores_sigterm_is_sigkilled_after_the_grace(db, produce
     ("exit", "worker process died: exit code 3"),
     ("segv", "worker process died: signal 11 (SIGSEGV)"),
 ])
+@pytest.mark.slow
 def test_a_child_that_dies_fails_its_own_attempt_only_and_is_replaced(db, producer, kind, error):
     napping = producer.enqueue("nap", {"s": 1.0})
     w = Worker(Queue(db), registry, pool="process", concurrency=2, poll_interval=0.005,

@@ -2,10 +2,10 @@
 runs ``riverdrivertest`` and every huey storage runs ``StorageTests``.
 
 A store joins the suite with one function appended to ``STORES``. Given the test's
-``tmp_path``, it yields the database string of a fresh, empty database for that one test
-(``Queue`` picks the store from the string, as it does for users), and cleans up after the
-yield. Its name is the test id (``test_...[sqlite]``) and the name the store reports as
-``describe()["store"]``.
+``tmp_path``, it yields the database string of a fresh database for that one test (empty,
+or with jobq's tables made; ``Queue`` picks the store from the string, as it does for
+users), and cleans up after the yield. Its name is the test id (``test_...[sqlite]``)
+and the name the store reports as ``describe()["store"]``.
 
 Fixtures: ``queue`` is a ``Queue`` on that database with the test's ``FakeClock``;
 ``store`` is its store; ``open_queue()`` opens another ``Queue`` (its own store and
@@ -36,8 +36,9 @@ def sqlite(tmp_path: Path) -> Iterator[str]:
 
 
 def postgresql(tmp_path: Path) -> Iterator[str]:
-    """A new database per test on the tests' server (see ``tests/pgserver.py``); it must
-    still pass the store's integrity check afterwards, and is dropped."""
+    """A new database per test on the tests' server (see ``tests/pgserver.py``), with jobq's
+    tables already made (a copy of one migrated once); it must still pass the store's
+    integrity check afterwards, and is dropped."""
     import os
 
     import pgserver
@@ -48,7 +49,7 @@ def postgresql(tmp_path: Path) -> Iterator[str]:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"CI must run the PostgreSQL tests: {e}")
         pytest.skip(str(e))
-    name, url = server.create_database()
+    name, url = server.create_database(migrated=True)
     try:
         yield url
         q = Queue(url, create=False)

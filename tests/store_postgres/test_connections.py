@@ -82,6 +82,7 @@ def _drain_through(pg_url, fault, caplog, jobs=300):
     return [r.getMessage() for r in caplog.records if r.name.startswith("jobq")]
 
 
+@pytest.mark.slow
 def test_a_worker_rides_out_its_connections_killed_twice(pg_url, jobq_log):
     def kill_twice():
         assert _kill_all(pg_url) >= 2
@@ -94,6 +95,7 @@ def test_a_worker_rides_out_its_connections_killed_twice(pg_url, jobq_log):
     assert not [m for m in messages if "failed" in m and "LISTEN" not in m], messages
 
 
+@pytest.mark.slow
 def test_a_worker_rides_out_a_server_restart(pg_server, pg_url, jobq_log):
     if not pg_server.restartable:
         pytest.skip(f"only a throwaway cluster of the tests' own can be restarted "

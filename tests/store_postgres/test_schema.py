@@ -70,6 +70,7 @@ def _open(url, barrier):
     Queue(url).close()
 
 
+@pytest.mark.slow
 def test_processes_starting_together_migrate_once(pg_url):
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(4)

@@ -442,6 +442,7 @@ async def test_clicking_a_column_header_sorts_by_it_and_a_tab_switches_view(db, 
         assert app.view == "workers"
 
 
+@pytest.mark.slow  # every view and key
 async def test_the_footer_offers_each_action_key_only_in_the_views_it_acts_in(db, clock):
     """So it fits 80 columns; a key pressed elsewhere says where it acts."""
     app = make_app(db, clock)

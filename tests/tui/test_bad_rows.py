@@ -35,6 +35,7 @@ def bad_db(tmp_path):
     return path, clock
 
 
+@pytest.mark.slow  # every view and detail
 async def test_every_view_and_every_detail_survive_foreign_rows(bad_db):
     path, clock = bad_db
     app = make_app(path, clock)

@@ -9,6 +9,8 @@ import signal
 import sqlite3
 import time
 
+import pytest
+
 from conftest import settle
 from demo_run import demo, stopped
 
@@ -16,6 +18,8 @@ from jobq_core import FORGET_AFTER, Queue
 from jobq_core.testing import wait_for
 from jobq_tui.app import MonitorApp
 from jobq_tui.source import Source
+
+pytestmark = pytest.mark.slow  # the real clock, until a killed worker's jobs move: 15-40 s
 
 
 def rows(app):

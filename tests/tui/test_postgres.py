@@ -36,6 +36,7 @@ async def _every_view(path, clock):
     return seen
 
 
+@pytest.mark.slow  # every view on both stores
 async def test_every_view_shows_the_same_rows_as_on_sqlite(pg_fixture, tmp_path):
     url, pg_clock = pg_fixture
     sqlite_clock = fixture_db.build(tmp_path / "jobs.db")
