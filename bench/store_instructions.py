@@ -76,12 +76,13 @@ def instructions(python: str, workload: str, n: int, pg_url: str | None = None) 
 
 
 def _count(python: str, workload: str, n: int, url: str) -> int:
+    python, _, src = python.partition("::")  # --src: this interpreter on that checkout
+    env = {**os.environ, "PYTHONHASHSEED": "0", **({"PYTHONPATH": src} if src else {})}
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out",
              python, "-c", _CHILD, workload, str(n), url],
-            capture_output=True, text=True, check=True, cwd=tmp,
-            env={**os.environ, "PYTHONHASHSEED": "0"})
+            capture_output=True, text=True, check=True, cwd=tmp, env=env)
     return int(re.search(r"Collected : (\d+)", out.stderr).group(1))
 
 
@@ -93,17 +94,26 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2000)
     parser.add_argument("--only", default=",".join(WORKLOADS))
     parser.add_argument("--pg-url", help="run on this PostgreSQL server instead of SQLite")
+    parser.add_argument("--src", action="append",
+                        help="a checkout to measure with this interpreter (its PYTHONPATH; "
+                             "repeatable, instead of --python)")
     args = parser.parse_args()
-    pythons = args.python or [sys.executable]
-    print(f"{'workload':<10}" + "".join(f"{os.path.basename(os.path.dirname(os.path.dirname(os.path.dirname(p)))) or p:>16}" for p in pythons))
+    pythons = args.python or ([f"{sys.executable}::{src}" for src in args.src] if args.src
+                               else [sys.executable])
+    names = [os.path.basename(p.partition("::")[2].rstrip("/")) or
+             os.path.basename(os.path.dirname(os.path.dirname(os.path.dirname(p)))) or p
+             for p in pythons]
+    print(f"{'workload':<10}" + "".join(f"{name:>16}" for name in names)
+          + "   (each against the first)")
     for workload in args.only.split(","):
         row = []
         for python in pythons:
             full = instructions(python, workload, args.jobs, args.pg_url)
             empty = instructions(python, workload, 0, args.pg_url)
             row.append((full - empty) / args.jobs)
-        ratio = f"   {row[-1] / row[0]:.3f}x" if len(row) > 1 else ""
-        print(f"{workload:<10}" + "".join(f"{x:>16,.0f}" for x in row) + ratio, flush=True)
+        print(f"{workload:<10}" + "".join(
+            f"{x:>16,.0f}" if i == 0 else f"{x:>9,.0f} {x / row[0]:.3f}x"
+            for i, x in enumerate(row)), flush=True)
 
 
 if __name__ == "__main__":

@@ -54,10 +54,15 @@ COPY_STATE = ("UPDATE jobq_jobs SET status=?, attempts=?, error=?, finished_at=?
 
 # -- a running job -----------------------------------------------------------------------------
 
-COMPLETE = ("UPDATE jobq_jobs SET status='succeeded', result=?, finished_at=?, lease_until=NULL, "
-            f"cancel_requested=false WHERE {FENCE} RETURNING has_dependents")
-"""Parameters: result, now, job id, token. A row when it was accepted: whether dependents
-wait on the job (they are settled in the same transaction)."""
+_SUCCEEDED = ("UPDATE jobq_jobs SET status='succeeded', result=?, finished_at=?, "
+              f"lease_until=NULL, cancel_requested=false WHERE {FENCE}")
+COMPLETE = _SUCCEEDED + " AND NOT has_dependents"
+"""The fenced completion of a job no other job waits on: the hot path, as cheap as a
+completion can be. Parameters: result, now, job id, token. Nothing changed: fenced out,
+or jobs wait on it (then ``COMPLETE_SETTLING``, in a transaction with the settling)."""
+COMPLETE_SETTLING = _SUCCEEDED + " RETURNING has_dependents"
+"""The fenced completion of any job; a row when it was accepted, saying whether jobs wait
+on it."""
 EXTEND = f"UPDATE jobq_jobs SET lease_until=?, heartbeat_at=? WHERE {FENCE} RETURNING id, cancel_requested"
 """Parameters: lease_until, now, job id, token."""
 PROGRESS = f"UPDATE jobq_jobs SET progress=?, progress_message=? WHERE {FENCE}"

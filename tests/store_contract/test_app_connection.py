@@ -179,6 +179,18 @@ def test_a_committed_completion_succeeds_the_job_in_the_same_commit(queue, app, 
     assert app.counts()[2] == 1
 
 
+def test_a_completion_on_the_connection_settles_its_dependents_with_the_same_commit(queue, app):
+    a = queue.enqueue("pay")
+    b = queue.enqueue("receipt", after=[a])
+    job = queue.claim("w")
+    queue.complete(job.id, job.token, conn=app.conn)
+    app.rollback()
+    assert [queue.get(i).status for i in (a, b)] == ["running", "waiting"]
+    queue.complete(job.id, job.token, conn=app.conn)
+    app.commit()
+    assert [queue.get(i).status for i in (a, b)] == ["succeeded", "pending"]
+
+
 def test_a_rolled_back_completion_leaves_the_job_running_under_its_token(queue, app):
     queue.enqueue("pay")
     job = queue.claim("w")

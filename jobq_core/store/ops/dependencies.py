@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from ...errors import JobNotFound
 from ...types import Dependencies, JobStatus, Link
-from ..base import Deps, NewJob
+from ..base import Completion, Deps, NewJob
 from ..dialect import Statements
 from ..rows import decode
 from ._base import Operations
@@ -121,6 +121,20 @@ def settle(c, q: Statements, job_id: int, status: str, now: float) -> set[str]:
                 c.execute(q.CANCEL_DEPENDENT, (now, _because(parent, how), dependent))
                 ended.append((dependent, JobStatus.CANCELLED))
     return released
+
+
+def complete_on(c, q: Statements, completion: Completion, now: float) -> tuple[bool, set[str]]:
+    """The fenced completion and the settling of its dependents inside a transaction the
+    caller holds (an application's: ``app_connection.complete``): whether it was accepted,
+    and the queues of the jobs released."""
+    x = completion
+    params = (x.result, now, x.job_id, x.token)
+    if c.execute(q.COMPLETE, params).rowcount == 1:
+        return True, set()  # no job waits on it
+    row = c.execute(q.COMPLETE_SETTLING, params).fetchone()
+    if row is None:
+        return False, set()
+    return True, settle(c, q, x.job_id, JobStatus.SUCCEEDED, now) if row[0] else set()
 
 
 def _because(job_id: int, status: str) -> str:

@@ -212,12 +212,12 @@ class Running(Operations):
             return []
         if len(completions) == 1 and not again:  # one statement: no BEGIN needed
             x = completions[0]
-            row = c.execute(self.q.COMPLETE, (x.result, now, x.job_id, x.token)).fetchone()
-            if row is not None and row[0]:
-                # Jobs wait on it. Outside a transaction the completion has committed on its
-                # own: settle them at once in one of their own (the reaper's sweep would
-                # find them after a crash in between).
-                with self.b.transaction(c):
+            params = (x.result, now, x.job_id, x.token)
+            if c.execute(self.q.COMPLETE, params).rowcount == 1:
+                return [True]  # no job waits on it: the common case, one cheap statement
+            with self.b.transaction(c):  # fenced out, or jobs wait on it: settle them too
+                row = c.execute(self.q.COMPLETE_SETTLING, params).fetchone()
+                if row is not None and row[0]:
                     self._settle(c, x.job_id, JobStatus.SUCCEEDED, now)
             return [row is not None]
         done = self.d.complete_many(c, completions, now, again)

@@ -43,9 +43,8 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import tuple_row
 
 from ...errors import UnusableConnection
-from ...types import JobStatus
 from ..base import Completion, ConnectionIdentity, NewJob
-from ..ops.dependencies import settle
+from ..ops.dependencies import complete_on
 from ..ops.running import insert_unique
 from .dialect import DIALECT, NOTIFY
 from .connection import translate
@@ -145,15 +144,11 @@ def complete(conn: psycopg.Connection, completion: Completion, now: float) -> bo
     """The fenced completion in the caller's transaction, with the settling of the job's
     dependents (idle workers hear of those released when it commits); False: fenced out
     (nothing written)."""
-    x = completion
-
     def op(c: AppCursor) -> bool:
-        row = c.execute(DIALECT.q.COMPLETE, (x.result, now, x.job_id, x.token)).fetchone()
-        if row is not None and row[0]:
-            released = settle(c, DIALECT.q, x.job_id, JobStatus.SUCCEEDED, now)
-            if released:
-                c.execute(NOTIFY, (sorted(released),))
-        return row is not None
+        accepted, released = complete_on(c, DIALECT.q, completion, now)
+        if released:
+            c.execute(NOTIFY, (sorted(released),))
+        return accepted
 
     return on_app(conn, op)
 

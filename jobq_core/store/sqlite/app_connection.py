@@ -33,9 +33,8 @@ import sqlite3
 from collections.abc import Sequence
 
 from ...errors import UnusableConnection
-from ...types import JobStatus
 from ..base import Completion, ConnectionIdentity, NewJob
-from ..ops.dependencies import settle
+from ..ops.dependencies import complete_on
 from ..ops.running import insert_unique
 from .dialect import DIALECT, INSERT_PAYLOAD, INSERT_RETURNING
 from .connection import translate
@@ -129,15 +128,7 @@ class AppCursor:
 def complete(conn: sqlite3.Connection, completion: Completion, now: float) -> bool:
     """The fenced completion in the caller's transaction, with the settling of the job's
     dependents; False: fenced out (nothing written)."""
-    x = completion
-
-    def op(c: AppCursor) -> bool:
-        row = c.execute(DIALECT.q.COMPLETE, (x.result, now, x.job_id, x.token)).fetchone()
-        if row is not None and row[0]:
-            settle(c, DIALECT.q, x.job_id, JobStatus.SUCCEEDED, now)
-        return row is not None
-
-    return on_app(conn, op)
+    return on_app(conn, lambda c: complete_on(c, DIALECT.q, completion, now)[0])
 
 
 def on_app(conn: sqlite3.Connection, op):

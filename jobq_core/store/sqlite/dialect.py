@@ -194,7 +194,11 @@ class SqliteDialect(Dialect):
         done = {}
         with write_transaction(c):
             for x in completions:
-                row = c.execute(sql.COMPLETE, (x.result, now, x.job_id, x.token)).fetchone()
+                params = (x.result, now, x.job_id, x.token)
+                if c.execute(sql.COMPLETE, params).rowcount == 1:
+                    done[x.job_id] = False  # no job waits on it
+                    continue
+                row = c.execute(sql.COMPLETE_SETTLING, params).fetchone()
                 if row is not None:
                     done[x.job_id] = bool(row[0])
         return done
