@@ -25,6 +25,7 @@ from .types import (
 )
 from .schedule import Schedule
 from .registry import JobContext, Registry
+from .tasks import Task
 from .types import Watch
 from .worker import Worker
 
@@ -34,5 +35,5 @@ __all__ = [
     "JobStatus", "JobqError", "LeaseLost", "NetworkFilesystemWarning", "NotADatabase",
     "Outcome", "PayloadTooLarge", "Queue", "QueueStats", "RawJSON", "Registry", "SchemaTooNew",
     "Stats", "StorageFull", "SystemClock", "UnusableConnection", "Worker", "WorkerInfo",
-    "WorkerState", "DEFAULT_BEAT", "FORGET_AFTER", "Rate", "Schedule", "ScheduleInfo",
+    "WorkerState", "DEFAULT_BEAT", "Task", "FORGET_AFTER", "Rate", "Schedule", "ScheduleInfo",
 ]

@@ -13,45 +13,35 @@ at all.
 from __future__ import annotations
 
 import inspect
+import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .backoff import Backoff
 from .checks import MAX_LEASE, check_int, check_name, check_seconds
 from .errors import LeaseLost
 from .new_jobs import encode_json
+from .payloads import payload_type
 from .schedule import Schedule, make_schedule
 from .store import connection_ops
 from .store.base import Completion, ConnectionIdentity
+from .tasks import Handler, Task, open_default
 
 if TYPE_CHECKING:
     from .queue import Queue
 
-Handler = Callable[..., Any]
-
-
-@dataclass(frozen=True, slots=True)
-class Task:
-    """A registered handler and its per-kind settings (None: the worker's default)."""
-
-    kind: str
-    fn: Handler
-    max_attempts: int | None
-    lease: float | None
-    timeout: float | None
-    backoff: Backoff | None
-    is_async: bool
-    wants_context: bool
-
 
 class Registry:
-    """Maps job kinds to handlers. Register with ``@registry.task("kind", ...)``."""
+    """Maps job kinds to handlers. Register with ``@registry.task("kind", ...)``.
 
-    def __init__(self) -> None:
+    ``queue``: the ``Queue`` (or a database path or URL, opened on the spot) that tasks
+    enqueue to when no queue is given: ``send_email.enqueue(payload)``."""
+
+    def __init__(self, queue: Queue | str | os.PathLike[str] | None = None) -> None:
         self._tasks: dict[str, Task] = {}
         self._schedules: dict[str, Schedule] = {}
+        self.queue: Queue | None = open_default(queue)
 
     def periodic(self, kind: str, *, every: float | None = None, cron: str | None = None,
                  payload: Any = None, queue: str = "default", priority: int = 0,
@@ -78,19 +68,30 @@ class Registry:
         self,
         kind: str,
         *,
+        queue: str | None = None,
+        priority: int = 0,
         max_attempts: int | None = None,
         lease: float | None = None,
         timeout: float | None = None,
         backoff: Backoff | None = None,
-    ) -> Callable[[Handler], Handler]:
-        """Register the decorated function as the handler of ``kind``.
+    ) -> Callable[[Handler], Task]:
+        """Register the decorated function as the handler of ``kind``; returns a ``Task``,
+        still callable as the function, with ``enqueue`` and ``enqueue_many``.
 
-        ``max_attempts`` caps the attempts of this kind's jobs (the lower of it and the
-        job's own limit wins); ``lease`` overrides the worker's lease for these jobs;
-        ``timeout`` (seconds) fails a run that takes longer; ``backoff`` sets the retry
-        delays after a failure.
+        ``queue`` and ``priority`` are the defaults of jobs enqueued through the task.
+        ``max_attempts`` is their limit too, and caps the attempts of every job of this
+        kind (the lower of it and the job's own limit wins); ``lease`` overrides the
+        worker's lease for these jobs; ``timeout`` (seconds) fails a run that takes
+        longer; ``backoff`` sets the retry delays after a failure.
+
+        A handler whose payload parameter is annotated with a dataclass, a ``TypedDict``
+        or a pydantic model gets a typed payload: checked when enqueued through the task,
+        rebuilt before each call (see ``jobq_core.payloads``).
         """
         check_name("kind", kind)
+        if queue is not None:
+            check_name("queue", queue)
+        check_int("priority", priority)
         if max_attempts is not None:
             check_int("max_attempts", max_attempts, minimum=1)
         if lease is not None:
@@ -105,9 +106,11 @@ class Registry:
                 raise TypeError(f"a handler must be callable, got {fn!r:.80}")
             if kind in self._tasks:
                 raise ValueError(f"kind {kind!r} already has a handler: {self._tasks[kind].fn!r}")
-            self._tasks[kind] = Task(kind, fn, max_attempts, lease, timeout, backoff,
-                                     inspect.iscoroutinefunction(fn), _wants_context(fn))
-            return fn
+            task = Task(kind, fn, max_attempts, lease, timeout, backoff,
+                        inspect.iscoroutinefunction(fn), _wants_context(fn), queue=queue,
+                        priority=priority, payload=payload_type(fn), registry=self)
+            self._tasks[kind] = task
+            return task
 
         return register
 

@@ -65,7 +65,7 @@ from ..errors import JobqError, LeaseLost, UnusableConnection
 from ..registry import JobContext, Registry
 from ..store.base import ConnectionIdentity
 from .channel import Channel, encode
-from .runs import Failed, Lost, raised, result_json
+from .runs import Failed, Lost, handler_args, raised, result_json
 
 
 def main(app: str, main_path: str | None, sys_path: list[str], cwd: str, kinds: list[str],
@@ -243,7 +243,7 @@ class Runner:
                     "error": f"no handler for kind {message['kind']!r} in the child process"}
         ctx = self._link.start(message)
         try:
-            args = (message["payload"], ctx) if task.wants_context else (message["payload"],)
+            args = handler_args(task, message["payload"], ctx)
             if task.is_async:  # one loop per child, kept: loop-bound clients survive jobs
                 if self._loop is None:
                     self._loop = asyncio.new_event_loop()

@@ -111,6 +111,15 @@ def returned(result: Any) -> Succeeded | Failed:
 SUCCEEDED_NONE = Succeeded(None)
 
 
+def handler_args(task: Task, payload: Any, ctx: JobContext) -> tuple:
+    """The arguments of ``task``'s handler: the payload (rebuilt as the handler's payload
+    type, if it declares one: a stored payload that does not fit fails the run) and,
+    if it takes one, the context."""
+    if task.load is not None:
+        payload = task.load(payload)
+    return (payload, ctx) if task.wants_context else (payload,)
+
+
 def raised(e: BaseException) -> Failed | Lost:
     """What a handler's exception makes of its run: ``LeaseLost`` (from ``ctx.heartbeat()``
     or ``ctx.progress()``) a lost lease, anything else a failure with its traceback."""

@@ -13,7 +13,7 @@ import queue
 import threading
 
 from .pool import Finished
-from .runs import Run, RunState, raised, returned
+from .runs import Run, RunState, handler_args, raised, returned
 
 
 class ThreadPool:
@@ -60,7 +60,7 @@ class ThreadPool:
         if run.state is not RunState.RUNNING:  # abandoned while waiting for a thread
             return
         try:
-            args = (run.job.payload, run.ctx) if run.task.wants_context else (run.job.payload,)
+            args = handler_args(run.task, run.job.payload, run.ctx)
             outcome = returned(run.task.fn(*args))
         except BaseException as e:  # noqa: BLE001 - a handler's failure is data, never ours
             outcome = raised(e)
@@ -68,7 +68,7 @@ class ThreadPool:
 
     async def _call_async(self, run: Run) -> None:
         try:
-            args = (run.job.payload, run.ctx) if run.task.wants_context else (run.job.payload,)
+            args = handler_args(run.task, run.job.payload, run.ctx)
             outcome = returned(await run.task.fn(*args))
         except BaseException as e:  # noqa: BLE001
             outcome = raised(e)
