@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .app_connections import unwrap
 from .backoff import Backoff
 from .checks import MAX_LEASE, check_int, check_name, check_seconds
 from .errors import LeaseLost
@@ -190,7 +191,8 @@ class JobContext:
 
     def complete(self, result: Any = None, *, conn: Any) -> None:
         """Mark this job succeeded with ``result`` inside the application's transaction on
-        ``conn`` (its own ``sqlite3``/``psycopg`` connection to the queue's database): the
+        ``conn`` (its own ``sqlite3``/``psycopg`` connection to the queue's database, or a
+        SQLAlchemy ``Connection`` or ``Session`` over one): the
         fenced completion is written there, so the job is succeeded in the same commit as
         the application's writes, and never without them. Raises ``LeaseLost`` when
         another run owns the job: roll back (a ``with`` block does, as the exception
@@ -202,6 +204,7 @@ class JobContext:
             raise TypeError("ctx.complete() needs conn=: the application's connection whose "
                             "transaction the completion joins")
         text = None if result is None else encode_json(result, "result")
+        conn = unwrap(conn)
         ops = connection_ops(conn)
         now = self.prepare_complete(ops.identity(conn))
         if not ops.complete(conn, Completion(self.job_id, self._token, text), now):
