@@ -24,7 +24,7 @@ from .errors import LeaseLost
 from .queue import Queue
 from .registry import JobContext, Registry
 from .types import Job, JobStatus, Outcome, RawJSON
-from .worker.runs import Failed, Lost, handler_args, raised, returned
+from .worker.runs import Failed, Lost, call_handler, raised, returned
 
 DRAIN_WORKER = "jobq-testing-drain"
 _LEASE = 3600.0  # nothing reaps a drained run: the lease only has to outlast the handler
@@ -110,7 +110,7 @@ def _run(q: Queue, registry: Registry, job: Job) -> RunOutcome:
                          f"{', '.join(registry.kinds()) or 'none'})")
     else:
         try:
-            value = task.fn(*handler_args(task, job.payload, ctx))
+            value = call_handler(task, job.payload, ctx, job.queue)
             if task.is_async:
                 value = _await(value)
             outcome = returned(value)

@@ -13,6 +13,7 @@ import asyncio
 import enum
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,6 +119,22 @@ def handler_args(task: Task, payload: Any, ctx: JobContext) -> tuple:
     if task.load is not None:
         payload = task.load(payload)
     return (payload, ctx) if task.wants_context else (payload,)
+
+
+# Wraps every handler call while set (``jobq_core.contrib.otel`` sets it): called as
+# ``around_handler(call, task, ctx, queue)``, it returns what ``call()`` returns. None: no
+# wrapper, and a run costs one test of it.
+around_handler: Callable[[Callable[[], Any], Task, JobContext, str], Any] | None = None
+
+
+def call_handler(task: Task, payload: Any, ctx: JobContext, queue: str) -> Any:
+    """Call ``task``'s handler for one run of a job of ``queue``: what it returns, or for
+    an ``async def`` handler its coroutine, which the caller awaits. Every pool (and
+    ``testing.drain``) calls handlers through this."""
+    if around_handler is not None:
+        return around_handler(lambda: task.fn(*handler_args(task, payload, ctx)), task, ctx,
+                              queue)
+    return task.fn(*handler_args(task, payload, ctx))
 
 
 def raised(e: BaseException) -> Failed | Lost:

@@ -13,7 +13,7 @@ import queue
 import threading
 
 from .pool import Finished
-from .runs import Run, RunState, handler_args, raised, returned
+from .runs import Run, RunState, call_handler, raised, returned
 
 
 class ThreadPool:
@@ -60,16 +60,15 @@ class ThreadPool:
         if run.state is not RunState.RUNNING:  # abandoned while waiting for a thread
             return
         try:
-            args = handler_args(run.task, run.job.payload, run.ctx)
-            outcome = returned(run.task.fn(*args))
+            outcome = returned(call_handler(run.task, run.job.payload, run.ctx, run.job.queue))
         except BaseException as e:  # noqa: BLE001 - a handler's failure is data, never ours
             outcome = raised(e)
         self._finished(run, outcome)
 
     async def _call_async(self, run: Run) -> None:
         try:
-            args = handler_args(run.task, run.job.payload, run.ctx)
-            outcome = returned(await run.task.fn(*args))
+            outcome = returned(await call_handler(run.task, run.job.payload, run.ctx,
+                                                  run.job.queue))
         except BaseException as e:  # noqa: BLE001
             outcome = raised(e)
         self._finished(run, outcome)
