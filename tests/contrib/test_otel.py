@@ -116,3 +116,49 @@ def test_jobq_never_imports_opentelemetry_by_itself(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.split() == ["succeeded", "False"]
+
+
+OTEL_APP = '''
+import json, os
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from jobq_core import Registry
+from jobq_core.contrib import otel
+
+
+class FileExporter(SpanExporter):
+    def export(self, spans):
+        with open(os.environ["SPANS"], "a") as f:
+            for s in spans:
+                f.write(json.dumps({"name": s.name, "pid": os.getpid(),
+                                    "job": s.attributes.get("messaging.message.id")}) + "\\n")
+        return SpanExportResult.SUCCESS
+
+
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(FileExporter()))
+otel.instrument(tracer_provider=provider)
+registry = Registry()
+registry.task("k")(lambda p: os.getpid())
+'''
+
+
+def test_a_process_pools_children_trace_their_own_runs(tmp_path):
+    import json
+    import os
+
+    (tmp_path / "otel_app.py").write_text(OTEL_APP)
+    spans_file = tmp_path / "spans.jsonl"
+    db = str(tmp_path / "jobs.db")
+    with Queue(db) as q:
+        ids = [q.enqueue("k", i) for i in range(4)]
+    env = {**os.environ, "SPANS": str(spans_file)}
+    subprocess.run([sys.executable, "-m", "jobq_cli.main", "run", "--app", "otel_app",
+                    "--pool", "process", "--concurrency", "2", "--burst", "--db", db],
+                   cwd=tmp_path, env=env, check=True, capture_output=True, timeout=60)
+    with Queue(db) as q:
+        handler_pids = {q.get(i).result for i in ids}
+    runs = [json.loads(line) for line in spans_file.read_text().splitlines()]
+    assert sorted(r["job"] for r in runs) == sorted(str(i) for i in ids)
+    assert {r["name"] for r in runs} == {"process default"}
+    assert {r["pid"] for r in runs} == handler_pids  # made where the handler ran
