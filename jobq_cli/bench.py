@@ -198,7 +198,7 @@ def _add_ratios(results: dict[str, dict]) -> None:
     for suffix in ("1", "n"):
         worker, api = results.get(f"drain_worker_{suffix}"), results.get(f"drain_api_{suffix}")
         if worker is not None:
-            worker["ratio_to_api"] = runs._ratio(worker["rate"], api and api["rate"])
+            worker["ratio_to_api"] = runs.ratio(worker["rate"], api and api["rate"])
 
 
 def _environment(s: runs.Settings, workdir: Path) -> dict:

@@ -1,5 +1,6 @@
 """``jobq metrics``: the queue's state in the Prometheus text format, read without writing
-(the names are in ``jobq_core.metrics`` and the README). ``jobq run --metrics-port`` serves
+(the names are in ``jobq_core.metrics`` and the README; the exporter is
+``jobq_core.prometheus``). ``jobq run --metrics-port`` serves
 the same gauges with the worker's own counts; ``serve`` starts that server."""
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ def _metrics_module() -> Any:
         import prometheus_client  # noqa: F401
     except ImportError:
         fail("metrics need the prometheus_client package: pip install 'jobq[metrics]'")
-    from jobq_core import metrics
+    from jobq_core import prometheus
 
-    return metrics
+    return prometheus
 
 
 @friendly

@@ -17,7 +17,7 @@ from rich.console import Console, ConsoleOptions, RenderResult
 from rich.live import Live
 from rich.text import Text
 
-from jobq_core import Registry, Worker
+from jobq_core import PoolKind, Registry, Worker
 
 from . import metrics, render, tables
 from .common import DEFAULT_DB, DbOption, Duration, fail, friendly, open_queue, usage
@@ -69,10 +69,10 @@ def run(
                                      help="Module with the task registry ('registry' by default).")],
     concurrency: Annotated[int, typer.Option(min=1, metavar="N", help="Jobs run at once.")] = 8,
     pool: Annotated[str, typer.Option(
-        metavar="thread|process",
+        metavar="|".join(PoolKind),
         help="thread: handlers on threads of this process. process: in --concurrency child "
              "processes, which a task's timeout kills and whose crash fails only their job.",
-    )] = "thread",
+    )] = PoolKind.THREAD.value,
     max_jobs_per_child: Annotated[Optional[int], typer.Option(
         metavar="K", help="--pool process: replace a child process after K jobs.")] = None,
     queue: Annotated[Optional[list[str]], typer.Option(
@@ -111,10 +111,11 @@ def run(
         usage(f"--grace must be >= 0 seconds, got {grace}")
     if synchronous is not None and synchronous.upper() not in ("NORMAL", "FULL"):
         usage(f"--synchronous must be NORMAL or FULL, got {synchronous!r}")
-    if pool not in ("thread", "process"):
-        usage(f"--pool must be thread or process, got {pool!r}")
+    if pool not in set(PoolKind):
+        usage(f"--pool must be {' or '.join(PoolKind)}, got {pool!r}")
+    kind = PoolKind(pool)
     if max_jobs_per_child is not None:
-        if pool != "process":
+        if kind is not PoolKind.PROCESS:
             usage("--max-jobs-per-child applies to --pool process only")
         if max_jobs_per_child < 1:
             usage(f"--max-jobs-per-child must be >= 1, got {max_jobs_per_child}")
@@ -122,8 +123,8 @@ def run(
     durability = {} if synchronous is None else {"synchronous": synchronous.upper()}
     with open_queue(db, create=True, **durability) as q:
         worker = Worker(q, registry, concurrency=concurrency, queues=queue or None, lease=lease,
-                        grace=grace, pool=pool, max_jobs_per_child=max_jobs_per_child,
-                        app=app_name(app) if pool == "process" else None)
+                        grace=grace, pool=kind, max_jobs_per_child=max_jobs_per_child,
+                        app=app_name(app) if kind is PoolKind.PROCESS else None)
         server = None
         if metrics_port is not None:  # before the worker registers: a taken port stops here
             server = metrics.serve(worker, metrics_host, metrics_port)

@@ -21,7 +21,7 @@ from .new_jobs import DEFAULT_MAX_ATTEMPTS, encode_json, prepare
 from .queue import DEFAULT_LEASE, Queue
 from .types import (
     DEFAULT_BEAT, FORGET_AFTER, LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats,
-    Rate, RawJSON, ScheduleInfo, Stats, Throughput, WorkerInfo, WorkerState,
+    PoolKind, Rate, RawJSON, ScheduleInfo, Stats, Throughput, WorkerInfo, WorkerState,
 )
 from .schedule import Schedule
 from .registry import JobContext, Registry
@@ -36,4 +36,5 @@ __all__ = [
     "Outcome", "PayloadTooLarge", "Queue", "QueueStats", "RawJSON", "Registry", "SchemaTooNew",
     "Stats", "StorageFull", "SystemClock", "UnusableConnection", "Worker", "WorkerInfo",
     "WorkerState", "DEFAULT_BEAT", "Task", "FORGET_AFTER", "Rate", "Schedule", "ScheduleInfo",
+    "PoolKind",
 ]

@@ -4,7 +4,10 @@ value out of range."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from .types import LIST_STATUSES, PoolKind, Rate
 
 # What a database integer column holds (SQLite and PostgreSQL's bigint alike).
 INT64_MIN = -(2**63)
@@ -49,6 +52,105 @@ def check_seconds(what: str, value: Any, *, positive: bool = False,
         raise ValueError(f"{what} must be {'>' if positive else '>='} 0 seconds, got {value}")
     if value > maximum:
         raise ValueError(f"{what} must be at most {maximum:.0f} seconds, got {_short(value)}")
+
+
+def check_pool(value: Any) -> PoolKind:
+    """A pool kind: a ``PoolKind`` or its string (``"thread"``, ``"process"``)."""
+    try:
+        return PoolKind(value)
+    except ValueError:
+        raise ValueError(f"pool must be {' or '.join(map(repr, map(str, PoolKind)))}, "
+                         f"got {value!r:.80}") from None
+
+
+def check_lease(value: Any) -> None:
+    """A lease term: more than 0 seconds, at most ``MAX_LEASE``."""
+    check_seconds("lease", value, positive=True, maximum=MAX_LEASE)
+
+
+def check_term(what: str, value: Any) -> float | None:
+    """None, or a lease-like term (a lease, a heartbeat interval) as ``check_lease``
+    allows, returned as a float."""
+    if value is None:
+        return None
+    check_seconds(what, value, positive=True, maximum=MAX_LEASE)
+    return float(value)
+
+
+def check_queues(queues: Sequence[str] | str | None) -> Sequence[str] | None:
+    """Queue names to claim from or wait on (None: all); a single name may be given as a
+    string, and comes back as a list of one."""
+    if isinstance(queues, str):
+        queues = [queues]
+    for q in queues or ():
+        check_name("queue", q)
+    return queues
+
+
+def check_claim(worker_id: Any, limit: Any, queues: Sequence[str] | str | None, lease: Any,
+                least: int) -> Sequence[str] | None:
+    """A claim's arguments, at least ``least`` jobs; returns the queues as ``check_queues``."""
+    check_name("worker_id", worker_id)
+    check_int("limit", limit, minimum=least)
+    check_lease(lease)
+    return check_queues(queues)
+
+
+def check_attempt_limits(limits: Mapping[str, int] | None) -> dict[str, int] | None:
+    """Attempt limits by kind (each >= 1), copied; None when there are none (the plain
+    claim, which a store runs without the per-kind clamp)."""
+    if not limits:
+        return None
+    for kind, most in limits.items():
+        check_name("kind", kind)
+        check_int("attempt limit", most, minimum=1)
+    return dict(limits)
+
+
+def check_words(search: Sequence[str] | str) -> tuple[str, ...]:
+    """Search words: non-empty strings (a single string is one word)."""
+    words = (search,) if isinstance(search, str) else tuple(search)
+    for w in words:
+        if not isinstance(w, str) or not w:
+            raise ValueError(f"search words must be non-empty strings, got {w!r:.80}")
+    return words
+
+
+def check_status(status: Any) -> None:
+    """None (any status), or one of ``LIST_STATUSES``."""
+    if status is not None and status not in LIST_STATUSES:
+        raise ValueError(f"unknown status {status!r:.80}; expected one of "
+                         f"{', '.join(sorted(LIST_STATUSES))}")
+
+
+def check_fraction(what: str, value: Any) -> float | None:
+    """None, or a number from 0 to 1, returned as a float."""
+    if value is None:
+        return None
+    if not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{what} must be between 0 and 1, got {value!r:.80}")
+    return float(value)
+
+
+def check_rate(rate: Any) -> Rate | None:
+    """A rate limit: None (no limit), ``"5/s"``-like text or a ``Rate``, checked."""
+    if rate is None:
+        return None
+    if isinstance(rate, str):
+        return Rate.parse(rate)
+    if not isinstance(rate, Rate):
+        raise TypeError(f"rate must be like '5/s' or a Rate, got {rate!r:.80}")
+    check_int("rate limit", rate.limit, minimum=1)
+    check_seconds("rate window", rate.per, positive=True)
+    return rate
+
+
+def check_buckets(span: Any, bucket: Any) -> None:
+    """A span of time cut into buckets: 0 < bucket <= span, both in seconds."""
+    check_seconds("span", span)
+    check_seconds("bucket", bucket)
+    if bucket <= 0 or span < bucket:
+        raise ValueError(f"need 0 < bucket <= span, got bucket={bucket}, span={span}")
 
 
 def _short(value: Any) -> str:

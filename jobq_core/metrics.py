@@ -1,6 +1,10 @@
-"""Prometheus metrics: the queue's state read from the database, and a worker's own runs.
+"""Prometheus metrics: their names and labels, a stable contract (the README lists them).
 
-Names and labels are a stable contract (the README lists them):
+Where each part lives: a worker counts its runs in ``worker/run_metrics.py``; the gauges'
+read, the text format and a worker's ``/metrics`` server are ``prometheus.py``. This module
+imports neither, so the worker can name its outcomes without the exporter.
+
+The metrics:
 
 * read from the database, by ``jobq metrics`` and by every worker's ``/metrics``:
   ``jobq_jobs{queue,status}`` (status ``pending`` — scheduled and retrying included, as in
@@ -18,252 +22,30 @@ Names and labels are a stable contract (the README lists them):
   to the runs; and ``jobq_job_duration_seconds{queue,kind}``, a histogram of how long
   handlers ran, observed when each run ended, whatever its outcome.
 
-Reading the gauges is ``Queue.stats`` (one read snapshot of four counts over partial
-indexes; finished jobs are not counted) and ``Queue.workers``: no write, no lock held past
-the read, safe to scrape every few seconds from many places. A worker reads them on a
-read-only connection of their own, so a scrape never waits on, or holds up, its work.
-
+How the gauges are read (two reads, no write, safe to scrape often): ``prometheus.py``.
 The worker counts in ``RunMetrics`` (plain integers under the worker's lock: no import
 of ``prometheus_client`` on its hot path); ``prometheus_client`` (the ``metrics`` extra)
-is imported only to render or serve them.
+is imported only to render or serve them (``prometheus.py``).
 """
 from __future__ import annotations
 
-import bisect
-import http.server
-import logging
-import socket
-import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from .types import WorkerState
 
-from .errors import JobqError
-from .types import DEFAULT_BEAT, WorkerState
+# The metric families, by name (the counter's samples get ``_total`` appended).
+JOBS = "jobq_jobs"
+QUEUE_LAG = "jobq_queue_lag_seconds"
+QUEUE_PAUSED = "jobq_queue_paused"
+QUEUE_CONCURRENCY_LIMIT = "jobq_queue_concurrency_limit"
+QUEUE_RATE_LIMIT = "jobq_queue_rate_limit"
+EXPIRED_LEASES = "jobq_expired_leases"
+WORKERS = "jobq_workers"
+JOB_OUTCOMES = "jobq_job_outcomes"
+JOB_DURATION = "jobq_job_duration_seconds"
 
-if TYPE_CHECKING:
-    from .queue import Queue
-    from .worker import Worker
-
-log = logging.getLogger("jobq.metrics")
-
+# The statuses of the jobq_jobs gauge (pending counts scheduled and retrying jobs too).
 JOB_STATUSES = ("pending", "running", "dead")
 WORKER_STATES = tuple(s.value for s in WorkerState)
 OUTCOMES = ("succeeded", "failed", "dead", "lease_lost", "timed_out", "cancelled", "released")
 # Handler durations in seconds: from a no-op to an hour-long job.
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
            300.0, 900.0, 3600.0)
-
-
-# -- a worker's runs ------------------------------------------------------------------------
-
-class RunMetrics:
-    """A worker's outcome counts and handler durations by queue and kind. Not locked: the
-    worker calls it under its state lock, and ``snapshot`` copies under the same lock."""
-
-    __slots__ = ("outcomes", "durations")
-
-    def __init__(self) -> None:
-        self.outcomes: dict[tuple[str, str, str], int] = {}  # (queue, kind, outcome) -> n
-        # (queue, kind) -> [count per bucket (the last: above every bound)..., sum]
-        self.durations: dict[tuple[str, str], list] = {}
-
-    def outcome(self, queue: str, kind: str, outcome: str) -> None:
-        key = (queue, kind, outcome)
-        self.outcomes[key] = self.outcomes.get(key, 0) + 1
-
-    def duration(self, queue: str, kind: str, seconds: float) -> None:
-        h = self.durations.get((queue, kind))
-        if h is None:
-            h = self.durations[(queue, kind)] = [0] * (len(BUCKETS) + 1) + [0.0]
-        h[bisect.bisect_left(BUCKETS, seconds)] += 1
-        h[-1] += seconds
-
-    def snapshot(self) -> RunMetrics:
-        copy = RunMetrics()
-        copy.outcomes = dict(self.outcomes)
-        copy.durations = {k: list(v) for k, v in self.durations.items()}
-        return copy
-
-
-# -- the queue's state ----------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class QueueGauges:
-    jobs: dict[tuple[str, str], int]  # (queue, status) -> jobs
-    lag: dict[str, float]  # queue -> seconds the oldest ready job has waited
-    expired_leases: int
-    workers: dict[str, int]  # state -> workers
-    paused: dict[str, int]  # queue -> 1 when paused, else 0
-    concurrency: dict[str, int]  # queue -> its concurrency limit (limited queues only)
-    rate: dict[str, float]  # queue -> jobs per second its rate limit allows (those only)
-
-
-def read_gauges(queue: Queue, *, beat: float = DEFAULT_BEAT) -> QueueGauges:
-    """The gauges' values: two reads, no write."""
-    stats = queue.stats(window=0.0)  # finished jobs: an empty index range, none read
-    workers = queue.workers()
-    now = queue.clock.now()
-    jobs, lag, paused, concurrency, rate = {}, {}, {}, {}, {}
-    for name, q in stats.queues.items():
-        for status in JOB_STATUSES:
-            jobs[(name, status)] = getattr(q, status)
-        oldest = q.oldest_pending_at
-        lag[name] = 0.0 if oldest is None else max(0.0, stats.now - oldest)
-        paused[name] = int(q.paused)
-        if q.concurrency is not None:
-            concurrency[name] = q.concurrency
-        if q.rate is not None:
-            rate[name] = q.rate.limit / q.rate.per
-    states = dict.fromkeys(WORKER_STATES, 0)
-    for w in workers:
-        states[w.state(now, beat).value] += 1
-    return QueueGauges(jobs, lag, stats.expired_leases, states, paused, concurrency, rate)
-
-
-# -- Prometheus -----------------------------------------------------------------------------
-
-def _families(gauges: QueueGauges | None, runs: RunMetrics | None) -> Iterator[Any]:
-    from prometheus_client.core import (
-        CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily,
-    )
-
-    if gauges is not None:
-        f = GaugeMetricFamily("jobq_jobs", "Jobs by queue and status (pending includes "
-                              "scheduled and retrying).", labels=["queue", "status"])
-        for (queue, status), n in sorted(gauges.jobs.items()):
-            f.add_metric([queue, status], n)
-        yield f
-        f = GaugeMetricFamily("jobq_queue_lag_seconds", "Age of the oldest ready job, by "
-                              "queue (0 when none is waiting).", labels=["queue"])
-        for queue, seconds in sorted(gauges.lag.items()):
-            f.add_metric([queue], seconds)
-        yield f
-        for name, help_text, values in (
-                ("jobq_queue_paused", "1 while the queue is paused (no worker claims from it).",
-                 gauges.paused),
-                ("jobq_queue_concurrency_limit", "The most jobs of the queue that may run at "
-                 "once, for queues with a concurrency limit.", gauges.concurrency),
-                ("jobq_queue_rate_limit", "Jobs of the queue that may start per second, for "
-                 "queues with a rate limit.", gauges.rate)):
-            f = GaugeMetricFamily(name, help_text, labels=["queue"])
-            for queue, value in sorted(values.items()):
-                f.add_metric([queue], value)
-            yield f
-        yield GaugeMetricFamily("jobq_expired_leases", "Running jobs whose lease has run out "
-                                "(the reaper has not taken them back yet).",
-                                value=gauges.expired_leases)
-        f = GaugeMetricFamily("jobq_workers", "Registered workers by how recently they beat.",
-                              labels=["state"])
-        for state in WORKER_STATES:
-            f.add_metric([state], gauges.workers.get(state, 0))
-        yield f
-    if runs is not None:
-        f = CounterMetricFamily("jobq_job_outcomes", "Runs of this worker by queue, kind and "
-                                "outcome.", labels=["queue", "kind", "outcome"])
-        for (queue, kind, outcome), n in sorted(runs.outcomes.items()):
-            f.add_metric([queue, kind, outcome], n)
-        yield f
-        f = HistogramMetricFamily("jobq_job_duration_seconds", "How long this worker's "
-                                  "handlers ran, by queue and kind.", labels=["queue", "kind"])
-        for (queue, kind), h in sorted(runs.durations.items()):
-            cumulative, buckets = 0, []
-            for bound, n in zip([*map(_bound, BUCKETS), "+Inf"], h[:-1]):
-                cumulative += n
-                buckets.append((bound, cumulative))
-            f.add_metric([queue, kind], buckets, h[-1])
-        yield f
-
-
-def _bound(seconds: float) -> str:
-    return repr(float(seconds))
-
-
-class _Collector:
-    def __init__(self, read: Callable[[], tuple[QueueGauges | None, RunMetrics | None]]):
-        self._read = read
-
-    def collect(self) -> Iterator[Any]:
-        yield from _families(*self._read())
-
-
-def render(gauges: QueueGauges | None, runs: RunMetrics | None = None) -> bytes:
-    """The Prometheus text format of ``gauges`` and ``runs``."""
-    from prometheus_client import CollectorRegistry, generate_latest
-
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Collector(lambda: (gauges, runs)))
-    return generate_latest(registry)
-
-
-def queue_metrics(queue: Queue, *, beat: float = DEFAULT_BEAT) -> bytes:
-    """``jobq metrics``: the queue's gauges in the Prometheus text format."""
-    return render(read_gauges(queue, beat=beat))
-
-
-class MetricsServer:
-    """``/metrics`` over HTTP for one worker, on a thread of its own, until ``close``:
-    the worker's run counts, and the queue's gauges read on a read-only connection of
-    the server's own (opened on the first scrape). A scrape whose database read fails
-    still gets the run counts, and the failure is logged."""
-
-    def __init__(self, worker: Worker, host: str = "127.0.0.1", port: int = 0, *,
-                 beat: float = DEFAULT_BEAT):
-        from prometheus_client import CONTENT_TYPE_LATEST
-
-        self._worker = worker
-        self._beat = beat
-        self._reader: Queue | None = None
-        self._lock = threading.Lock()
-        server = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                if self.path.split("?")[0] not in ("/metrics", "/"):
-                    self.send_error(404, "only /metrics is served here")
-                    return
-                body = server.scrape()
-                self.send_response(200)
-                self.send_header("Content-Type", CONTENT_TYPE_LATEST)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args) -> None:  # scrapes every few seconds: not logged
-                pass
-
-        class Server(http.server.ThreadingHTTPServer):
-            address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
-
-        self._httpd = Server((host, port), Handler)
-        self._httpd.daemon_threads = True
-        self.host, self.port = self._httpd.server_address[:2]
-        self._thread = threading.Thread(target=self._httpd.serve_forever,
-                                        name="jobq-metrics", daemon=True)
-
-    def start(self) -> MetricsServer:
-        self._thread.start()
-        return self
-
-    def scrape(self) -> bytes:
-        return render(self._gauges(), self._worker.run_metrics())
-
-    def _gauges(self) -> QueueGauges | None:
-        from .queue import Queue
-
-        with self._lock:  # one scrape's reads at a time on the reader's connection
-            try:
-                if self._reader is None:
-                    self._reader = Queue(self._worker.queue.database, read_only=True)
-                return read_gauges(self._reader, beat=self._beat)
-            except JobqError as e:
-                log.warning("metrics: reading the queue's gauges failed: %s", e)
-                return None
-
-    def close(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        with self._lock:
-            if self._reader is not None:
-                self._reader.close()
-                self._reader = None

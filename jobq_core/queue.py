@@ -1,4 +1,4 @@
-"""Queue: jobq's public API. Validates input and reads the clock, then calls the store.
+"""Queue: jobq's public API. Checks input (``checks.py``), reads the clock, calls the store.
 
 Every method is safe to call from several threads; any number of processes may open the
 same database file.
@@ -13,23 +13,25 @@ from typing import Any
 
 from .app_connections import unwrap
 from .backoff import Backoff
-from .checks import MAX_LEASE, check_int, check_name, check_seconds
-from .clock import SYSTEM_CLOCK, Clock
-from .errors import InvalidState, LeaseLost, UnusableConnection
-from .new_jobs import DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD, JobMaker, encode_json
-from .store import open_store
-from .store.base import (
-    FINISHED_STATUSES, Completion, ConnectionIdentity, CopiedJob, ListFilter, NewJob, Store,
-    Watch,
+from .checks import (
+    check_attempt_limits, check_buckets, check_claim, check_fraction, check_int, check_lease,
+    check_name, check_pool, check_queues, check_rate, check_seconds, check_term,
 )
+from .clock import SYSTEM_CLOCK, Clock
+from .filters import job_filter
+from .errors import LeaseLost, UnusableConnection
+from .new_jobs import (
+    DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD, JobMaker, completions, copied_job,
+)
+from .store import open_store
+from .store.base import FINISHED_STATUSES, ConnectionIdentity, NewJob, Store, Watch
 from .schedule import Schedule
 from .types import (
-    DEFAULT_BEAT, LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, QueueStats,
-    Rate, RawJSON, ScheduleInfo, Stats, Throughput, WorkerInfo,
+    DEFAULT_BEAT, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, PoolKind, QueueStats,
+    Rate, ScheduleInfo, Stats, Throughput, WorkerInfo,
 )
 
 DEFAULT_LEASE = 30.0
-_UNSET: Any = object()
 
 
 class Queue:
@@ -50,17 +52,10 @@ class Queue:
     missing file instead of creating it.
     """
 
-    def __init__(
-        self,
-        database: str | os.PathLike[str],
-        *,
-        clock: Clock | None = None,
-        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
-        backoff: Backoff | None = None,
-        max_payload_bytes: int = DEFAULT_MAX_PAYLOAD,
-        store: Store | None = None,
-        **store_options: Any,
-    ):
+    def __init__(self, database: str | os.PathLike[str], *, clock: Clock | None = None,
+                 max_attempts: int = DEFAULT_MAX_ATTEMPTS, backoff: Backoff | None = None,
+                 max_payload_bytes: int = DEFAULT_MAX_PAYLOAD, store: Store | None = None,
+                 **store_options: Any):
         self.backoff = backoff or Backoff()
         self._jobs = JobMaker(max_attempts, max_payload_bytes)
         self.database = os.fsdecode(os.fspath(database))
@@ -71,29 +66,20 @@ class Queue:
 
     # -- producing ------------------------------------------------------------------------
 
-    def enqueue(
-        self,
-        kind: str,
-        payload: Any = None,
-        *,
-        queue: str = "default",
-        priority: int = 0,
-        delay: float = 0,
-        run_at: float | datetime | None = None,
-        max_attempts: int | None = None,
-        unique_key: str | None = None,
-        conn: Any = None,
-    ) -> int:
+    def enqueue(self, kind: str, payload: Any = None, *, queue: str = "default",
+                priority: int = 0, delay: float = 0, run_at: float | datetime | None = None,
+                max_attempts: int | None = None, unique_key: str | None = None,
+                conn: Any = None) -> int:
         """Add a job and return its id. With ``unique_key``, while a job with that key is
         pending or running, return that job's id instead of adding another.
 
         With ``conn`` (the application's own connection to the same database: an
         ``sqlite3.Connection`` on the same file, a ``psycopg.Connection`` on the same
-        PostgreSQL database, or a SQLAlchemy ``Connection`` or ``Session`` over either), the job is inserted inside the caller's transaction on that
-        connection, which jobq never commits or rolls back: roll back and the job never
-        existed; commit and it is there, and idle workers notice it. Raises
-        ``UnusableConnection`` (nothing written) for a closed connection, one to another
-        database, or one in autocommit mode with no transaction open."""
+        PostgreSQL database, a SQLAlchemy ``Connection`` or ``Session`` over either), the
+        job is inserted in the caller's transaction, which jobq never commits or rolls
+        back: roll back and the job never existed; commit and it is there, and idle workers
+        notice it. Raises ``UnusableConnection`` (nothing written) for a closed connection,
+        one to another database, or one in autocommit mode with no transaction open."""
         now = self.clock.now()
         # Every option at its default: skip checking them one by one (enqueue 7 % faster,
         # 0.928x without, jobq bench median of 3; 5 % fewer instructions).
@@ -147,35 +133,34 @@ class Queue:
         return jobs[0] if jobs else None
 
     def claim_many(self, worker_id: str, limit: int, *, queues: Sequence[str] | None = None,
-                   lease: float = DEFAULT_LEASE,
-                   attempt_limits: Mapping[str, int] | None = None) -> list[Job]:
+                   lease: float = DEFAULT_LEASE, attempt_limits: Mapping[str, int] | None = None,
+                   ) -> list[Job]:
         """Take up to ``limit`` ready jobs in one statement, each with its own token.
         ``attempt_limits`` (kind -> most attempts; a worker passes its tasks'
         ``max_attempts``): a claimed job of such a kind has its ``max_attempts`` lowered
         to that limit, in the database, so the reaper and the monitor apply it too."""
-        queues = _claim_args(worker_id, limit, queues, lease, least=1)
+        queues = check_claim(worker_id, limit, queues, lease, least=1)
         now = self.clock.now()
         return self.store.job_claim(worker_id, queues, now, now + lease, limit,
-                                    _limits(attempt_limits))
+                                    check_attempt_limits(attempt_limits))
 
     def next_run_at(self, *, queues: Sequence[str] | None = None) -> float | None:
         """When the next pending job that is not ready yet (delayed, or a retry waiting out
         its backoff) becomes ready, in this queue's clock; None when there is none. A cheap
         read: an idle worker sets its timer by it."""
-        return self.store.job_next_run_at(_check_queues(queues), self.clock.now())
+        return self.store.job_next_run_at(check_queues(queues), self.clock.now())
 
     def extend(self, job_id: int, token: int, *, lease: float = DEFAULT_LEASE) -> None:
         """Push the lease ``lease`` seconds past now. Raises ``LeaseLost`` (and writes
         nothing) when the job is no longer running under this token."""
-        result = self.extend_many([(job_id, token)], lease=lease)
-        if result.lost:
+        if self.extend_many([(job_id, token)], lease=lease).lost:
             raise LeaseLost(job_id, token)
 
     def extend_many(self, leases: Iterable[tuple[int, int]], *,
                     lease: float = DEFAULT_LEASE) -> ExtendResult:
         """Heartbeat for several jobs in one transaction; reports which were lost and which
         an operator asked to cancel, instead of raising."""
-        _check_lease(lease)
+        check_lease(lease)
         now = self.clock.now()
         return self.store.job_extend_many(leases, now, now + lease)
 
@@ -188,7 +173,7 @@ class Queue:
         the job is succeeded in the same commit as the application's own writes. On
         ``LeaseLost`` the caller rolls its writes back with it: another run owns the job.
         ``UnusableConnection`` (nothing written) as for ``enqueue``."""
-        completion = _completion(job_id, token, result)
+        completion, = completions([(job_id, token, result)])
         if conn is not None:
             accepted = self.store.job_complete_on(unwrap(conn), completion, self.clock.now())
         else:
@@ -207,46 +192,38 @@ class Queue:
 
     def complete_many(self, items: Iterable[tuple[int, int, Any]]) -> list[bool]:
         """Complete several jobs in one transaction; per item, whether it was accepted."""
-        completions = _completions(items)
-        if not completions:
-            return []
-        return self.store.job_complete_many(completions, self.clock.now())
+        done = completions(items)
+        return self.store.job_complete_many(done, self.clock.now()) if done else []
 
     def complete_and_claim(self, items: Iterable[tuple[int, int, Any]], worker_id: str,
                            limit: int, *, queues: Sequence[str] | None = None,
-                           lease: float = DEFAULT_LEASE,
-                           attempt_limits: Mapping[str, int] | None = None,
-                           ) -> tuple[list[bool], list[Job]]:
+                           lease: float = DEFAULT_LEASE, attempt_limits: Mapping[str, int]
+                           | None = None) -> tuple[list[bool], list[Job]]:
         """``complete_many(items)`` and ``claim_many(worker_id, limit, ...)`` in one
         transaction: a busy worker commits once per batch instead of twice."""
-        queues = _claim_args(worker_id, limit, queues, lease, least=0)
-        completions = _completions(items)
+        queues = check_claim(worker_id, limit, queues, lease, least=0)
+        done = completions(items)
         now = self.clock.now()
-        return self.store.job_complete_and_claim(completions, now, worker_id, queues,
-                                                 now + lease, limit, _limits(attempt_limits))
+        return self.store.job_complete_and_claim(done, now, worker_id, queues, now + lease,
+                                                 limit, check_attempt_limits(attempt_limits))
 
     def fail(self, job_id: int, token: int, error: str, *, retry_in: float | None = None) -> Job:
         """Record a failed attempt. The job runs again after a backoff delay (``retry_in``
         seconds instead, when given; 0 means now), or goes dead when its attempts are used
         up. Raises ``LeaseLost`` (and writes nothing) when the job is no longer ours."""
+        delay = self.backoff.delay
         if retry_in is not None:
             check_seconds("retry_in", retry_in)
             delay = lambda _attempt: float(retry_in)  # noqa: E731
-        else:
-            delay = self.backoff.delay
-        job = self.store.job_fail(job_id, token, str(error), self.clock.now(), delay)
-        if job is None:
-            raise LeaseLost(job_id, token)
-        return job
+        return _ours(self.store.job_fail(job_id, token, str(error), self.clock.now(), delay),
+                     job_id, token)
 
     def give_up(self, job_id: int, token: int, error: str) -> Job:
         """Record a failed attempt and end the job dead at once, whatever attempts remain
         (a handler that knows retrying cannot help, or a kind's own attempt limit). Raises
         ``LeaseLost`` (and writes nothing) when the job is no longer ours."""
-        job = self.store.job_give_up(job_id, token, str(error), self.clock.now())
-        if job is None:
-            raise LeaseLost(job_id, token)
-        return job
+        return _ours(self.store.job_give_up(job_id, token, str(error), self.clock.now()),
+                     job_id, token)
 
     def release(self, job_id: int, token: int) -> None:
         """Hand an unfinished job back, runnable at once, without counting the attempt
@@ -256,10 +233,7 @@ class Queue:
 
     def progress(self, job_id: int, token: int, fraction: float | None,
                  message: str | None = None) -> None:
-        if fraction is not None:
-            if not isinstance(fraction, (int, float)) or not 0.0 <= fraction <= 1.0:
-                raise ValueError(f"progress fraction must be between 0 and 1, got {fraction!r}")
-            fraction = float(fraction)
+        fraction = check_fraction("progress fraction", fraction)
         if not self.store.job_progress(job_id, token, fraction,
                                        None if message is None else str(message)):
             raise LeaseLost(job_id, token)
@@ -285,11 +259,8 @@ class Queue:
         cheaper for listings that do not show them. With ``prefix``, ``queue`` and ``kind``
         match names that start with them; ``search``: words each found (in any case) in
         the kind, queue, worker or error, or equal to the id."""
-        _check_status(status)
-        check_int("limit", limit, minimum=0)
-        check_int("offset", offset, minimum=0)
-        where = ListFilter(status, queue, kind, worker, error_contains, limit, offset, payloads,
-                           prefix, _words(search))
+        where = job_filter(status, queue, kind, worker, error_contains, limit=limit,
+                           offset=offset, payloads=payloads, prefix=prefix, search=search)
         return self.store.job_list(where, self.clock.now())
 
     def attempts(self, job_id: int) -> list[Attempt]:
@@ -302,24 +273,19 @@ class Queue:
         check_seconds("window", window)
         return self.store.stats(self.clock.now(), window)
 
-    def count(self, status: str | None = None, queue: str | None = None,
-              kind: str | None = None, *, worker: str | None = None,
-              error_contains: str | None = None, prefix: bool = False,
-              search: Sequence[str] = ()) -> int:
+    def count(self, status: str | None = None, queue: str | None = None, kind: str | None = None,
+              *, worker: str | None = None, error_contains: str | None = None,
+              prefix: bool = False, search: Sequence[str] = ()) -> int:
         """How many jobs ``list`` would return with these filters and no limit."""
-        _check_status(status)
-        where = ListFilter(status, queue, kind, worker, error_contains, prefix=prefix,
-                           search=_words(search))
+        where = job_filter(status, queue, kind, worker, error_contains, prefix=prefix,
+                           search=search)
         return self.store.job_count(where, self.clock.now())
 
     def throughput(self, *, span: float = 300.0, bucket: float = 10.0) -> Throughput:
         """Succeeded and dead jobs and failed attempts per ``bucket`` seconds over the last
         ``span`` seconds. Buckets are aligned to multiples of ``bucket`` so that a full
         bucket's count does not jitter from one call to the next; the last one is filling."""
-        check_seconds("span", span)
-        check_seconds("bucket", bucket)
-        if bucket <= 0 or span < bucket:
-            raise ValueError(f"need 0 < bucket <= span, got bucket={bucket}, span={span}")
+        check_buckets(span, bucket)
         buckets = math.ceil(span / bucket)
         end = (math.floor(self.clock.now() / bucket) + 1) * bucket
         return self.store.job_throughput(end - buckets * bucket, bucket, buckets)
@@ -329,10 +295,9 @@ class Queue:
                     prefix: bool = False, search: Sequence[str] = ()) -> list[ErrorGroup]:
         """Dead jobs grouped by kind and error line (``error_groups.group_key``), largest
         first: one bad deploy is one group with a count. Filters as ``list``'s."""
-        check_int("limit", limit, minimum=0)
-        where = ListFilter(JobStatus.DEAD, queue, kind, None, error_contains, limit,
-                           prefix=prefix, search=_words(search))
-        return self.store.job_dead_groups(where)
+        return self.store.job_dead_groups(job_filter(
+            JobStatus.DEAD, queue, kind, None, error_contains, limit=limit, prefix=prefix,
+            search=search))
 
     # -- administering --------------------------------------------------------------------
 
@@ -349,8 +314,8 @@ class Queue:
                    error_contains: str | None = None, prefix: bool = False,
                    search: Sequence[str] = ()) -> int:
         """Retry every dead job matching the filters (as ``list``'s); returns how many."""
-        where = ListFilter(JobStatus.DEAD, queue, kind, None, error_contains, prefix=prefix,
-                           search=_words(search))
+        where = job_filter(JobStatus.DEAD, queue, kind, None, error_contains, prefix=prefix,
+                           search=search)
         return self.store.job_retry_dead(where, self.clock.now())
 
     def cancel(self, job_id: int) -> JobStatus:
@@ -360,9 +325,8 @@ class Queue:
         return JobStatus(self.store.job_cancel(job_id, self.clock.now()))
 
     def prune(self, older_than: float, *, dead: bool = True) -> int:
-        """Delete jobs that finished more than ``older_than`` seconds ago, and their
-        history; dead ones only with ``dead``. Pending and running jobs are never touched.
-        Returns how many were deleted."""
+        """Delete jobs that finished more than ``older_than`` seconds ago, and their history;
+        dead ones only with ``dead``. Never pending or running ones. Returns how many."""
         return sum(self.prune_by_status(older_than, dead=dead).values())
 
     def prune_by_status(self, older_than: float, *, dead: bool = True,
@@ -380,17 +344,7 @@ class Queue:
         with payloads), as they were: status, attempts, last error, times, unique key. One
         transaction; the new ids in order. Their attempt history stays behind. A pending
         job whose unique key a live job here holds yields that job's id instead."""
-        copied = []
-        for job in jobs:
-            if job.status not in (JobStatus.PENDING, JobStatus.DEAD):
-                raise InvalidState(f"job {job.id} is {job.status}; only pending and dead jobs "
-                                   "can be copied")
-            payload = str(job.payload) if isinstance(job.payload, RawJSON) else encode_json(
-                job.payload)
-            new = NewJob(job.kind, payload, job.queue, job.priority, job.run_at,
-                         job.max_attempts, job.unique_key)
-            copied.append(CopiedJob(new, str(job.status), job.attempts, job.error,
-                                    job.created_at, job.finished_at))
+        copied = [copied_job(job) for job in jobs]
         return self.store.job_copy_in(copied) if copied else []
 
     # -- queue controls -------------------------------------------------------------------
@@ -416,14 +370,7 @@ class Queue:
         check_name("queue", queue)
         if concurrency is not None:
             check_int("concurrency", concurrency, minimum=1)
-        if isinstance(rate, str):
-            rate = Rate.parse(rate)
-        elif rate is not None:
-            if not isinstance(rate, Rate):
-                raise TypeError(f"rate must be like '5/s' or a Rate, got {rate!r:.80}")
-            check_int("rate limit", rate.limit, minimum=1)
-            check_seconds("rate window", rate.per, positive=True)
-        self.store.queue_set_limit(queue, concurrency, rate, self.clock.now())
+        self.store.queue_set_limit(queue, concurrency, check_rate(rate), self.clock.now())
 
     def queues(self) -> dict[str, QueueStats]:
         """Every queue with jobs or controls: counts (pending, running, dead), whether it
@@ -444,17 +391,13 @@ class Queue:
 
     def register_schedule(self, schedule: Schedule, since: float) -> None:
         """Record ``schedule`` (if new) as counting ticks after ``since``. Workers do this."""
-        self.store.schedule_register(ScheduleInfo(
-            schedule.key, schedule.kind, schedule.queue, schedule.every, schedule.cron,
-            schedule.tz, since, None, self.clock.now()))
+        self.store.schedule_register(schedule.info(since, self.clock.now()))
 
     def enqueue_tick(self, schedule: Schedule, tick: float) -> int | None:
         """Enqueue ``schedule``'s job for ``tick`` (its run_at), recording the tick in the
         same transaction; the job's id, or None when another worker enqueued that tick (or
         a later one) first. The schedule must be registered."""
-        max_attempts = schedule.max_attempts or self._jobs.max_attempts
-        job = NewJob(schedule.kind, schedule.payload, schedule.queue, schedule.priority,
-                     float(tick), max_attempts, None)
+        job = schedule.tick_job(tick, self._jobs.max_attempts)
         return self.store.schedule_tick(schedule.key, float(tick), job, self.clock.now())
 
     # -- workers --------------------------------------------------------------------------
@@ -462,21 +405,16 @@ class Queue:
     def register_worker(self, worker_id: str, *, host: str, pid: int,
                         queues: Sequence[str] | None, concurrency: int,
                         beat_interval: float | None = None,
-                        lease: float | None = None, pool: str | None = None) -> None:
+                        lease: float | None = None, pool: PoolKind | str | None = None,
+                        ) -> None:
         """Add the worker to the registry. ``beat_interval`` (seconds between its
         ``beat_worker`` calls) is what it is judged late or lost by; ``lease`` its lease
-        term, for people to read; ``pool`` the pool its handlers run in (``"thread"`` or
-        ``"process"``)."""
-        for name, value in (("beat_interval", beat_interval), ("lease", lease)):
-            if value is not None:
-                check_seconds(name, value, positive=True, maximum=MAX_LEASE)
+        term, for people to read; ``pool`` the ``PoolKind`` its handlers run in."""
         now = self.clock.now()
-        info = WorkerInfo(worker_id, host, pid, None if queues is None else tuple(queues),
-                          concurrency, now, now, 0,
-                          None if beat_interval is None else float(beat_interval),
-                          None if lease is None else float(lease), pool,
-                          None if pool is None else ())
-        self.store.worker_register(info)
+        self.store.worker_register(WorkerInfo(
+            worker_id, host, pid, None if queues is None else tuple(queues), concurrency, now,
+            now, 0, check_term("beat_interval", beat_interval), check_term("lease", lease),
+            None if pool is None else check_pool(pool), None if pool is None else ()))
 
     def beat_worker(self, worker_id: str, *, busy: int = 0,
                     children: Sequence[tuple[int, str, int | None]] | None = None) -> bool:
@@ -492,11 +430,8 @@ class Queue:
     def workers(self, *, forgotten: bool = False) -> list[WorkerInfo]:
         """The registered workers, except (unless ``forgotten``) those silent past their
         forget time (``WorkerInfo.forgotten``), which the reaper deletes."""
-        workers = self.store.worker_list()
-        if forgotten:
-            return workers
-        now = self.clock.now()
-        return [w for w in workers if not _forgotten(w, now)]
+        workers, now = self.store.worker_list(), self.clock.now()
+        return workers if forgotten else [w for w in workers if not _forgotten(w, now)]
 
     def forget_workers(self, workers: Iterable[WorkerInfo]) -> int:
         """Delete these registry entries, each only if it has not beaten since it was read
@@ -551,49 +486,11 @@ class Queue:
         return f"Queue({self.database!r})"
 
 
-def _completion(job_id: int, token: int, result: Any) -> Completion:
-    return Completion(job_id, token, None if result is None else encode_json(result, "result"))
-
-
-def _completions(items: Iterable[tuple[int, int, Any]]) -> list[Completion]:
-    return [_completion(job_id, token, result) for job_id, token, result in items]
-
-
-def _claim_args(worker_id: Any, limit: Any, queues: Sequence[str] | str | None, lease: Any,
-                least: int) -> Sequence[str] | None:
-    """Check a claim's arguments; a single queue name may be given as a string."""
-    check_name("worker_id", worker_id)
-    check_int("limit", limit, minimum=least)
-    _check_lease(lease)
-    return _check_queues(queues)
-
-
-def _check_queues(queues: Sequence[str] | str | None) -> Sequence[str] | None:
-    """Queue names to claim from (None: all); a single name may be given as a string."""
-    if isinstance(queues, str):
-        queues = [queues]
-    for q in queues or ():
-        check_name("queue", q)
-    return queues
-
-
-def _words(search: Sequence[str] | str) -> tuple[str, ...]:
-    """Search words: non-empty strings (a single string is one word)."""
-    words = (search,) if isinstance(search, str) else tuple(search)
-    for w in words:
-        if not isinstance(w, str) or not w:
-            raise ValueError(f"search words must be non-empty strings, got {w!r:.80}")
-    return words
-
-
-def _limits(attempt_limits: Mapping[str, int] | None) -> dict[str, int] | None:
-    """Attempt limits by kind, checked; None when there are none (the plain claim)."""
-    if not attempt_limits:
-        return None
-    for kind, most in attempt_limits.items():
-        check_name("kind", kind)
-        check_int("attempt limit", most, minimum=1)
-    return dict(attempt_limits)
+def _ours(job: Job | None, job_id: int, token: int) -> Job:
+    """The job a fenced write returned; ``LeaseLost`` when it wrote nothing (None)."""
+    if job is None:
+        raise LeaseLost(job_id, token)
+    return job
 
 
 def _forgotten(w: WorkerInfo, now: float) -> bool:
@@ -601,13 +498,3 @@ def _forgotten(w: WorkerInfo, now: float) -> bool:
         return w.forgotten(now, DEFAULT_BEAT)
     except TypeError:  # a time another program wrote as text: list it, never drop it
         return False
-
-
-def _check_status(status: Any) -> None:
-    if status is not None and status not in LIST_STATUSES:
-        raise ValueError(f"unknown status {status!r}; expected one of "
-                         f"{', '.join(sorted(LIST_STATUSES))}")
-
-
-def _check_lease(lease: Any) -> None:
-    check_seconds("lease", lease, positive=True, maximum=MAX_LEASE)

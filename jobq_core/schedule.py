@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from cronsim import CronSim, CronSimError
 
 from .checks import check_int, check_name, check_seconds
+from .store.base import NewJob
 from .types import ScheduleInfo
 
 _TINY = timedelta(microseconds=1)
@@ -48,6 +49,18 @@ class Schedule:
         digest = hashlib.sha256(
             f"{self.payload}\0{self.priority}\0{self.max_attempts}".encode()).hexdigest()[:10]
         return f"{self.kind} {spec} queue {self.queue} {digest}"
+
+    def info(self, since: float, now: float) -> ScheduleInfo:
+        """The schedule's record, as first registered at ``now``, counting ticks after
+        ``since`` (no tick enqueued yet)."""
+        return ScheduleInfo(self.key, self.kind, self.queue, self.every, self.cron, self.tz,
+                            since, None, now)
+
+    def tick_job(self, tick: float, default_attempts: int) -> NewJob:
+        """The job for ``tick``: it runs at the tick, with the schedule's attempts or,
+        when it sets none, ``default_attempts``."""
+        return NewJob(self.kind, self.payload, self.queue, self.priority, float(tick),
+                      self.max_attempts or default_attempts, None)
 
     def _zone(self) -> tzinfo:
         return ZoneInfo(self.tz) if self.tz else timezone.utc

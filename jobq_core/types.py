@@ -324,3 +324,12 @@ class NewJob(NamedTuple):
     run_at: float
     max_attempts: int
     unique_key: str | None
+
+
+class PoolKind(enum.StrEnum):
+    """Where a worker's handlers run (``Worker(pool=...)``, ``jobq run --pool``), as the
+    worker registry records it. Compares equal to its string: ``PoolKind.PROCESS ==
+    "process"``, so a registry entry read back as text matches it."""
+
+    THREAD = "thread"  # threads of the worker's process (the default)
+    PROCESS = "process"  # child processes, one handler at a time each

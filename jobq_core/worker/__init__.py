@@ -13,14 +13,16 @@ Threads, what each one owns, and where it lives:
   JSON lines: ``channel.py``), whose sockets and exits ``jobq-processes`` watches, and
   whose ctx calls ``jobq-ctx-call-N`` threads carry out; ``executor.py`` turns what they
   do into ``Outcome`` records (``runs.py``).
-* ``jobq-completer`` — ``completer.py``: writes outcomes, group-committed, together with
-  the claim for the slots they free (``complete_and_claim``: one commit, not two).
+* ``jobq-completer`` — ``completer.py``: writes the outcomes posted to the ``Outbox``
+  (``outbox.py``), group-committed, together with the claim for the slots they free
+  (``complete_and_claim``: one commit, not two).
 * ``jobq-heartbeat`` — ``heartbeat.py``: every third of the lease, extends every in-flight
   lease in one transaction (learning which were lost or asked to cancel), beats the worker
   registry, and runs the reaper (``jobq_core/maintenance``) when it is due.
 
 ``worker.py`` holds the ``Worker`` class: configuration, start and stop, signals, and the
-wiring; ``state.py`` the one object the parts share (the runs, their counters, one lock).
+wiring; ``state.py`` the one object the parts share (the runs, their counters, one lock),
+with the worker's metrics (``run_metrics.py``).
 
 Invariants: a job's lease is extended until its outcome is written; a run whose lease was
 lost, that timed out, or that was released is *abandoned*: whatever its handler returns

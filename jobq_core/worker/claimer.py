@@ -29,7 +29,7 @@ from ..errors import JobqError
 from ..queue import Queue
 from ..registry import JobContext, Registry
 from ..types import Job
-from .completer import Outbox
+from .outbox import Outbox
 from .executor import Executor
 from .runs import Run
 from .state import State

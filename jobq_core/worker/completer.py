@@ -1,7 +1,7 @@
 """The completer (thread ``jobq-completer``): writes outcomes, with group commit.
 
-Outcomes that arrive while a write is under way wait in the ``Outbox`` and go together in
-the next transaction, with the claim of jobs for the slots they free
+Outcomes that arrive while a write is under way wait in the ``Outbox`` (``outbox.py``) and
+go together in the next transaction, with the claim of jobs for the slots they free
 (``queue.complete_and_claim``: one commit instead of two). Nothing waits on a timer: a
 fast write is followed at once by the next. When a commit is slow (an fsync under
 synchronous=FULL), the completer waits up to half a commit's time for the handlers still
@@ -16,60 +16,22 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..error_groups import first_line
 from ..errors import DatabaseUnavailable, JobqError, LeaseLost
 from ..queue import Queue
 from ..textsafe import clean
 from ..types import JobStatus
+from .claimer import Claimer
+from .outbox import Outbox
 from .runs import Failed, Lost, Released, Run, RunState, Succeeded
 from .state import State
-
-if TYPE_CHECKING:  # the claimer imports this module
-    from .claimer import Claimer
 
 log = logging.getLogger("jobq.worker")
 
 _GROUP_COMMIT_AFTER = 0.0005  # a write slower than this makes the completer batch harder
 _GROUP_COMMIT_MAX = 0.005  # never hold an outcome back longer than this
 _LOCKED_RETRY = 0.5  # seconds between tries while the database stays locked
-
-
-class Outbox:
-    """Runs whose outcome waits for the completer, in the order they finished.
-
-    ``cv`` is a condition on the state's lock, so a finishing handler takes one lock, not
-    two. The completer sleeps on it until a first outcome arrives, or, while it groups a
-    slow commit, until the last running handler has finished: no other outcome wakes it.
-    """
-
-    def __init__(self, state: State):
-        self._state = state
-        self.cv = threading.Condition(state.lock)
-        self.runs: list[Run] = []
-        self.succeeded = 0  # runs in the outbox with a Succeeded outcome
-        self.writing = False  # the completer holds outcomes it has not written yet
-        self.closed = False  # no more outcomes will come: the completer ends once it is empty
-
-    def post(self, run: Run) -> None:
-        with self.cv:
-            self.post_locked(run)
-
-    def post_locked(self, run: Run) -> None:
-        """Hand ``run``'s outcome to the completer, which wakes the claim loop once it is
-        written (the slot counts as free from now on, but its job is not finished yet).
-        The caller holds the state's lock."""
-        self.runs.append(run)
-        if isinstance(run.outcome, Succeeded):
-            self.succeeded += 1
-        if len(self.runs) == 1 or not self._state.running:
-            self.cv.notify()
-
-    def completions_pending(self) -> bool:
-        """Whether completions are waiting to be written, or being written: the next
-        write will claim for the slots they free, so the claim loop need not."""
-        return self.writing or self.succeeded > 0
 
 
 class Completer:

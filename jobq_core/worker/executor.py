@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from ..registry import Registry
 from ..types import RawJSON
-from .completer import Outbox
+from .outbox import Outbox
 from .pool import Pool
 from .runs import Failed, Lost, Outcome, Released, Run, RunState, Succeeded
 from .state import State

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from ..errors import DatabaseUnavailable, JobqError
 from ..maintenance import Reaper
 from ..queue import Queue
+from ..types import PoolKind
 from .executor import Executor
 from .runs import Lost, Run, RunState
 from .state import State
@@ -92,7 +93,7 @@ class Heartbeat:
             runs = [r for r in state.runs.values() if r.state is not RunState.GONE]
         self.extend(runs)
         pool = self._executor.pool
-        children = pool.children() if pool.kind == "process" else None
+        children = pool.children() if pool.kind is PoolKind.PROCESS else None
         if not self._queue.beat_worker(self._worker_id, busy=state.running, children=children):
             self._on_forgotten()  # silent too long, or forgotten by an operator: back again
 

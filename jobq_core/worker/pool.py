@@ -16,13 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from ..types import PoolKind
 from .runs import Outcome, Run
 
 Finished = Callable[[Run, Outcome], None]
 
 
 class Pool(Protocol):
-    kind: str  # "thread" or "process": what the CLI and logs call it
+    kind: PoolKind
 
     def start(self, finished: Finished, fail: Callable[[str], None]) -> None:
         """Get ready to run handlers (a process pool waits for its first child); report each

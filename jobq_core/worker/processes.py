@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 from ..errors import JobqError, LeaseLost, UnusableConnection
 from ..store.base import ConnectionIdentity
+from ..types import PoolKind
 from .channel import Channel, WakePipe, encode, pair
 from .forkserver import ForkServer, signal_group
 from .pool import Finished
@@ -79,7 +80,7 @@ class Child:
 
 
 class ProcessPool:
-    kind = "process"
+    kind = PoolKind.PROCESS
 
     def __init__(self, app: str, *, concurrency: int, max_jobs_per_child: int | None,
                  worker_id: str, kinds: list[str], main_path: str | None = None):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 
-from ..metrics import RunMetrics
+from .run_metrics import RunMetrics
 from .runs import Run, RunState
 
 # What ``count`` takes (the keys of ``State.counts``), and the outcome label each one has

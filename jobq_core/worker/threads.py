@@ -12,12 +12,13 @@ import asyncio
 import queue
 import threading
 
+from ..types import PoolKind
 from .pool import Finished
 from .runs import Run, RunState, call_handler, raised, returned
 
 
 class ThreadPool:
-    kind = "thread"
+    kind = PoolKind.THREAD
 
     def __init__(self, concurrency: int):
         # The headroom above the concurrency covers abandoned handlers still running.

@@ -12,18 +12,19 @@ import threading
 import time
 from collections.abc import Sequence
 
-from ..checks import MAX_LEASE, check_int, check_seconds
+from ..checks import MAX_LEASE, check_int, check_pool, check_seconds
 from ..errors import JobqError
 from ..maintenance import Reaper, Scheduler
-from ..metrics import RunMetrics
 from ..queue import Queue
 from ..registry import JobContext, Registry, Task
-from ..types import Job
+from ..types import Job, PoolKind
 from .claimer import Claimer
-from .completer import Completer, Outbox
+from .completer import Completer
 from .executor import Executor
 from .heartbeat import Heartbeat
+from .outbox import Outbox
 from .pool import Pool
+from .run_metrics import RunMetrics
 from .state import State
 from .threads import ThreadPool
 
@@ -45,12 +46,12 @@ class Worker:
     more, the worker asks the store when the next one is due and sleeps until then at
     most; it also looks for work every ``idle_claim_interval`` seconds whatever it heard.
 
-    ``pool="thread"`` (the default) runs handlers on threads of this process;
-    ``pool="process"`` in ``concurrency`` child processes, one handler at a time each, which
-    can be killed at a task's ``timeout`` and whose crash fails only their own job (see
-    ``processes.py``). Each child imports the registry by name: ``app="MODULE:ATTR"``, by
-    default the module-level name the registry is found under. ``max_jobs_per_child``
-    (process pool only) replaces a child after that many jobs.
+    ``pool`` is a ``PoolKind`` or its string. ``"thread"`` (the default) runs handlers on
+    threads of this process; ``"process"`` in ``concurrency`` child processes, one handler
+    at a time each, which can be killed at a task's ``timeout`` and whose crash fails only
+    their own job (see ``processes.py``). Each child imports the registry by name:
+    ``app="MODULE:ATTR"``, by default the module-level name the registry is found under.
+    ``max_jobs_per_child`` (process pool only) replaces a child after that many jobs.
     """
 
     def __init__(
@@ -65,18 +66,17 @@ class Worker:
         poll_interval: float = 0.02,
         idle_claim_interval: float = 0.5,
         worker_id: str | None = None,
-        pool: str = "thread",
+        pool: PoolKind | str = PoolKind.THREAD,
         max_jobs_per_child: int | None = None,
         app: str | None = None,
     ):
         check_int("concurrency", concurrency, minimum=1)
         check_seconds("lease", lease, positive=True, maximum=MAX_LEASE)
-        if pool not in ("thread", "process"):
-            raise ValueError(f"pool must be 'thread' or 'process', got {pool!r:.80}")
+        pool = check_pool(pool)
         if max_jobs_per_child is not None:
-            if pool != "process":
+            if pool is not PoolKind.PROCESS:
                 raise ValueError("max_jobs_per_child applies to pool='process' only "
-                                 f"(got {max_jobs_per_child!r:.80} with pool={pool!r})")
+                                 f"(got {max_jobs_per_child!r:.80} with pool={pool.value!r})")
             check_int("max_jobs_per_child", max_jobs_per_child, minimum=1)
         for name, value in (("poll_interval", poll_interval),
                             ("idle_claim_interval", idle_claim_interval)):
@@ -165,7 +165,7 @@ class Worker:
 
     def run_metrics(self) -> RunMetrics:
         """A copy of this worker's outcome counts and handler durations by queue and kind
-        (``jobq_core.metrics`` serves them to Prometheus)."""
+        (``jobq_core.prometheus`` serves them)."""
         with self._state.lock:
             return self._state.metrics.snapshot()
 
@@ -176,9 +176,9 @@ class Worker:
 
     # -- starting and stopping --------------------------------------------------------------
 
-    def _make_pool(self, kind: str, registry: Registry, app: str | None,
+    def _make_pool(self, kind: PoolKind, registry: Registry, app: str | None,
                    max_jobs_per_child: int | None) -> Pool:
-        if kind == "thread":
+        if kind is PoolKind.THREAD:
             return ThreadPool(self.concurrency)
         from .processes import ProcessPool
 

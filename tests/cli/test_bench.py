@@ -70,7 +70,7 @@ def test_without_json_it_prints_a_table_and_one_process_skips_the_multiprocess_r
 
 def test_a_failed_check_still_reports_every_result_and_exits_1(tmp_path, monkeypatch):
     def lossy(s, note):
-        return bench_runs._row(s.jobs, 1, 0.5, expected=s.jobs, counted=s.jobs - 3, duplicates=1)
+        return bench_runs.row(s.jobs, 1, 0.5, expected=s.jobs, counted=s.jobs - 3, duplicates=1)
 
     monkeypatch.setattr(bench_runs, "batch", lossy)
     result = runner.invoke(app, ["bench", *TINY, "--only", "enqueue,batch", "--json",

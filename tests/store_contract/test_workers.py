@@ -1,5 +1,7 @@
 """The worker registry: register, beat, deregister, list."""
-from jobq_core import WorkerInfo, WorkerState
+import pytest
+
+from jobq_core import PoolKind, WorkerInfo, WorkerState
 
 
 def by_id(queue) -> dict[str, WorkerInfo]:
@@ -112,3 +114,13 @@ def test_a_worker_records_its_pool_and_a_process_pools_beats_record_each_child(q
     assert by_id(queue)["w-p"].children == ((101, "busy", 42), (102, "idle", None))
     queue.register_worker("w-old", host="h", pid=3, queues=None, concurrency=1)
     assert (by_id(queue)["w-old"].pool, by_id(queue)["w-old"].children) == (None, None)
+
+
+def test_a_pool_kind_is_recorded_as_its_string_and_an_unknown_pool_is_refused(queue):
+    queue.register_worker("w-p", host="h", pid=1, queues=None, concurrency=2,
+                          pool=PoolKind.PROCESS)
+    recorded = by_id(queue)["w-p"].pool
+    assert recorded == "process" and recorded == PoolKind.PROCESS
+    with pytest.raises(ValueError, match="pool must be 'thread' or 'process', got 'fork'"):
+        queue.register_worker("w-f", host="h", pid=2, queues=None, concurrency=1, pool="fork")
+    assert "w-f" not in by_id(queue)

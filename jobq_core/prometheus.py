@@ -1,0 +1,215 @@
+"""The Prometheus exporter: the queue's gauges read from the database, the text format, and a
+worker's ``/metrics`` server. The metric names and labels are ``metrics.py``'s contract.
+
+Reading the gauges is ``Queue.stats`` (one read snapshot of four counts over partial
+indexes; finished jobs are not counted) and ``Queue.workers``: no write, no lock held past
+the read, safe to scrape every few seconds from many places. A worker's server reads them
+on a read-only connection of its own, so a scrape never waits on, or holds up, its work.
+``prometheus_client`` (the ``metrics`` extra) is imported only when rendering or serving.
+"""
+from __future__ import annotations
+
+import http.server
+import logging
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .errors import JobqError
+from .metrics import (
+    BUCKETS, EXPIRED_LEASES, JOB_DURATION, JOB_OUTCOMES, JOB_STATUSES, JOBS,
+    QUEUE_CONCURRENCY_LIMIT, QUEUE_LAG, QUEUE_PAUSED, QUEUE_RATE_LIMIT, WORKER_STATES, WORKERS,
+)
+from .types import DEFAULT_BEAT
+
+if TYPE_CHECKING:
+    from .queue import Queue
+    from .worker import Worker
+    from .worker.run_metrics import RunMetrics
+
+log = logging.getLogger("jobq.metrics")
+
+
+# -- the queue's state ----------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class QueueGauges:
+    jobs: dict[tuple[str, str], int]  # (queue, status) -> jobs
+    lag: dict[str, float]  # queue -> seconds the oldest ready job has waited
+    expired_leases: int
+    workers: dict[str, int]  # state -> workers
+    paused: dict[str, int]  # queue -> 1 when paused, else 0
+    concurrency: dict[str, int]  # queue -> its concurrency limit (limited queues only)
+    rate: dict[str, float]  # queue -> jobs per second its rate limit allows (those only)
+
+
+def read_gauges(queue: Queue, *, beat: float = DEFAULT_BEAT) -> QueueGauges:
+    """The gauges' values: two reads, no write."""
+    stats = queue.stats(window=0.0)  # finished jobs: an empty index range, none read
+    workers = queue.workers()
+    now = queue.clock.now()
+    jobs, lag, paused, concurrency, rate = {}, {}, {}, {}, {}
+    for name, q in stats.queues.items():
+        for status in JOB_STATUSES:
+            jobs[(name, status)] = getattr(q, status)
+        oldest = q.oldest_pending_at
+        lag[name] = 0.0 if oldest is None else max(0.0, stats.now - oldest)
+        paused[name] = int(q.paused)
+        if q.concurrency is not None:
+            concurrency[name] = q.concurrency
+        if q.rate is not None:
+            rate[name] = q.rate.limit / q.rate.per
+    states = dict.fromkeys(WORKER_STATES, 0)
+    for w in workers:
+        states[w.state(now, beat).value] += 1
+    return QueueGauges(jobs, lag, stats.expired_leases, states, paused, concurrency, rate)
+
+
+# -- Prometheus -----------------------------------------------------------------------------
+
+def _families(gauges: QueueGauges | None, runs: RunMetrics | None) -> Iterator[Any]:
+    from prometheus_client.core import (
+        CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily,
+    )
+
+    if gauges is not None:
+        f = GaugeMetricFamily(JOBS, "Jobs by queue and status (pending includes "
+                              "scheduled and retrying).", labels=["queue", "status"])
+        for (queue, status), n in sorted(gauges.jobs.items()):
+            f.add_metric([queue, status], n)
+        yield f
+        f = GaugeMetricFamily(QUEUE_LAG, "Age of the oldest ready job, by "
+                              "queue (0 when none is waiting).", labels=["queue"])
+        for queue, seconds in sorted(gauges.lag.items()):
+            f.add_metric([queue], seconds)
+        yield f
+        for name, help_text, values in (
+                (QUEUE_PAUSED, "1 while the queue is paused (no worker claims from it).",
+                 gauges.paused),
+                (QUEUE_CONCURRENCY_LIMIT, "The most jobs of the queue that may run at "
+                 "once, for queues with a concurrency limit.", gauges.concurrency),
+                (QUEUE_RATE_LIMIT, "Jobs of the queue that may start per second, for "
+                 "queues with a rate limit.", gauges.rate)):
+            f = GaugeMetricFamily(name, help_text, labels=["queue"])
+            for queue, value in sorted(values.items()):
+                f.add_metric([queue], value)
+            yield f
+        yield GaugeMetricFamily(EXPIRED_LEASES, "Running jobs whose lease has run out "
+                                "(the reaper has not taken them back yet).",
+                                value=gauges.expired_leases)
+        f = GaugeMetricFamily(WORKERS, "Registered workers by how recently they beat.",
+                              labels=["state"])
+        for state in WORKER_STATES:
+            f.add_metric([state], gauges.workers.get(state, 0))
+        yield f
+    if runs is not None:
+        f = CounterMetricFamily(JOB_OUTCOMES, "Runs of this worker by queue, kind and "
+                                "outcome.", labels=["queue", "kind", "outcome"])
+        for (queue, kind, outcome), n in sorted(runs.outcomes.items()):
+            f.add_metric([queue, kind, outcome], n)
+        yield f
+        f = HistogramMetricFamily(JOB_DURATION, "How long this worker's "
+                                  "handlers ran, by queue and kind.", labels=["queue", "kind"])
+        for (queue, kind), h in sorted(runs.durations.items()):
+            cumulative, buckets = 0, []
+            for bound, n in zip([*map(_bound, BUCKETS), "+Inf"], h[:-1]):
+                cumulative += n
+                buckets.append((bound, cumulative))
+            f.add_metric([queue, kind], buckets, h[-1])
+        yield f
+
+
+def _bound(seconds: float) -> str:
+    return repr(float(seconds))
+
+
+class _Collector:
+    def __init__(self, read: Callable[[], tuple[QueueGauges | None, RunMetrics | None]]):
+        self._read = read
+
+    def collect(self) -> Iterator[Any]:
+        yield from _families(*self._read())
+
+
+def render(gauges: QueueGauges | None, runs: RunMetrics | None = None) -> bytes:
+    """The Prometheus text format of ``gauges`` and ``runs``."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Collector(lambda: (gauges, runs)))
+    return generate_latest(registry)
+
+
+def queue_metrics(queue: Queue, *, beat: float = DEFAULT_BEAT) -> bytes:
+    """``jobq metrics``: the queue's gauges in the Prometheus text format."""
+    return render(read_gauges(queue, beat=beat))
+
+
+class MetricsServer:
+    """``/metrics`` over HTTP for one worker, on a thread of its own, until ``close``:
+    the worker's run counts, and the queue's gauges read on a read-only connection of
+    the server's own (opened on the first scrape). A scrape whose database read fails
+    still gets the run counts, and the failure is logged."""
+
+    def __init__(self, worker: Worker, host: str = "127.0.0.1", port: int = 0, *,
+                 beat: float = DEFAULT_BEAT):
+        from prometheus_client import CONTENT_TYPE_LATEST
+
+        self._worker = worker
+        self._beat = beat
+        self._reader: Queue | None = None
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                if self.path.split("?")[0] not in ("/metrics", "/"):
+                    self.send_error(404, "only /metrics is served here")
+                    return
+                body = server.scrape()
+                self.send_response(200)
+                self.send_header("Content-Type", CONTENT_TYPE_LATEST)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args) -> None:  # scrapes every few seconds: not logged
+                pass
+
+        class Server(http.server.ThreadingHTTPServer):
+            address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
+
+        self._httpd = Server((host, port), Handler)
+        self._httpd.daemon_threads = True
+        self.host, self.port = self._httpd.server_address[:2]
+        self._thread = threading.Thread(target=self._httpd.serve_forever,
+                                        name="jobq-metrics", daemon=True)
+
+    def start(self) -> MetricsServer:
+        self._thread.start()
+        return self
+
+    def scrape(self) -> bytes:
+        return render(self._gauges(), self._worker.run_metrics())
+
+    def _gauges(self) -> QueueGauges | None:
+        from .queue import Queue
+
+        with self._lock:  # one scrape's reads at a time on the reader's connection
+            try:
+                if self._reader is None:
+                    self._reader = Queue(self._worker.queue.database, read_only=True)
+                return read_gauges(self._reader, beat=self._beat)
+            except JobqError as e:
+                log.warning("metrics: reading the queue's gauges failed: %s", e)
+                return None
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        with self._lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
