@@ -16,13 +16,14 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from jobq_core import JobqError, Queue, prepare
+from jobq_core import JobqError, Queue, Registry, prepare
 from jobq_core.textsafe import clean
 
 from .common import (
     DEFAULT_DB, DbOption, Duration, JsonOption, fail, friendly, open_queue, parse_json,
     print_json, usage,
 )
+from .run import load_registry
 
 BATCH = 500
 _PLAIN_KEYS = frozenset({"kind", "payload"})
@@ -51,6 +52,9 @@ def enqueue(
         "\"unique_key\": ...}; KIND and the options are defaults for lines that leave them "
         "out. Every line is checked before the first write; ids are printed per committed "
         f"batch of {BATCH}."))] = False,
+    app: Annotated[Optional[str], typer.Option("--app", metavar="MODULE[:ATTR]", help=(
+        "The task registry the workers run: warn when it has no handler for the kind, and "
+        "check a typed payload against its handler's type."))] = None,
     db: DbOption = DEFAULT_DB,
     as_json: JsonOption = False,
 ) -> None:
@@ -75,6 +79,8 @@ def enqueue(
             usage("give a KIND (or --stdin)")
         data = None if payload is None else parse_json(payload, "PAYLOAD_JSON", usage)
         items = [(0, {**defaults, "payload": data})]
+    if app is not None:
+        items = _checked_against(load_registry(app), items, app)
     jobs = [_prepared(item, n) for n, item in items]
     with open_queue(db, create=True) as q:
         if after_ids is not None:
@@ -134,6 +140,30 @@ def _line_item(line: str, n: int, defaults: dict[str, Any], plain: bool) -> dict
     if "run_at" in item and "delay" not in item:
         merged.pop("delay", None)  # a line's own run_at overrides --delay
     return merged
+
+
+def _checked_against(registry: Registry, items: list[tuple[int, Any]], app: str) -> list:
+    """Warn (one line on stderr) of kinds ``registry`` has no handler for: such jobs fail
+    every attempt until they go dead. A typed handler's payload is checked (and
+    converted) as ``Task.enqueue`` would: a bad one writes nothing."""
+    kinds = [item[0] if isinstance(item, tuple) else item.get("kind") for _, item in items]
+    missing = sorted({k for k in kinds if isinstance(k, str) and k not in registry})
+    if missing:
+        print(f"jobq: warning: {app} has no handler for {', '.join(map(repr, missing))} "
+              f"(it knows: {', '.join(registry.kinds())}); a worker running it would fail "
+              "these jobs", file=sys.stderr)
+    out = []
+    for n, item in items:
+        kind, payload = item if isinstance(item, tuple) else (item.get("kind"), item.get("payload"))
+        task = registry.get(kind) if isinstance(kind, str) else None
+        if task is not None and task.payload_type is not None:
+            try:
+                payload = task.dump(payload)
+            except (TypeError, ValueError) as e:
+                fail(f"{f'stdin line {n}: ' if n else ''}{e}")
+            item = (kind, payload) if isinstance(item, tuple) else {**item, "payload": payload}
+        out.append((n, item))
+    return out
 
 
 def _prepared(item: dict | tuple, n: int) -> Any:

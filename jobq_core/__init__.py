@@ -26,6 +26,7 @@ from .types import (
 )
 from .schedule import Schedule
 from .registry import JobContext, Registry
+from .tasks import Task
 from .types import WHY_REASONS, Dependencies, Link, Watch, Why
 from .worker import Worker
 
@@ -35,7 +36,7 @@ __all__ = [
     "JobStatus", "JobqError", "LeaseLost", "NetworkFilesystemWarning", "NotADatabase",
     "Outcome", "PayloadTooLarge", "Queue", "QueueStats", "RawJSON", "Registry", "SchemaTooNew",
     "Stats", "StorageFull", "SystemClock", "UnusableConnection", "Worker", "WorkerInfo",
-    "WorkerState", "DEFAULT_BEAT", "FORGET_AFTER", "Rate", "Schedule", "ScheduleInfo",
+    "WorkerState", "DEFAULT_BEAT", "Task", "FORGET_AFTER", "Rate", "Schedule", "ScheduleInfo",
     "Dependencies", "Link", "Snooze", "Why", "WHY_REASONS",
     "PoolKind",
 ]

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from .app_connections import unwrap
 from .backoff import Backoff
 from .checks import (
     check_attempt_limits, check_buckets, check_claim, check_fraction, check_int, check_lease,
@@ -76,11 +77,11 @@ class Queue(Workflows, Registrations):
 
         With ``conn`` (the application's own connection to the same database: an
         ``sqlite3.Connection`` on the same file, a ``psycopg.Connection`` on the same
-        PostgreSQL database), the job is inserted inside the caller's transaction on that
-        connection, which jobq never commits or rolls back: roll back and the job never
-        existed; commit and it is there, and idle workers notice it. Raises
-        ``UnusableConnection`` (nothing written) for a closed connection, one to another
-        database, or one in autocommit mode with no transaction open.
+        PostgreSQL database, a SQLAlchemy ``Connection`` or ``Session`` over either), the
+        job is inserted in the caller's transaction, which jobq never commits or rolls
+        back: roll back and the job never existed; commit and it is there, and idle workers
+        notice it. Raises ``UnusableConnection`` (nothing written) for a closed connection,
+        one to another database, or one in autocommit mode with no transaction open.
 
         With ``after`` (ids), the job waits until they have all succeeded (see the
         Workflows guide: ``allow_failed``, and what a dependency's failure does)."""
@@ -101,7 +102,7 @@ class Queue(Workflows, Registrations):
         job = self._jobs.new_job(kind, payload, queue, priority, delay, run_at, max_attempts,
                                  unique_key, now)
         if conn is not None:
-            return self.store.job_insert_many_on(conn, [job], now)[0]
+            return self.store.job_insert_many_on(unwrap(conn), [job], now)[0]
         return self.store.job_insert_many([job], now)[0]
 
     def enqueue_many(self, items: Iterable[tuple | Mapping[str, Any]], *,
@@ -118,7 +119,7 @@ class Queue(Workflows, Registrations):
         now = self.clock.now()
         jobs = [self._jobs.from_item(item, now) for item in items]
         if conn is not None:
-            return self.store.job_insert_many_on(conn, jobs, now) if jobs else []
+            return self.store.job_insert_many_on(unwrap(conn), jobs, now) if jobs else []
         return self.store.job_insert_many(jobs, now) if jobs else []
 
     def prepare(self, items: Iterable[tuple | Mapping[str, Any]]) -> list[NewJob]:
@@ -188,7 +189,7 @@ class Queue(Workflows, Registrations):
         ``UnusableConnection`` (nothing written) as for ``enqueue``."""
         completion, = completions([(job_id, token, result)])
         if conn is not None:
-            accepted = self.store.job_complete_on(conn, completion, self.clock.now())
+            accepted = self.store.job_complete_on(unwrap(conn), completion, self.clock.now())
         else:
             accepted = self.store.job_complete_many([completion], self.clock.now())[0]
         if not accepted:

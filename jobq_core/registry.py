@@ -13,45 +13,36 @@ at all.
 from __future__ import annotations
 
 import inspect
+import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from .app_connections import unwrap
 from .backoff import Backoff
 from .checks import MAX_LEASE, check_int, check_name, check_seconds
 from .errors import LeaseLost, Snooze
 from .new_jobs import encode_json
+from .payloads import payload_type
 from .schedule import Schedule, make_schedule
 from .store import connection_ops
 from .store.base import Completion, ConnectionIdentity
+from .tasks import Handler, Task, open_default
 
 if TYPE_CHECKING:
     from .queue import Queue
 
-Handler = Callable[..., Any]
-
-
-@dataclass(frozen=True, slots=True)
-class Task:
-    """A registered handler and its per-kind settings (None: the worker's default)."""
-
-    kind: str
-    fn: Handler
-    max_attempts: int | None
-    lease: float | None
-    timeout: float | None
-    backoff: Backoff | None
-    is_async: bool
-    wants_context: bool
-
 
 class Registry:
-    """Maps job kinds to handlers. Register with ``@registry.task("kind", ...)``."""
+    """Maps job kinds to handlers. Register with ``@registry.task("kind", ...)``.
 
-    def __init__(self) -> None:
+    ``queue``: the ``Queue`` (or a database path or URL, opened on the spot) that tasks
+    enqueue to when no queue is given: ``send_email.enqueue(payload)``."""
+
+    def __init__(self, queue: Queue | str | os.PathLike[str] | None = None) -> None:
         self._tasks: dict[str, Task] = {}
         self._schedules: dict[str, Schedule] = {}
+        self.queue: Queue | None = open_default(queue)
 
     def periodic(self, kind: str, *, every: float | None = None, cron: str | None = None,
                  payload: Any = None, queue: str = "default", priority: int = 0,
@@ -78,19 +69,30 @@ class Registry:
         self,
         kind: str,
         *,
+        queue: str | None = None,
+        priority: int = 0,
         max_attempts: int | None = None,
         lease: float | None = None,
         timeout: float | None = None,
         backoff: Backoff | None = None,
-    ) -> Callable[[Handler], Handler]:
-        """Register the decorated function as the handler of ``kind``.
+    ) -> Callable[[Handler], Task]:
+        """Register the decorated function as the handler of ``kind``; returns a ``Task``,
+        still callable as the function, with ``enqueue`` and ``enqueue_many``.
 
-        ``max_attempts`` caps the attempts of this kind's jobs (the lower of it and the
-        job's own limit wins); ``lease`` overrides the worker's lease for these jobs;
-        ``timeout`` (seconds) fails a run that takes longer; ``backoff`` sets the retry
-        delays after a failure.
+        ``queue`` and ``priority`` are the defaults of jobs enqueued through the task.
+        ``max_attempts`` is their limit too, and caps the attempts of every job of this
+        kind (the lower of it and the job's own limit wins); ``lease`` overrides the
+        worker's lease for these jobs; ``timeout`` (seconds) fails a run that takes
+        longer; ``backoff`` sets the retry delays after a failure.
+
+        A handler whose payload parameter is annotated with a dataclass, a ``TypedDict``
+        or a pydantic model gets a typed payload: checked when enqueued through the task,
+        rebuilt before each call (see ``jobq_core.payloads``).
         """
         check_name("kind", kind)
+        if queue is not None:
+            check_name("queue", queue)
+        check_int("priority", priority)
         if max_attempts is not None:
             check_int("max_attempts", max_attempts, minimum=1)
         if lease is not None:
@@ -105,9 +107,11 @@ class Registry:
                 raise TypeError(f"a handler must be callable, got {fn!r:.80}")
             if kind in self._tasks:
                 raise ValueError(f"kind {kind!r} already has a handler: {self._tasks[kind].fn!r}")
-            self._tasks[kind] = Task(kind, fn, max_attempts, lease, timeout, backoff,
-                                     inspect.iscoroutinefunction(fn), _wants_context(fn))
-            return fn
+            task = Task(kind, fn, max_attempts, lease, timeout, backoff,
+                        inspect.iscoroutinefunction(fn), _wants_context(fn), queue=queue,
+                        priority=priority, payload=payload_type(fn), registry=self)
+            self._tasks[kind] = task
+            return task
 
         return register
 
@@ -198,9 +202,10 @@ class JobContext:
 
     def complete(self, result: Any = None, *, conn: Any) -> None:
         """Mark this job succeeded with ``result`` inside the application's transaction on
-        ``conn`` (its own ``sqlite3``/``psycopg`` connection to the queue's database): the
-        fenced completion is written there, so the job is succeeded in the same commit as
-        the application's writes, and never without them. Raises ``LeaseLost`` when
+        ``conn`` (its own ``sqlite3``/``psycopg`` connection to the queue's database, or a
+        SQLAlchemy ``Connection`` or ``Session`` over one): the fenced completion is
+        written there, so the job is succeeded in the same commit as the application's
+        writes, and never without them. Raises ``LeaseLost`` when
         another run owns the job: roll back (a ``with`` block does, as the exception
         leaves it). After the handler returns, the worker writes nothing of its own for
         this run if the job was completed this way; if the transaction was rolled back
@@ -210,6 +215,7 @@ class JobContext:
             raise TypeError("ctx.complete() needs conn=: the application's connection whose "
                             "transaction the completion joins")
         text = None if result is None else encode_json(result, "result")
+        conn = unwrap(conn)
         ops = connection_ops(conn)
         now = self.prepare_complete(ops.identity(conn))
         if not ops.complete(conn, Completion(self.job_id, self._token, text), now):

@@ -5,7 +5,7 @@ lines (``channel.py``): *jobs*, read by the main thread between handlers, and *c
 read all the time by a thread of its own (``jobq-child-control``).
 
 Messages, worker -> child, on jobs:
-  {"op": "run", "id", "token", "kind", "attempt", "lease", "payload"}   start a handler
+  {"op": "run", "id", "token", "kind", "queue", "attempt", "lease", "payload"}   start a handler
 on control:
   {"op": "cancel", "id"}                            set that run's ``ctx.cancelled``
   {"op": "reply", "call", "error"?, "message"?, "cancelled"?, "now"?}   answers a ctx call
@@ -67,7 +67,7 @@ from ..errors import JobqError, LeaseLost, UnusableConnection
 from ..registry import JobContext, Registry
 from ..store.base import ConnectionIdentity
 from .channel import Channel, encode
-from .runs import Failed, Lost, Snoozed, raised, result_json
+from .runs import Failed, Lost, Snoozed, call_handler, raised, result_json
 
 
 def main(app: str, main_path: str | None, sys_path: list[str], cwd: str, kinds: list[str],
@@ -250,14 +250,12 @@ class Runner:
                     "error": f"no handler for kind {message['kind']!r} in the child process"}
         ctx = self._link.start(message)
         try:
-            args = (message["payload"], ctx) if task.wants_context else (message["payload"],)
-            if task.is_async:  # one loop per child, kept: loop-bound clients survive jobs
-                if self._loop is None:
-                    self._loop = asyncio.new_event_loop()
-                    asyncio.set_event_loop(self._loop)
-                result = self._loop.run_until_complete(task.fn(*args))
-            else:
-                result = task.fn(*args)
+            if task.is_async and self._loop is None:  # one loop per child, kept:
+                self._loop = asyncio.new_event_loop()  # loop-bound clients survive jobs
+                asyncio.set_event_loop(self._loop)
+            result = call_handler(task, message["payload"], ctx, message.get("queue", ""))
+            if task.is_async:
+                result = self._loop.run_until_complete(result)
         except BaseException as e:  # noqa: BLE001 - a handler's failure is data, never ours
             if self._link.terminating:
                 os._exit(128 + signal.SIGTERM)

@@ -202,7 +202,7 @@ class ProcessPool:
         its exit fails the run."""
         job = run.job
         child.jobs.send(encode({"op": "run", "id": job.id, "token": job.token, "kind": job.kind,
-                                "attempt": job.attempts, "lease": run.lease,
+                                "queue": job.queue, "attempt": job.attempts, "lease": run.lease,
                                 "payload": job.payload}))
 
     def _retire(self, child: Child) -> None:

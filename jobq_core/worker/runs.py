@@ -13,6 +13,7 @@ import asyncio
 import enum
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,6 +117,35 @@ def returned(result: Any) -> Succeeded | Failed:
 
 # Most handlers return None: one shared record (building a frozen dataclass takes ~0.25 us).
 SUCCEEDED_NONE = Succeeded(None)
+
+
+def handler_args(task: Task, payload: Any, ctx: JobContext) -> tuple:
+    """The arguments of ``task``'s handler: the payload (rebuilt as the handler's payload
+    type, if it declares one: a stored payload that does not fit fails the run) and,
+    if it takes one, the context."""
+    if task.load is not None:
+        payload = task.load(payload)
+    return (payload, ctx) if task.wants_context else (payload,)
+
+
+# Wraps every handler call while set (``jobq_core.contrib.otel`` sets it): called as
+# ``around_handler(call, task, ctx, queue)``, it returns what ``call()`` returns. None: no
+# wrapper, and a run costs one test of it.
+around_handler: Callable[[Callable[[], Any], Task, JobContext, str], Any] | None = None
+
+
+def call_handler(task: Task, payload: Any, ctx: JobContext, queue: str) -> Any:
+    """Call ``task``'s handler for one run of a job of ``queue``: what it returns, or for
+    an ``async def`` handler its coroutine, which the caller awaits. Every pool (and
+    ``testing.drain``) calls handlers through this."""
+    if around_handler is not None:
+        return around_handler(lambda: task.fn(*handler_args(task, payload, ctx)), task, ctx,
+                              queue)
+    # handler_args inlined: a no-op handler's call costs 163 ns this way, 227 ns through
+    # handler_args, 97 ns called directly as before (timeit, best of 30 x 300,000)
+    if task.load is not None:
+        payload = task.load(payload)
+    return task.fn(payload, ctx) if task.wants_context else task.fn(payload)
 
 
 def raised(e: BaseException) -> Failed | Snoozed | Lost:

@@ -14,7 +14,7 @@ import threading
 
 from ..types import PoolKind
 from .pool import Finished
-from .runs import Run, RunState, raised, returned
+from .runs import Run, RunState, call_handler, raised, returned
 
 
 class ThreadPool:
@@ -61,16 +61,15 @@ class ThreadPool:
         if run.state is not RunState.RUNNING:  # abandoned while waiting for a thread
             return
         try:
-            args = (run.job.payload, run.ctx) if run.task.wants_context else (run.job.payload,)
-            outcome = returned(run.task.fn(*args))
+            outcome = returned(call_handler(run.task, run.job.payload, run.ctx, run.job.queue))
         except BaseException as e:  # noqa: BLE001 - a handler's failure is data, never ours
             outcome = raised(e)
         self._finished(run, outcome)
 
     async def _call_async(self, run: Run) -> None:
         try:
-            args = (run.job.payload, run.ctx) if run.task.wants_context else (run.job.payload,)
-            outcome = returned(await run.task.fn(*args))
+            outcome = returned(await call_handler(run.task, run.job.payload, run.ctx,
+                                                  run.job.queue))
         except BaseException as e:  # noqa: BLE001
             outcome = raised(e)
         self._finished(run, outcome)

@@ -22,7 +22,7 @@ from ..base import Completion, ConnectionIdentity, NewJob
 from ..engine import Engine
 from . import app_connection
 from .connection import (
-    SYNCHRONOUS_MODES, connect, error_code, filesystem_type, set_pragmas, stopped_lock_holders,
+    MEMORY, SYNCHRONOUS_MODES, connect, error_code, filesystem_type, set_pragmas, stopped_lock_holders,
     translate, warn_if_network, write_transaction,
 )
 from .dialect import DIALECT, claim_sql
@@ -50,7 +50,14 @@ class SqliteBackend:
         self._pid = os.getpid()  # SQLite connections must not cross a fork
         self._lock = threading.RLock()
         self.frozen = False  # True: an immutable snapshot that cannot see later changes
-        warn_if_network(self.path)
+        # ":memory:": a database of this store's one connection (tests); nothing else,
+        # no other process, no application connection, no worker child, can reach it.
+        self.in_memory = self.path == MEMORY
+        if self.in_memory and read_only:
+            raise ValueError("an in-memory database cannot be opened read-only: it would "
+                             "be a new, empty one")
+        if not self.in_memory:
+            warn_if_network(self.path)
         self._conn = connect(self.path, busy_timeout, read_only, create and not read_only)
         try:
             try:
@@ -83,7 +90,8 @@ class SqliteBackend:
         except BaseException:
             self._conn.close()
             raise
-        self._identity = file_identity(self.path)  # the file opened, for check()
+        # the file opened, for check()
+        self._identity = None if self.in_memory else file_identity(self.path)
 
     # -- running operations --------------------------------------------------------------
 
@@ -168,12 +176,14 @@ class SqliteBackend:
 
     def describe(self) -> dict[str, str | None]:
         return {"store": self.name, "sqlite": sqlite3.sqlite_version, "path": self.path,
-                "filesystem": filesystem_type(self.path), "synchronous": self.synchronous}
+                "filesystem": None if self.in_memory else filesystem_type(self.path), "synchronous": self.synchronous}
 
     def write_blockers(self) -> list[str]:
         return stopped_lock_holders(self.path)
 
     def check(self) -> None:
+        if self.in_memory:
+            return
         try:
             same = file_identity(self.path) == self._identity
         except FileNotFoundError:

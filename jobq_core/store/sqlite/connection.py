@@ -29,6 +29,7 @@ def text(raw: bytes) -> str:
 
 
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
+MEMORY = ":memory:"  # an in-memory database: one connection's, gone when it closes
 WAL_CHECKPOINT_BYTES = 4 * 1024 * 1024  # WAL written between automatic checkpoints
 
 
@@ -179,6 +180,11 @@ def error_code(e: sqlite3.Error) -> int:
 
 def connect(path: str, busy_timeout: float, read_only: bool, create: bool,
              immutable: bool = False) -> sqlite3.Connection:
+    if path == MEMORY:
+        conn = sqlite3.connect(MEMORY, isolation_level=None, check_same_thread=False,
+                               cached_statements=256)
+        conn.text_factory = text
+        return conn
     if os.path.isdir(path):
         raise DatabaseError(f"{path} is a directory, not a database file")
     if not os.path.exists(path):
@@ -212,6 +218,8 @@ def uri_path(path: str) -> str:
 
 
 def set_pragmas(c: sqlite3.Connection, path: str, synchronous: str) -> None:
+    if path == MEMORY:  # no file, no other connection: WAL and syncs mean nothing here
+        return
     if c.execute("PRAGMA page_count").fetchone()[0] == 0:  # empty file: its layout is ours
         c.execute(f"PRAGMA page_size={PAGE_SIZE:d}")
     mode = c.execute("PRAGMA journal_mode=WAL").fetchone()[0]

@@ -139,7 +139,7 @@ class SqliteWatch:
         self._poll = poll_interval
         self._seen = store.data_version()
         self._woken = threading.Event()
-        self._files = None if store.frozen else FileWatch.open(store.path)
+        self._files = None if store.frozen or store.in_memory else FileWatch.open(store.path)
 
     def _changed(self) -> bool:
         if self._woken.is_set():

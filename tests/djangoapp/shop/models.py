@@ -1,0 +1,5 @@
+from django.db import models
+
+
+class Order(models.Model):
+    state = models.CharField(max_length=20, default="new")
