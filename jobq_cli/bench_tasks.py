@@ -6,7 +6,7 @@ from jobq_core import Registry
 
 NOOP = "bench.noop"
 CPU = "bench.cpu"
-CPU_LOOPS = 250_000  # pure-Python iterations: ~20 ms of CPU on the README's machine
+CPU_LOOPS = 250_000  # pure-Python iterations: ~20 ms of CPU on the machine docs/performance.md was measured on
 
 registry = Registry()
 

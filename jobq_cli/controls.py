@@ -1,5 +1,5 @@
 """Commands for the operator's controls: pause, resume, limit, queues, schedules. None of
-them creates a missing database. Their ``--json`` keys are documented in the README."""
+them creates a missing database. Their ``--json`` keys are documented in docs/reference/cli.md."""
 from __future__ import annotations
 
 from typing import Annotated, Any, Optional

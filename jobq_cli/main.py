@@ -2,7 +2,7 @@
 
 Every command takes ``--db PATH`` (default ``$JOBQ_DB``, else ``./jobs.db``); the read and
 admin commands never create a missing database. Scripts use ``--json`` (keys documented
-in the README) and the exit status: 0 success, 1 a reported error, 2 a usage error.
+in docs/reference/cli.md) and the exit status: 0 success, 1 a reported error, 2 a usage error.
 """
 from __future__ import annotations
 

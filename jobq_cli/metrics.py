@@ -1,5 +1,5 @@
 """``jobq metrics``: the queue's state in the Prometheus text format, read without writing
-(the names are in ``jobq_core.metrics`` and the README; the exporter is
+(the names are in ``jobq_core.metrics`` and docs/guides/metrics.md; the exporter is
 ``jobq_core.prometheus``). ``jobq run --metrics-port`` serves
 the same gauges with the worker's own counts; ``serve`` starts that server."""
 from __future__ import annotations

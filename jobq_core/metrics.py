@@ -1,4 +1,4 @@
-"""Prometheus metrics: their names and labels, a stable contract (the README lists them).
+"""Prometheus metrics: their names and labels, a stable contract (docs/guides/metrics.md lists them).
 
 Where each part lives: a worker counts its runs in ``worker/run_metrics.py``; the gauges'
 read, the text format and a worker's ``/metrics`` server are ``prometheus.py``. This module

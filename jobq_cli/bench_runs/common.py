@@ -19,7 +19,7 @@ HISTORY_AGE = 2 * 86400.0  # the finished jobs of scale_history ended this long 
 IDLE_SECONDS = 2.0  # how long the latency worker's idle CPU use is measured
 STATS_CALLS = 50
 POOL_ROUNDS = 3  # thread and process pool drains, alternating; the medians are kept
-CPU_CONCURRENCY = 2  # slots of the CPU-bound drains: one per core of the README's machine
+CPU_CONCURRENCY = 2  # slots of the CPU-bound drains: one per core of the machine docs/performance.md was measured on
 START_TIMEOUT = 60.0  # a benchmark process that is not ready (or done waiting) by then failed
 
 Note = Callable[[str], None]

@@ -19,7 +19,7 @@ window bounds the latency of a steady trickle. With 100 ms, jobs arriving 50 ms 
 waited 54 ms (p50) for the trailing notification; with 25 ms, jobs 20 ms apart still
 waited 14 ms; with 10 ms they start in 3 to 6 ms. A burst of single enqueues then sends at
 most 100 notifications a second per queue per process, and its enqueue rate was the same
-as with 25 ms (the measurements are in the README's PostgreSQL section).
+as with 25 ms (the measurements are in docs/performance.md, "Enqueue-to-start latency").
 """
 from __future__ import annotations
 
