@@ -18,6 +18,7 @@ from rich.live import Live
 from rich.text import Text
 
 from jobq_core import PoolKind, Registry, Worker
+from jobq_core.display import masked_url
 
 from . import metrics, render, tables
 from .common import DEFAULT_DB, DbOption, Duration, fail, friendly, open_queue, usage
@@ -196,7 +197,7 @@ class LiveView:
         state = "stopping" if w.stopping else "running"
         # Two lines that Rich wraps at a space when the terminal is narrower still.
         yield Text.assemble(("jobq worker ", "bold"), render.cell(w.id, limit=40),
-                            f" · {state} · ", render.cell(self.db, limit=40))
+                            f" · {state} · ", render.cell(masked_url(self.db), limit=40))
         yield Text(f"{w.pool} pool · {len(running)}/{w.concurrency} busy · "
                    f"up {render.span(time.monotonic() - self.started)} · {counts}")
         children = w.children()
