@@ -63,7 +63,7 @@ async def test_retrying_a_dead_job_from_the_monitor_works_on_postgresql(pg_fixtu
 
 
 def test_jobq_tui_refuses_an_unreachable_url_in_one_line(capsys):
-    assert tui_main(["postgresql://postgres@127.0.0.1:1/nothing"]) == 2
+    assert tui_main(["postgresql://postgres@127.0.0.1:1/nothing"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "cannot connect" in err[0]
 
