@@ -52,7 +52,8 @@ def resume(queue: QueueArg, db: DbOption = DEFAULT_DB, as_json: JsonOption = Fal
 def limit(
     queue: QueueArg,
     concurrency: Annotated[Optional[int], typer.Option(
-        max=INT64_MAX, metavar="N", help="At most N of its jobs running at once, across all workers.")] = None,
+        max=INT64_MAX, metavar="N",
+        help="At most N of its jobs running at once, across all workers.")] = None,
     rate: Annotated[Optional[str], typer.Option(
         metavar="N/s|N/m|N/h", help="At most N of its jobs started per second, minute or hour.",
     )] = None,

@@ -78,7 +78,8 @@ def run(
              "processes, which a task's timeout kills and whose crash fails only their job.",
     )] = PoolKind.THREAD.value,
     max_jobs_per_child: Annotated[Optional[int], typer.Option(
-        max=INT64_MAX, metavar="K", help="--pool process: replace a child process after K jobs.")] = None,
+        max=INT64_MAX, metavar="K",
+        help="--pool process: replace a child process after K jobs.")] = None,
     queue: Annotated[Optional[list[str]], typer.Option(
         "--queue", metavar="QUEUE",
         help="Only claim from this queue (repeatable; default: all).")] = None,
