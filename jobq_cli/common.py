@@ -26,6 +26,8 @@ DbOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
 DEFAULT_DB = "jobs.db"
+INT64_MAX = 2**63 - 1  # the stores keep integers in 64 bits: a count option's ceiling, so a
+# larger value is a usage error (exit 2) and not a store's refusal (exit 1)
 
 
 class UserError(Exception):

@@ -7,12 +7,13 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.text import Text
 
-from jobq_core import QueueStats, Rate, Schedule, ScheduleInfo
+from jobq_core import Queue, QueueStats, Rate, Schedule, ScheduleInfo
 from jobq_core.display import duration, timestamp
+from jobq_core.textsafe import clean
 
 from . import render, tables
 from .common import (
-    DEFAULT_DB, DbOption, JsonOption, fail, friendly, open_queue, print_json, usage,
+    DEFAULT_DB, INT64_MAX, DbOption, JsonOption, fail, friendly, open_queue, print_json, usage,
 )
 
 QueueArg = Annotated[str, typer.Argument(metavar="QUEUE", help="The queue's name.")]
@@ -24,8 +25,19 @@ def pause(queue: QueueArg, db: DbOption = DEFAULT_DB, as_json: JsonOption = Fals
 
     The pause is kept in the database: it holds for all workers and across restarts."""
     with open_queue(db) as q:
+        unknown = not _in_use(q, queue)
         q.pause(queue)
+    if unknown:  # most often a typo: the real queue would still be running
+        typer.echo(f"jobq: warning: no job or schedule uses queue "
+                   f"{clean(repr(queue), limit=200)} yet; paused it anyway (jobq queues "
+                   "lists the queues in use)", err=True)
     _said(as_json, {"queue": queue, "paused": True}, f"queue {queue!r} paused")
+
+
+def _in_use(q: Queue, queue: str) -> bool:
+    """A queue with jobs (even finished ones, until pruned), controls or a schedule."""
+    return (queue in q.queues() or q.count(queue=queue) > 0
+            or any(s.queue == queue for s in q.schedules()))
 
 
 @friendly
@@ -40,7 +52,8 @@ def resume(queue: QueueArg, db: DbOption = DEFAULT_DB, as_json: JsonOption = Fal
 def limit(
     queue: QueueArg,
     concurrency: Annotated[Optional[int], typer.Option(
-        metavar="N", help="At most N of its jobs running at once, across all workers.")] = None,
+        max=INT64_MAX, metavar="N",
+        help="At most N of its jobs running at once, across all workers.")] = None,
     rate: Annotated[Optional[str], typer.Option(
         metavar="N/s|N/m|N/h", help="At most N of its jobs started per second, minute or hour.",
     )] = None,

@@ -29,6 +29,7 @@ from rich.live import Live
 from rich.text import Text
 
 from jobq_core import FORGET_AFTER, Queue
+from jobq_core.display import masked_url
 
 from . import render, tables
 from .common import Duration, friendly, usage
@@ -70,10 +71,11 @@ def demo(
     out = Console(highlight=False, markup=False, soft_wrap=True)  # never cut a sentence
     Queue(db).close()  # create the file and schema before the workers open it
     run = _DemoRun(db, workers, concurrency)
-    watch = f"{_program('jobq-tui', 'jobq_tui.main')} {shlex.quote(str(db))}"
+    shown = shlex.quote(masked_url(str(db)))  # the hints are printed, never run
+    watch = f"{_program('jobq-tui', 'jobq_tui.main')} {shown}"
     out.print(Text.assemble(("jobq demo", "bold"), f": {workers} worker process"
                             f"{'es' if workers != 1 else ''} × "
-                            f"{concurrency} slots on ", (str(db), "cyan"),
+                            f"{concurrency} slots on ", (masked_url(str(db)), "cyan"),
                             f", lease {LEASE:g}s, new jobs every second, a periodic one every 10s."))
     out.print(Text.assemble("Watch it live in another terminal: ", (watch, "bold green")))
     try:
@@ -317,9 +319,9 @@ def _summary(run: _DemoRun, out: Console, db: str, watch: str) -> None:
             out.print(f"a worker ended early: {gone} (its log: {run.log})")
     out.print("Look around:")
     jobq = _program("jobq", "jobq_cli.main")
-    for cmd in (f"{jobq} workers --db {shlex.quote(str(db))}",
-                f"{jobq} stats --db {shlex.quote(str(db))}",
-                f"{jobq} list --status dead --db {shlex.quote(str(db))}", watch):
+    shown = shlex.quote(masked_url(str(db)))
+    for cmd in (f"{jobq} workers --db {shown}", f"{jobq} stats --db {shown}",
+                f"{jobq} list --status dead --db {shown}", watch):
         out.print(Text("  " + cmd, style="bold"))
     if not _monitor_available():
         out.print("(jobq-tui is not installed here)")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import sys
 import warnings
+from typing import Annotated
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -136,8 +137,20 @@ def _refuse_tui_args(ctx: typer.Context, message: str) -> None:
     raise _USAGE_ERROR(message, ctx=ctx)
 
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        from jobq_tui.main import version  # one lookup for both programs
+
+        print(f"jobq {version()}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[bool, typer.Option(
+        "--version", is_eager=True, callback=_print_version,
+        help="Print the installed jobq's version and exit.")] = False,
+) -> None:
     """jobq: a background job queue on SQLite or PostgreSQL."""
 
 

@@ -16,7 +16,9 @@ from rich.text import Text
 from jobq_core import (
     DEFAULT_BEAT, Attempt, Dependencies, Job, JobStatus, Link, Stats, WorkerInfo, WorkerState,
 )
-from jobq_core.display import WORKER_BADGES, checked, duration, job_badge, timestamp
+from jobq_core.display import (
+    WORKER_BADGES, checked, duration, job_badge, masked_url, timestamp,
+)
 from jobq_core.error_groups import error_line
 from jobq_core.textsafe import clean
 
@@ -157,7 +159,7 @@ def stats_view(s: Stats, db: str) -> Group:
     window = duration(s.window)
     head.add_row(f"last {window}: succeeded", str(s.succeeded_recent),
                  "dead / cancelled", f"{s.dead_recent} / {s.cancelled_recent}")
-    return Group(Text(f"jobq · {clean(db)}", style="bold"), head, Text(""))
+    return Group(Text(f"jobq · {clean(masked_url(db))}", style="bold"), head, Text(""))
 
 
 JOB_COLS = (

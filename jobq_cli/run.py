@@ -18,9 +18,12 @@ from rich.live import Live
 from rich.text import Text
 
 from jobq_core import PoolKind, Registry, Worker
+from jobq_core.display import masked_url
 
 from . import metrics, render, tables
-from .common import DEFAULT_DB, DbOption, Duration, fail, friendly, open_queue, usage
+from .common import (
+    DEFAULT_DB, INT64_MAX, DbOption, Duration, fail, friendly, open_queue, usage,
+)
 from .tables import NEVER_DROPPED, Col
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -67,14 +70,16 @@ def app_name(ref: str) -> str:
 def run(
     app: Annotated[str, typer.Option("--app", metavar="MODULE[:ATTR]",
                                      help="Module with the task registry ('registry' by default).")],
-    concurrency: Annotated[int, typer.Option(min=1, metavar="N", help="Jobs run at once.")] = 8,
+    concurrency: Annotated[int, typer.Option(min=1, max=INT64_MAX, metavar="N",
+                                             help="Jobs run at once.")] = 8,
     pool: Annotated[str, typer.Option(
         metavar="|".join(PoolKind),
         help="thread: handlers on threads of this process. process: in --concurrency child "
              "processes, which a task's timeout kills and whose crash fails only their job.",
     )] = PoolKind.THREAD.value,
     max_jobs_per_child: Annotated[Optional[int], typer.Option(
-        metavar="K", help="--pool process: replace a child process after K jobs.")] = None,
+        max=INT64_MAX, metavar="K",
+        help="--pool process: replace a child process after K jobs.")] = None,
     queue: Annotated[Optional[list[str]], typer.Option(
         "--queue", metavar="QUEUE",
         help="Only claim from this queue (repeatable; default: all).")] = None,
@@ -94,9 +99,10 @@ def run(
         metavar="PORT", min=0, max=65535,
         help="Serve Prometheus metrics on http://HOST:PORT/metrics while the worker runs "
              "(the queue's gauges and this worker's outcomes and durations).")] = None,
-    metrics_host: Annotated[str, typer.Option(
-        metavar="HOST", help="Address for --metrics-port (loopback by default: exposing "
-                             "it further is the operator's choice).")] = "127.0.0.1",
+    metrics_host: Annotated[Optional[str], typer.Option(
+        metavar="HOST", show_default=False,
+        help="Address for --metrics-port (default 127.0.0.1, loopback: exposing it further "
+             "is the operator's choice).")] = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Run a worker: claim jobs, run their handlers, record the outcomes.
@@ -111,6 +117,8 @@ def run(
         usage(f"--grace must be >= 0 seconds, got {grace}")
     if synchronous is not None and synchronous.upper() not in ("NORMAL", "FULL"):
         usage(f"--synchronous must be NORMAL or FULL, got {synchronous!r}")
+    if metrics_host is not None and metrics_port is None:  # it would be silently ignored
+        usage("--metrics-host needs --metrics-port (the metrics are served only on a port)")
     if pool not in set(PoolKind):
         usage(f"--pool must be {' or '.join(PoolKind)}, got {pool!r}")
     kind = PoolKind(pool)
@@ -127,7 +135,7 @@ def run(
                         app=app_name(app) if kind is PoolKind.PROCESS else None)
         server = None
         if metrics_port is not None:  # before the worker registers: a taken port stops here
-            server = metrics.serve(worker, metrics_host, metrics_port)
+            server = metrics.serve(worker, metrics_host or "127.0.0.1", metrics_port)
         try:
             if sys.stderr.isatty() and sys.stdout.isatty():
                 _run_live(worker, level, str(db), burst, server)
@@ -196,7 +204,7 @@ class LiveView:
         state = "stopping" if w.stopping else "running"
         # Two lines that Rich wraps at a space when the terminal is narrower still.
         yield Text.assemble(("jobq worker ", "bold"), render.cell(w.id, limit=40),
-                            f" · {state} · ", render.cell(self.db, limit=40))
+                            f" · {state} · ", render.cell(masked_url(self.db), limit=40))
         yield Text(f"{w.pool} pool · {len(running)}/{w.concurrency} busy · "
                    f"up {render.span(time.monotonic() - self.started)} · {counts}")
         children = w.children()

@@ -57,6 +57,35 @@ def parse_duration(text: str) -> float:
     return sum(float(n) * _UNITS[u or "s"] for n, u in parts)
 
 
+_SECRET_KEYS = {"password", "sslpassword"}
+
+
+def masked_url(url: str) -> str:
+    """A database URL as shown to people: a password, in the ``user:password@`` form or a
+    ``password=`` (or ``sslpassword=``) query parameter, becomes ``***``; everything else
+    stays exactly as written (no re-encoding, multi-host and Unix-socket forms intact).
+    A file path (no ``scheme://``) is returned unchanged. Every place that shows a
+    database (headers, live views, hints) must show it through this: a URL on screen is a
+    URL in a screenshot or a pasted log."""
+    text = str(url)
+    scheme, sep, rest = text.partition("://")
+    if not sep or not scheme or not scheme.replace("+", "").isalnum():
+        return text
+    rest, hash_, fragment = rest.partition("#")
+    rest, ask, query = rest.partition("?")
+    netloc, slash, path = rest.partition("/")
+    userinfo, at, hosts = netloc.rpartition("@")
+    if at and ":" in userinfo:
+        netloc = f"{userinfo.partition(':')[0]}:***@{hosts}"
+    if query:
+        params = []
+        for param in query.split("&"):
+            key, eq, _ = param.partition("=")
+            params.append(f"{key}=***" if eq and key.lower() in _SECRET_KEYS else param)
+        query = "&".join(params)
+    return f"{scheme}://{netloc}{slash}{path}{ask}{query}{hash_}{fragment}"
+
+
 def timestamp(t: float | None) -> str:
     """A moment in UTC, to the second: ``2026-01-01 00:00:00 UTC``; ``-`` for None; a
     value that is no time jobq writes, as itself and ``(invalid time)``."""

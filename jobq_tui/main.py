@@ -1,13 +1,17 @@
-"""Entry point of ``jobq-tui`` (and of ``jobq tui``): ``jobq-tui PATH [--interval DURATION]
-[--read-only] [--beat DURATION]``.
+"""Entry point of ``jobq-tui`` (and of ``jobq tui``): ``jobq-tui [PATH] [--interval DURATION]
+[--read-only] [--beat DURATION]``; PATH defaults to ``$JOBQ_DB``, else ``./jobs.db``, as
+for every ``jobq`` command.
 
-Exit codes: 0 after a normal quit, 2 for bad arguments or a database that cannot be
-opened (missing, not SQLite, not jobq). A missing path is never created.
+Exit codes, as ``jobq``'s: 0 after a normal quit, 1 for a database that cannot be opened
+(missing, not SQLite, not jobq, a server that cannot be reached), 2 for bad arguments.
+A missing path is never created.
 """
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import math
+import os
 import sys
 from collections.abc import Sequence
 
@@ -28,12 +32,25 @@ def _seconds(text: str) -> float:
     return value
 
 
+DEFAULT_DB = "jobs.db"
+
+
+def version() -> str:
+    """The installed jobq's version (``unknown`` when run from a tree never installed)."""
+    try:
+        return importlib.metadata.version("jobq")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="jobq-tui", description="Live terminal monitor of a jobq database.")
-    p.add_argument("path", metavar="DATABASE",
+    p.add_argument("path", metavar="DATABASE", nargs="?",
+                   default=os.environ.get("JOBQ_DB") or DEFAULT_DB,
                    help="the jobq database: a file (never created), sqlite:///path or "
-                        "postgresql://user@host/db")
+                        "postgresql://user@host/db (default: $JOBQ_DB, else ./jobs.db)")
+    p.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     p.add_argument("--interval", type=_seconds, default=1.0, metavar="DURATION",
                    help="refresh interval (default 1s)")
     p.add_argument("--read-only", action="store_true",
@@ -52,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         source.open()
     except SourceError as e:
         print(f"jobq-tui: {clean(str(e))}", file=sys.stderr)
-        return 2
+        return 1
     from .app import MonitorApp  # Textual loads only once the database is known good
 
     try:

@@ -16,7 +16,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from jobq_core import WorkerState
-from jobq_core.display import duration
+from jobq_core.display import duration, masked_url
 
 from ..pacer import stale_after
 from ..snapshot import Snapshot
@@ -53,7 +53,8 @@ def header_text(snap: Snapshot | None, now: float, st: HeaderState, wide: bool,
     if wide:
         t.append("jobq", "bold")
         t.append(" · ")
-    t.append_text(literal(st.path if wide else os.path.basename(st.path) or st.path,
+    path = masked_url(st.path)
+    t.append_text(literal(path if wide else os.path.basename(path) or path,
                           limit=60 if wide else 24))
     t.append(" · ")
     if st.live:

@@ -1,6 +1,7 @@
 """The ``jobq`` commands through Typer's runner, on real database files."""
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import time
@@ -335,6 +336,12 @@ def test_tui_on_a_missing_database_fails_in_one_line_without_creating_it(db):
 ])
 def test_tui_with_a_bad_monitor_option_is_a_one_line_usage_error(db, queue, args, message):
     one_line_error(runner.invoke(app, ["tui", "--db", db, *args]), message, code=2)
+
+
+def test_version_prints_the_installed_version():
+    result = jobq("--version")
+    assert result.exit_code == 0
+    assert result.stdout == f"jobq {importlib.metadata.version('jobq')}\n"
 
 
 def test_without_db_or_jobq_db_the_database_is_jobs_db_in_the_current_directory(app_dir):

@@ -177,4 +177,6 @@ def test_the_docs_table_of_commands_names_every_command_and_option_there_is():
                     for o in [*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ())]
                     if o.startswith("-")}
         assert flags <= real, (command, flags - real)  # no option the command lacks
-        assert real - flags <= {"--help", "-h", "--db", "--json"}, (command, real - flags)
+        # --version: jobq's own (`jobq --version`), said once above the table
+        assert real - flags <= {"--help", "-h", "--db", "--json", "--version"}, (
+            command, real - flags)

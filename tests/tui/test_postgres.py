@@ -63,6 +63,17 @@ async def test_retrying_a_dead_job_from_the_monitor_works_on_postgresql(pg_fixtu
 
 
 def test_jobq_tui_refuses_an_unreachable_url_in_one_line(capsys):
-    assert tui_main(["postgresql://postgres@127.0.0.1:1/nothing"]) == 2
+    assert tui_main(["postgresql://postgres@127.0.0.1:1/nothing"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "cannot connect" in err[0]
+
+
+async def test_the_header_never_shows_the_password_of_the_url(pg_fixture):
+    url, clock = pg_fixture
+    secret = "s3cr3t-pw"
+    app = make_app(url.replace("postgres@", f"postgres:{secret}@", 1), FakeClock(clock.now()))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        text = str(app.query_one("#header").render())
+        assert "postgres:***@127.0.0.1" in text and secret not in text, text
+    app.source.close()

@@ -1,0 +1,75 @@
+"""What a new user hit: options that were silently ignored or reported with the wrong exit
+status, a pause of a queue no job uses (a typo, most often)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from jobq_cli.main import app
+from jobq_core import Registry
+
+runner = CliRunner()
+TOO_BIG = str(2**64)
+
+
+def jobq(*args):
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+def usage_error(result, contains: str) -> None:
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("jobq: ") and contains in lines[0], result.stderr
+
+
+def test_metrics_host_without_metrics_port_is_a_usage_error(db, queue, app_dir):
+    queue.enqueue("nap", {})
+    usage_error(jobq("run", "--app", "taskapp", "--burst", "--metrics-host", "0.0.0.0",
+                     "--db", db), "--metrics-host needs --metrics-port")
+    assert queue.get(1).status == "pending" and queue.workers() == []
+
+
+@pytest.mark.parametrize("value", [TOO_BIG, str(2**63)])
+def test_run_with_a_concurrency_beyond_64_bits_is_a_usage_error(db, queue, app_dir, value):
+    usage_error(jobq("run", "--app", "taskapp", "--burst", "--concurrency", value,
+                     "--db", db), "--concurrency")
+    usage_error(jobq("run", "--app", "taskapp", "--burst", "--pool", "process",
+                     "--max-jobs-per-child", value, "--db", db), "--max-jobs-per-child")
+
+
+def test_limit_with_a_concurrency_beyond_64_bits_is_a_usage_error(db, queue):
+    usage_error(jobq("limit", "mail", "--concurrency", TOO_BIG, "--db", db), "--concurrency")
+    assert "mail" not in queue.queues()
+
+
+def test_pausing_a_queue_no_job_uses_pauses_it_and_says_so_on_stderr(db, queue):
+    queue.enqueue("nap", {}, queue="mail")
+    result = jobq("pause", "mial", "--db", db)
+    assert result.exit_code == 0, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "'mial'" in lines[0] and "no job" in lines[0], result.stderr
+    assert result.stdout.strip() == "queue 'mial' paused"
+    assert queue.queues()["mial"].paused
+    as_json = jobq("pause", "other", "--json", "--db", db)
+    assert json.loads(as_json.stdout) == {"queue": "other", "paused": True}
+    assert "'other'" in as_json.stderr
+
+
+def test_pausing_a_queue_that_has_or_had_jobs_says_nothing_on_stderr(db, queue):
+    job_id = queue.enqueue("nap", {}, queue="mail")
+    queue.enqueue("nap", {}, queue="done")
+    job = queue.claim("w", queues=["done"])
+    queue.complete(job.id, job.token, None)  # a queue whose jobs all finished is still used
+    queue.set_limit("limited", concurrency=2)
+    for name in ("mail", "done", "limited"):
+        result = jobq("pause", name, "--db", db)
+        assert result.exit_code == 0 and result.stderr == "", result.stderr
+    assert queue.get(job_id).status == "pending"
+
+
+def test_pausing_the_queue_of_a_recorded_schedule_says_nothing_on_stderr(db, queue):
+    queue.register_schedule(Registry().periodic("nap", every=60, queue="reports"), since=0.0)
+    result = jobq("pause", "reports", "--db", db)
+    assert result.exit_code == 0 and result.stderr == "", result.stderr
