@@ -131,9 +131,7 @@ class Completer:
                           "again): %s", len(done), e)
                 accepted = [None] * len(done)
             except JobqError as e:
-                log.error("completing %d job(s) failed (their leases will expire and they run "
-                          "again): %s", len(done), e)
-                accepted = [None] * len(done)
+                accepted = self._complete_each(done, e)
             self._state.count_all([r for r, ok in zip(done, accepted) if ok], "succeeded")
             verbose = log.isEnabledFor(logging.INFO)
             for run, ok in zip(done, accepted):
@@ -145,13 +143,35 @@ class Completer:
                     log.warning("%s lease lost before completion: result discarded (the job "
                                 "was reaped or taken over)", run.describe())
         for run in batch:
-            if isinstance(run.outcome, Failed):
-                self._write_failure(run, run.outcome)
-            elif isinstance(run.outcome, Released):
-                self._write_release(run)
-            elif isinstance(run.outcome, Snoozed):
-                self._write_snooze(run, run.outcome)
+            try:
+                if isinstance(run.outcome, Failed):
+                    self._write_failure(run, run.outcome)
+                elif isinstance(run.outcome, Released):
+                    self._write_release(run)
+                elif isinstance(run.outcome, Snoozed):
+                    self._write_snooze(run, run.outcome)
+            except Exception:  # noqa: BLE001 - one outcome must not cost the others theirs
+                log.exception("%s: writing its outcome failed (its lease will expire)",
+                              run.describe())
         return []
+
+    def _complete_each(self, done: list[Run], error: JobqError) -> list[bool | None]:
+        """After a batch of completions failed whole (not for want of the database): each
+        one alone, so that one the database refuses costs only its own outcome."""
+        if len(done) == 1:
+            log.error("completing %s failed (its lease will expire and it runs again): %s",
+                      done[0].describe(), error)
+            return [None]
+        accepted: list[bool | None] = []
+        for run in done:
+            try:
+                accepted += self._queue.complete_many([(run.job.id, run.job.token,
+                                                        run.outcome.result)])
+            except JobqError as e:
+                log.error("completing %s failed (its lease will expire and it runs again): "
+                          "%s", run.describe(), e)
+                accepted.append(None)
+        return accepted
 
     def _settled(self, run: Run) -> bool:
         """For a run whose handler completed its job on the application's connection
