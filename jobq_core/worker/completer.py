@@ -163,9 +163,9 @@ class Completer:
                       done[0].describe(), error)
             return [None], None
         outcome: dict[int, bool | None | _Unwritten] = {}
-        wrote = False
+        wrote = stop = False
         for run in sorted(done, key=lambda r: r.write_failures):
-            if unavailable is not None and not wrote and outcome:
+            if stop:
                 outcome[id(run)] = UNWRITTEN  # the database, not one row: later
                 continue
             try:
@@ -174,6 +174,7 @@ class Completer:
             except DatabaseUnavailable as e:
                 unavailable, outcome[id(run)] = e, UNWRITTEN
                 run.write_failures += 1
+                stop = not wrote
             except JobqError as e:
                 log.error("completing %s failed (its lease will expire and it runs again): "
                           "%s", run.describe(), e)
