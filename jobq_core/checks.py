@@ -17,13 +17,38 @@ LATEST_TIME = 253402300799.0
 # The longest span an argument in seconds may give (about 31 years): far below what a timer
 # accepts (threading.TIMEOUT_MAX) and what a timestamp can add before LATEST_TIME.
 MAX_SECONDS = 1e9
+# The longest name (kind, queue, unique key ...) in bytes of UTF-8: far below what an index
+# row holds (PostgreSQL: 8191 bytes, a B-tree entry 2704), with room for the other columns.
+MAX_NAME_BYTES = 255
 # The longest lease: a worker silent this long is gone (heartbeats extend shorter leases).
 MAX_LEASE = 7 * 86400.0
 
 
 def check_name(what: str, value: Any) -> None:
+    """A name a job is filed under (kind, queue, unique key, worker id, ...): a non-empty
+    string every store can write and index. At most ``MAX_NAME_BYTES`` of UTF-8 (a
+    longer kind once made a dead-marking overflow PostgreSQL's index row, and that one row
+    stopped the reaper for every job), no NUL (PostgreSQL's text refuses it) and no lone
+    surrogate (no UTF-8 for it: both drivers refuse it at the write, after the checks of a
+    bulk load had passed)."""
     if not isinstance(value, str) or not value:
         raise ValueError(f"{what} must be a non-empty string, got {value!r:.80}")
+    if len(value) > MAX_NAME_BYTES // 4 or not value.isprintable():  # the rare case
+        _check_storable_name(what, value)
+
+
+def _check_storable_name(what: str, value: str) -> None:
+    if "\x00" in value:
+        raise ValueError(f"{what} holds a NUL character, which no store can hold: "
+                         f"{value!r:.80}")
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ValueError(f"{what} holds a lone surrogate (undecodable bytes?), which no "
+                         f"store can hold: {value!r:.80}") from None
+    if size > MAX_NAME_BYTES:
+        raise ValueError(f"{what} must be at most {MAX_NAME_BYTES} bytes of UTF-8, got "
+                         f"{size} bytes: {value!r:.60}")
 
 
 def check_int(what: str, value: Any, minimum: int | None = None) -> None:

@@ -24,6 +24,7 @@ from .new_jobs import (
     DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD, JobMaker, completions, copied_job,
 )
 from .store import open_store
+from .textsafe import storable
 from .store.base import FINISHED_STATUSES, ConnectionIdentity, NewJob, Store, Watch
 from .registrations import Registrations
 from .workflows import Workflows
@@ -229,15 +230,15 @@ class Queue(Workflows, Registrations):
         if retry_in is not None:
             check_seconds("retry_in", retry_in)
             delay = lambda _attempt: float(retry_in)  # noqa: E731
-        return _ours(self.store.job_fail(job_id, token, str(error), self.clock.now(), delay),
-                     job_id, token)
+        return _ours(self.store.job_fail(job_id, token, storable(str(error)), self.clock.now(),
+                                         delay), job_id, token)
 
     def give_up(self, job_id: int, token: int, error: str) -> Job:
         """Record a failed attempt and end the job dead at once, whatever attempts remain
         (a handler that knows retrying cannot help, or a kind's own attempt limit). Raises
         ``LeaseLost`` (and writes nothing) when the job is no longer ours."""
-        return _ours(self.store.job_give_up(job_id, token, str(error), self.clock.now()),
-                     job_id, token)
+        return _ours(self.store.job_give_up(job_id, token, storable(str(error)),
+                                            self.clock.now()), job_id, token)
 
     def release(self, job_id: int, token: int) -> None:
         """Hand an unfinished job back, runnable at once, without counting the attempt
@@ -256,7 +257,7 @@ class Queue(Workflows, Registrations):
                  message: str | None = None) -> None:
         fraction = check_fraction("progress fraction", fraction)
         if not self.store.job_progress(job_id, token, fraction,
-                                       None if message is None else str(message)):
+                                       None if message is None else storable(str(message))):
             raise LeaseLost(job_id, token)
 
     def reap(self) -> int:

@@ -1,4 +1,5 @@
-"""Untrusted text from the database -> plain text that is safe to put on a terminal.
+"""Untrusted text from the database -> plain text that is safe to put on a terminal (and
+untrusted text for the database -> text every store can write).
 
 Kinds, queue and worker names, payloads, results and errors are written by whoever
 enqueues or runs jobs; an operator's terminal must not be steered by them. Invariant: the
@@ -6,6 +7,9 @@ result of ``clean`` never contains a C0 or C1 control character (ESC, BEL, NUL, 
 DEL, a bidi override/isolate, a line or paragraph separator or any other invisible format
 character: each is replaced by a visible stand-in (``␛``, ``␇``, ``␀``, ``⟨U+202E⟩``), so
 no escape sequence (CSI, OSC 52 clipboard writes, title changes) reaches the terminal.
+
+``storable`` is the other direction: text a handler hands over (an error, a progress
+message) made writable by every store.
 
 This module knows nothing of markup: whoever renders the result must still show it as
 literal text (``rich.text.Text``, ``markup=False``), never parse it as markup.
@@ -59,3 +63,20 @@ def clean(value: object, *, multiline: bool = False, limit: int | None = None) -
     if limit is not None and len(s) > limit:
         s = s[: max(0, limit - 1)] + ELLIPSIS
     return s
+
+
+def storable(text: str) -> str:
+    """``text`` as every store can write it (not a display form: see ``clean``).
+
+    Invariant: the result encodes as UTF-8 and holds no NUL. A lone surrogate (undecodable
+    bytes, e.g. a file name from ``os.fsdecode``) becomes its Python escape (``\\udcff``,
+    six characters), a NUL becomes ``\\x00`` (four): SQLite's and PostgreSQL's drivers
+    refuse the first, PostgreSQL's text the second, and one such error text made a whole
+    batch of outcomes fail. Text that needs no change is returned as it is."""
+    if text.isascii():
+        return text.replace("\x00", "\\x00") if "\x00" in text else text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text.replace("\x00", "\\x00") if "\x00" in text else text

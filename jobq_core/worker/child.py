@@ -66,6 +66,7 @@ import threading
 from ..errors import JobqError, LeaseLost, UnusableConnection
 from ..registry import JobContext, Registry
 from ..store.base import ConnectionIdentity
+from ..textsafe import storable
 from .channel import Channel, encode
 from .runs import Failed, Lost, Snoozed, call_handler, raised, result_json
 
@@ -200,7 +201,9 @@ class RelayedContext(JobContext):
 
     def progress(self, fraction: float | None, message: str | None = None) -> None:
         self._answer(self._link.call({"op": "progress", "id": self.job_id,
-                                      "fraction": fraction, "message": message}))
+                                      "fraction": fraction,
+                                      "message": None if message is None
+                                      else storable(str(message))}))
 
     def dependency_results(self) -> dict[int, Any]:
         reply = self._link.call({"op": "dependency_results", "id": self.job_id})
@@ -276,7 +279,9 @@ def _outcome_message(job_id: int, outcome: Failed | Snoozed | Lost) -> dict:
         return {"op": "done", "id": job_id, "lost": True}
     if isinstance(outcome, Snoozed):
         return {"op": "done", "id": job_id, "snooze": outcome.seconds}
-    return {"op": "done", "id": job_id, "error": outcome.error, "give_up": outcome.give_up}
+    # escaped here: a lone surrogate fails the JSON line, and the child with it
+    return {"op": "done", "id": job_id, "error": storable(outcome.error),
+            "give_up": outcome.give_up}
 
 
 def _detach() -> None:

@@ -34,6 +34,13 @@ _GROUP_COMMIT_MAX = 0.005  # never hold an outcome back longer than this
 _LOCKED_RETRY = 0.5  # seconds between tries while the database stays locked
 
 
+class _Unwritten:
+    """A completion not written for want of the database: to try again."""
+
+
+UNWRITTEN = _Unwritten()
+
+
 class Completer:
     def __init__(self, queue: Queue, state: State, outbox: Outbox, claimer: Claimer, *,
                  worker_id: str, queues: Sequence[str] | None, lease: float):
@@ -115,43 +122,101 @@ class Completer:
         if done:
             try:
                 accepted = self._complete(done)
-            except DatabaseUnavailable as e:
-                now = time.monotonic()
-                again = []
-                for run in done:
-                    if run.write_until is None:  # the lease was extended a beat ago at best
-                        run.write_until = now + run.lease
-                    if now < run.write_until:
-                        again.append(run)
-                if again:
-                    log.warning("completing %d job(s) failed, trying again while their leases "
-                                "last: %s", len(again), e)
-                    return again + [r for r in batch if not isinstance(r.outcome, Succeeded)]
-                log.error("completing %d job(s) failed (their leases will expire and they run "
-                          "again): %s", len(done), e)
-                accepted = [None] * len(done)
             except JobqError as e:
-                log.error("completing %d job(s) failed (their leases will expire and they run "
-                          "again): %s", len(done), e)
-                accepted = [None] * len(done)
-            self._state.count_all([r for r, ok in zip(done, accepted) if ok], "succeeded")
-            verbose = log.isEnabledFor(logging.INFO)
-            for run, ok in zip(done, accepted):
-                if ok:
-                    if verbose:
-                        log.info("%s succeeded in %.3fs", run.describe(), run.took())
-                elif ok is False:
-                    self._state.count(run, "lost")
-                    log.warning("%s lease lost before completion: result discarded (the job "
-                                "was reaped or taken over)", run.describe())
+                accepted, unavailable = self._complete_each(done, e)
+                again = self._to_retry(done, accepted, unavailable)
+                self._count_completed(done, accepted)
+                if again:
+                    return again + [r for r in batch if not isinstance(r.outcome, Succeeded)]
+            else:
+                self._count_completed(done, accepted)
         for run in batch:
-            if isinstance(run.outcome, Failed):
-                self._write_failure(run, run.outcome)
-            elif isinstance(run.outcome, Released):
-                self._write_release(run)
-            elif isinstance(run.outcome, Snoozed):
-                self._write_snooze(run, run.outcome)
+            try:
+                if isinstance(run.outcome, Failed):
+                    self._write_failure(run, run.outcome)
+                elif isinstance(run.outcome, Released):
+                    self._write_release(run)
+                elif isinstance(run.outcome, Snoozed):
+                    self._write_snooze(run, run.outcome)
+            except Exception:  # noqa: BLE001 - one outcome must not cost the others theirs
+                log.exception("%s: writing its outcome failed (its lease will expire)",
+                              run.describe())
         return []
+
+    def _complete_each(self, done: list[Run], error: JobqError
+                       ) -> tuple[list[bool | None | _Unwritten], DatabaseUnavailable | None]:
+        """After a batch of completions failed whole: each one alone, so that one the
+        database refuses (PostgreSQL reports a refused row as unavailable too) costs only
+        its own outcome. Per run: accepted, fenced out (False), refused (None) or
+        ``UNWRITTEN`` (to try again while its lease lasts), and the unavailability seen.
+
+        An unavailable database fails every write, each after its timeout: so a batch's
+        first failure is tried again whole, and one by one only from its second failure
+        on, runs that failed alone before going last; a failure before any success ends
+        the round."""
+        unavailable = error if isinstance(error, DatabaseUnavailable) else None
+        if unavailable is not None and (len(done) == 1 or all(r.write_until is None
+                                                              for r in done)):
+            return [UNWRITTEN] * len(done), unavailable
+        if len(done) == 1:
+            log.error("completing %s failed (its lease will expire and it runs again): %s",
+                      done[0].describe(), error)
+            return [None], None
+        outcome: dict[int, bool | None | _Unwritten] = {}
+        wrote = stop = False
+        for run in sorted(done, key=lambda r: r.write_failures):
+            if stop:
+                outcome[id(run)] = UNWRITTEN  # the database, not one row: later
+                continue
+            try:
+                ok, = self._queue.complete_many([(run.job.id, run.job.token,
+                                                   run.outcome.result)])
+            except DatabaseUnavailable as e:
+                unavailable, outcome[id(run)] = e, UNWRITTEN
+                run.write_failures += 1
+                stop = not wrote
+            except JobqError as e:
+                log.error("completing %s failed (its lease will expire and it runs again): "
+                          "%s", run.describe(), e)
+                outcome[id(run)] = None
+            else:
+                wrote, outcome[id(run)] = True, ok
+        return [outcome[id(r)] for r in done], unavailable
+
+    def _to_retry(self, done: list[Run], accepted: list, error: JobqError | None) -> list[Run]:
+        """The unwritten completions to try again: those whose leases may still last (the
+        heartbeat extended them a beat ago at best); the others are given up, logged."""
+        now = time.monotonic()
+        again, given_up = [], 0
+        for i, (run, ok) in enumerate(zip(done, accepted)):
+            if ok is not UNWRITTEN:
+                continue
+            if run.write_until is None:
+                run.write_until = now + run.lease
+            if now < run.write_until:
+                again.append(run)
+            else:
+                accepted[i] = None
+                given_up += 1
+        if again:
+            log.warning("completing %d job(s) failed, trying again while their leases "
+                        "last: %s", len(again), error)
+        if given_up:
+            log.error("completing %d job(s) failed (their leases will expire and they run "
+                      "again): %s", given_up, error)
+        return again
+
+    def _count_completed(self, done: list[Run], accepted: list) -> None:
+        self._state.count_all([r for r, ok in zip(done, accepted) if ok is True], "succeeded")
+        verbose = log.isEnabledFor(logging.INFO)
+        for run, ok in zip(done, accepted):
+            if ok is True:
+                if verbose:
+                    log.info("%s succeeded in %.3fs", run.describe(), run.took())
+            elif ok is False:
+                self._state.count(run, "lost")
+                log.warning("%s lease lost before completion: result discarded (the job "
+                            "was reaped or taken over)", run.describe())
 
     def _settled(self, run: Run) -> bool:
         """For a run whose handler completed its job on the application's connection

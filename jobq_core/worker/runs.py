@@ -80,6 +80,7 @@ class Run:
     handle: Any = None  # the pool's hold on its handler: an async future, or a child process
     outcome: Outcome | None = None  # set when the run leaves RUNNING
     write_until: float | None = None  # monotonic: retry writing the outcome until then
+    write_failures: int = 0  # times its completion alone failed: tried after the others
 
     def describe(self) -> str:
         """The run as log lines name it: ``job=42 kind=email.send attempt=1/5``."""

@@ -39,6 +39,11 @@ def stored_ids(db) -> set[int]:
     ({"kind": "k", "delay": 1e12}, "the job would start after the year 9999"),
     ({"kind": "k", "queue": 7}, "queue must be a non-empty string"),
     ({"kind": "k", "colour": "red"}, "unknown key(s) colour; known: delay, kind"),
+    ({"kind": "k-\udcff"}, "kind holds a lone surrogate"),
+    ({"kind": "k", "queue": "q\udcff"}, "queue holds a lone surrogate"),
+    ({"kind": "k", "unique_key": "u\udcff"}, "unique_key holds a lone surrogate"),
+    ({"kind": "k\x00"}, "kind holds a NUL"),
+    ({"kind": "k" * 256}, "kind must be at most 255 bytes"),
 ])
 def test_a_bad_line_after_several_batches_writes_nothing(app_dir, db, bad_line, message):
     text = lines(3 * BATCH + 1) + json.dumps(bad_line) + "\n"

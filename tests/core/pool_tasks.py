@@ -153,3 +153,9 @@ def snoozy(payload, ctx):
     if runs < payload["times"]:
         ctx.snooze(0)
     return [runs, ctx.attempt]
+
+
+@registry.task("unstorable", max_attempts=1)
+def unstorable(payload):
+    """An error text no JSON line, and no database, takes as it is (a lone surrogate)."""
+    raise ValueError("file-\udcff")

@@ -317,3 +317,12 @@ def test_a_script_whose_registry_is_in_its_main_runs_in_children_as_it_reads_its
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["succeeded", "True"]
+
+
+def test_an_error_text_with_a_lone_surrogate_is_the_handlers_error_not_a_dead_child(
+        db, producer):
+    job_id = producer.enqueue("unstorable")
+    w = burst(db, concurrency=1)
+    job = producer.get(job_id)
+    assert job.status == "dead" and w.counts["dead"] == 1
+    assert job.error.rstrip().endswith("ValueError: file-\\udcff"), job.error

@@ -312,36 +312,34 @@ class Running(Operations):
     # -- the reaper ---------------------------------------------------------------------
 
     def job_reap_expired(self, now: float, retry_delay: RetryDelay) -> int:
+        """Each row moves behind its own savepoint: a row the database refuses to write
+        (a kind written past enqueue's checks whose dead-marking overflows an index row)
+        is set aside with a warning naming it, stays running, and is skipped by the later
+        passes of this call, so it never blocks the other expired jobs."""
+        unwritable: set[int] = set()
+
         def batch(c, _again: bool) -> tuple[int, int]:
             """(expired leases read, jobs moved), in one transaction."""
             moved = 0
             with self.b.transaction(c):
                 rows = c.execute(self.q.EXPIRED_LEASES, (now, now + MAX_LEASE, BATCH)).fetchall()
-                queues = set()
-                for job_id, token, attempts, max_attempts, worker, started, lease, cancel, \
-                        queue, dependents in rows:
-                    bad = unreadable(attempts=attempts, max_attempts=max_attempts)
-                    if bad:
-                        self._quarantine(c, job_id, token, bad, now)
-                        moved += 1
+                queues: set[str] = set()
+                for row in rows:
+                    if row[0] in unwritable:
                         continue
-                    if type(lease) in (int, float) and lease < now:
-                        error = lease_expired(lease, now)
-                    else:
-                        error = (f"running with a lease jobq never grants ({clean(repr(lease))}) "
-                                 f"under worker {worker!r}: taken back by the reaper")
-                    status, run_at, finished = after_attempt(attempts, max_attempts, bool(cancel),
-                                                             now, retry_delay)
-                    if c.execute(self.q.LEAVE_RUNNING, (str(status), run_at, attempts, error,
-                                                        finished, job_id, token)).rowcount != 1:
+                    try:
+                        with self.b.savepoint(c):
+                            status = self._reap_one(c, row, now, retry_delay)
+                    except Exception as e:  # noqa: BLE001 - one row must not stop the rest
+                        unwritable.add(row[0])
+                        log.warning("job %s: the reaper cannot write it, left running: %s",
+                                    row[0], clean(str(e), limit=300))
+                        continue
+                    if status is None:
                         continue  # fenced: completed or taken back meanwhile
-                    c.execute(self.q.RECORD_ATTEMPT, (job_id, attempts, worker, token, started,
-                                                      now, str(Outcome.LEASE_EXPIRED), error))
                     moved += 1
                     if status == JobStatus.PENDING:
-                        queues.add(queue)
-                    elif dependents:
-                        self._settle(c, job_id, status, now)
+                        queues.add(row[8])
                 if queues and self.b.notifies:
                     self.b.notify(c, queues)
             return len(rows), moved
@@ -350,7 +348,31 @@ class Running(Operations):
         while True:
             read, moved = self.b.run(batch)
             reaped += moved
-            if read < BATCH:
+            if read < BATCH or not moved:  # (not moved: only rows set aside are left)
                 break
         self.b.run(lambda c, _again: self._sweep_waiting(c, now))
         return reaped
+
+    def _reap_one(self, c, row, now: float, retry_delay: RetryDelay) -> JobStatus | None:
+        """Move one expired job on; its new status, or None when fenced out."""
+        job_id, token, attempts, max_attempts, worker, started, lease, cancel, _queue, \
+            dependents = row
+        bad = unreadable(attempts=attempts, max_attempts=max_attempts)
+        if bad:
+            self._quarantine(c, job_id, token, bad, now)
+            return JobStatus.DEAD
+        if type(lease) in (int, float) and lease < now:
+            error = lease_expired(lease, now)
+        else:
+            error = (f"running with a lease jobq never grants ({clean(repr(lease))}) "
+                     f"under worker {worker!r}: taken back by the reaper")
+        status, run_at, finished = after_attempt(attempts, max_attempts, bool(cancel), now,
+                                                 retry_delay)
+        if c.execute(self.q.LEAVE_RUNNING, (str(status), run_at, attempts, error, finished,
+                                            job_id, token)).rowcount != 1:
+            return None
+        c.execute(self.q.RECORD_ATTEMPT, (job_id, attempts, worker, token, started, now,
+                                          str(Outcome.LEASE_EXPIRED), error))
+        if status != JobStatus.PENDING and dependents:
+            self._settle(c, job_id, status, now)
+        return status
