@@ -231,8 +231,13 @@ def test_a_rate_of_5_per_second_spreads_20_starts_over_about_4_seconds(
     stop(procs, ps)
     starts = sorted(j.started_at for j in tq.list(queue="api", limit=100))
     assert 2.9 <= starts[-1] - starts[0] <= 6.0
+    # Each worker process reads the time from its own estimate of the server's clock (on
+    # SQLite the machine's clock), synced at open: two estimates may differ by a few
+    # milliseconds, more on a loaded machine (the sync halves a round trip). A window is
+    # judged by the clock of the worker that claims, so starts stamped by two workers may
+    # be that much less than a window apart.
     for i in range(len(starts) - 5):
-        assert starts[i + 5] - starts[i] >= 0.99, "six starts within one window"
+        assert starts[i + 5] - starts[i] >= 0.95, "six starts within one window"
 
 
 @pytest.mark.slow
