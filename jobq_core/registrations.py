@@ -26,6 +26,11 @@ class Registrations:
         """Record ``schedule`` (if new) as counting ticks after ``since``. Workers do this."""
         self.store.schedule_register(schedule.info(since, self.clock.now()))
 
+    def rewind_schedule(self, schedule: Schedule, recorded: float, tick: float) -> bool:
+        """Set a schedule's recorded tick back from ``recorded`` (in the future: written by a
+        clock that ran ahead) to ``tick``; False when another worker changed it first."""
+        return self.store.schedule_rewind(schedule.key, recorded, tick, self.clock.now())
+
     def enqueue_tick(self, schedule: Schedule, tick: float) -> int | None:
         """Enqueue ``schedule``'s job for ``tick`` (its run_at), recording the tick in the
         same transaction; the job's id, or None when another worker enqueued that tick (or

@@ -50,6 +50,16 @@ class Scheduler:
                 self.queue.register_schedule(schedule, since=due)
                 continue
             last = row.last_tick
+            if last is not None and last > schedule.next_tick(now):
+                # Beyond the next tick to come: a clock that ran ahead (and was set back)
+                # recorded it. Waiting for it would silence the schedule until then: go on
+                # from now, counting from the tick before this one.
+                before = schedule.latest_tick(due - 1e-6)
+                if self.queue.rewind_schedule(schedule, last, before):
+                    log.warning("schedule %s: its recorded tick %s is in the future, beyond "
+                                "its next one: a clock ran ahead; going on from now",
+                                schedule.describe(), timestamp(last))
+                last = before
             if last is not None and last >= due:
                 continue
             job_id = self.queue.enqueue_tick(schedule, due)

@@ -360,6 +360,11 @@ class Store(Protocol):
         ``tick`` or later: another worker enqueued it. The schedule's row must exist."""
         ...
 
+    def schedule_rewind(self, key: str, recorded: float, tick: float, now: float) -> bool:
+        """Set the schedule's latest tick back from ``recorded`` (a clock that ran ahead
+        wrote it) to ``tick``, only if ``recorded`` is still the one there; whether it was."""
+        ...
+
     def schedule_forget(self, key: str) -> bool:
         """Delete the schedule's row (one no worker declares any more); whether it was
         there. A worker that still declares it records it again, counting from then."""

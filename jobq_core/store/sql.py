@@ -238,6 +238,10 @@ SCHEDULE_TICK = ("UPDATE jobq_schedules SET last_tick=?, updated_at=? "
                  "WHERE key=? AND (last_tick IS NULL OR last_tick<?)")
 """The tick is ours only if no worker recorded it (or a later one) first: a concurrent tick
 waits for the row (or the file's write lock), then finds the tick taken."""
+SCHEDULE_REWIND = ("UPDATE jobq_schedules SET last_tick=?, updated_at=? "
+                   "WHERE key=? AND last_tick=?")
+"""A recorded tick written by a clock that was ahead, set back (only if it is still the one
+read: another worker may have rewound it first)."""
 SCHEDULE_FORGET = "DELETE FROM jobq_schedules WHERE key=?"
 SCHEDULE_JOB = "UPDATE jobq_schedules SET last_job=? WHERE key=?"
 

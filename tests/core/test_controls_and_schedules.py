@@ -95,6 +95,26 @@ def test_after_downtime_only_the_latest_missed_tick_is_enqueued_once_and_logged(
         assert "1500" not in caplog.text and "1510" not in caplog.text
 
 
+def test_a_tick_recorded_by_a_clock_that_jumped_ahead_is_a_clock_fault_not_a_silence(
+        tmp_path, caplog):
+    clock = FakeClock(1000.0)
+    r = Registry()
+    r.periodic("k", every=10)
+    with Queue(tmp_path / "jobs.db", clock=clock) as q:
+        Scheduler(q, r.schedules()).run_once()
+        clock.set(1000.0 + 86400)  # the clock jumps a day ahead: that tick is recorded
+        Scheduler(q, r.schedules()).run_once()
+        clock.set(1020.0)  # and back
+        with caplog.at_level(logging.WARNING, "jobq.maintenance"):
+            Scheduler(q, r.schedules()).run_once()
+            clock.set(1030.0)
+            Scheduler(q, r.schedules()).run_once()
+        assert sorted(j.run_at for j in q.list()) == [1020.0, 1030.0, 1000.0 + 86400]
+        assert caplog.text.count("in the future") == 1  # said once, then on from now
+        [row] = q.schedules()
+        assert row.last_tick == 1030.0
+
+
 def _burst(db, registry, **kwargs) -> tuple[Worker, float]:
     started = time.monotonic()
     with Queue(db) as q:

@@ -80,3 +80,14 @@ def test_a_forgotten_schedule_is_gone_and_a_worker_that_declares_it_records_it_a
     queue.register_schedule(s, since=20.0)
     [info] = queue.schedules()
     assert (info.last_tick, info.last_job) == (20.0, None)
+
+
+def test_a_tick_recorded_in_the_future_is_rewound_once_and_then_ticks_go_on(queue, open_queue):
+    s = _schedule()
+    queue.register_schedule(s, since=100.0)
+    queue.enqueue_tick(s, 86_500.0)  # written by a clock a day ahead
+    assert queue.enqueue_tick(s, 120.0) is None  # blocked by it
+    assert queue.rewind_schedule(s, 86_500.0, 110.0)
+    assert not open_queue().rewind_schedule(s, 86_500.0, 110.0)  # another worker was first
+    assert queue.enqueue_tick(s, 120.0) is not None
+    assert queue.schedules()[0].last_tick == 120.0

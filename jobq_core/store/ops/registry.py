@@ -58,6 +58,10 @@ class Registry(Operations):
 
         return self.b.run(op)
 
+    def schedule_rewind(self, key: str, recorded: float, tick: float, now: float) -> bool:
+        return self.b.run(lambda c, _again: c.execute(
+            self.q.SCHEDULE_REWIND, (tick, now, key, recorded)).rowcount == 1)
+
     def schedule_forget(self, key: str) -> bool:
         return self.b.run(lambda c, _again: c.execute(
             self.q.SCHEDULE_FORGET, (key,)).rowcount == 1)
