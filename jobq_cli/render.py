@@ -181,7 +181,9 @@ def print_jobs(jobs: list[Job], now: float, workers: dict[str, WorkerState]) -> 
     state when that is late or lost (``workers``: each registered worker's state)."""
     jobs = [checked(j)[0] for j in jobs]
     rows = [[str(j.id), status_text(j, now), cell(j.kind, limit=60), _when(j, now),
-             cell(error_line(j.error), "red", limit=200), f"{j.attempts}/{j.max_attempts}",
+             # a succeeded job's error is an earlier attempt's: its history (jobq show) has it
+             cell("" if j.status == JobStatus.SUCCEEDED else error_line(j.error), "red",
+                  limit=200), f"{j.attempts}/{j.max_attempts}",
              cell(j.queue, limit=40), _worker(j, workers), str(j.priority)]
             for j in jobs]
     print_table(console(), JOB_COLS, rows)

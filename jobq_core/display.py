@@ -183,14 +183,14 @@ WORKER_BADGES: dict[WorkerState, Badge] = {
 
 
 def job_state(job: Job, now: float) -> str:
-    """The job's status as a word of ``LIST_STATUSES``: a pending job not due yet is
-    ``scheduled`` (a retry waiting out its backoff too, as ``Stats.scheduled`` counts
-    it), a due one that has failed before is ``retrying``."""
+    """The job's status as a word of ``LIST_STATUSES``: a pending job that has failed
+    before is ``retrying`` (due or still backing off: people read "scheduled" as "never
+    ran"), one not due yet that never ran ``scheduled``."""
     if job.status == JobStatus.PENDING:
-        if job.run_at > now:
-            return "scheduled"
         if job.attempts:
             return "retrying"
+        if job.run_at > now:
+            return "scheduled"
     return str(job.status)
 
 

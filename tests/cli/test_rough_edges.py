@@ -73,3 +73,21 @@ def test_pausing_the_queue_of_a_recorded_schedule_says_nothing_on_stderr(db, que
     queue.register_schedule(Registry().periodic("nap", every=60, queue="reports"), since=0.0)
     result = jobq("pause", "reports", "--db", db)
     assert result.exit_code == 0 and result.stderr == "", result.stderr
+
+
+def test_list_shows_a_retry_not_yet_due_as_retrying_and_no_error_on_a_succeeded_job(db, queue):
+    from jobq_cli.main import app
+    from typer.testing import CliRunner
+
+    retry = queue.enqueue("flaky", max_attempts=3)
+    job = queue.claim("w")
+    queue.fail(job.id, job.token, "ValueError: first try", retry_in=600)
+    recovered = queue.enqueue("recovers", max_attempts=3)
+    job = queue.claim("w")
+    queue.fail(job.id, job.token, "OSError: once", retry_in=0)
+    job = queue.claim("w")
+    queue.complete(job.id, job.token)
+    out = CliRunner().invoke(app, ["list", "--db", db], env={"COLUMNS": "120"}).stdout
+    rows = {line.split()[0]: line for line in out.splitlines()[2:]}
+    assert "↻ retrying" in rows[str(retry)] and "◷" not in rows[str(retry)]
+    assert "✓ succeeded" in rows[str(recovered)] and "OSError" not in rows[str(recovered)]
