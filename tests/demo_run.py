@@ -11,6 +11,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 
+def _as_from_a_shell() -> None:
+    """In the child, before exec: Ctrl-C as a shell leaves it (default, unblocked). In a full
+    test run the demo twice ignored the tests' SIGINT for a minute (the disposition or mask
+    it inherited from the test process, whose Python-level handler was unchanged)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 @contextmanager
 def demo(cwd, *args: str) -> Iterator[tuple[subprocess.Popen, list[str], list[int]]]:
     """``jobq demo ARGS`` in ``cwd`` (a pipe 80 columns wide): yields the process, the
@@ -18,7 +26,8 @@ def demo(cwd, *args: str) -> Iterator[tuple[subprocess.Popen, list[str], list[in
     running at the end is killed."""
     p = subprocess.Popen([sys.executable, "-m", "jobq_cli.main", "demo", *args], cwd=cwd,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         stdin=subprocess.DEVNULL, text=True, env={**os.environ, "COLUMNS": "80"})
+                         stdin=subprocess.DEVNULL, text=True, env={**os.environ, "COLUMNS": "80"},
+                         preexec_fn=_as_from_a_shell)
     try:
         lines: list[str] = []
         while not (lines and lines[-1].startswith("Try it: ")):

@@ -13,7 +13,9 @@ def build(path, clock: FakeClock | None = None, hostile: str | None = None) -> F
     With ``hostile``, that string is put into every text field the monitor displays.
     """
     clock = clock or FakeClock(T0 - 500)
-    h = hostile or ""
+    # Names jobq refuses at the door (a NUL) go in through the API without it, and are then
+    # written whole with plain SQL, as another program writing the file would.
+    h = (hostile or "").replace("\x00", "")
     q = Queue(path, clock=clock, max_attempts=3)
     try:
         # history: succeeded jobs spread over the last minutes (sparklines)
@@ -78,4 +80,23 @@ def build(path, clock: FakeClock | None = None, hostile: str | None = None) -> F
         clock.set(T0)
     finally:
         q.close()
+    if hostile and h != hostile:
+        _write_back(path, h, hostile)
     return clock
+
+
+def _write_back(path, admitted: str, hostile: str) -> None:
+    """Every text column holding ``admitted`` gets ``hostile`` in its place."""
+    import sqlite3
+
+    c = sqlite3.connect(path)
+    try:
+        for (table,) in c.execute("SELECT name FROM sqlite_master WHERE type='table' "
+                                  "AND name LIKE 'jobq%'").fetchall():
+            for _, column, kind, *_ in c.execute(f"PRAGMA table_info({table})").fetchall():
+                if kind.upper() == "TEXT":
+                    c.execute(f"UPDATE {table} SET {column}=replace({column}, ?, ?) "
+                              f"WHERE instr({column}, ?) > 0", (admitted, hostile, admitted))
+        c.commit()
+    finally:
+        c.close()
