@@ -109,10 +109,10 @@ def _job(**kw):
     return Job(**{**fields, **kw})
 
 
-def test_a_pending_job_is_scheduled_until_due_then_retrying_if_it_failed_before():
+def test_a_pending_job_is_scheduled_until_due_and_retrying_once_it_failed_due_or_not():
     assert job_state(_job(), now=100.0) == "pending"
     assert job_state(_job(), now=99.0) == "scheduled"
-    assert job_state(_job(attempts=1), now=99.0) == "scheduled"
+    assert job_state(_job(attempts=1), now=99.0) == "retrying"  # still backing off
     assert job_state(_job(attempts=1), now=100.0) == "retrying"
     assert job_state(_job(status=JobStatus.DEAD, attempts=3), now=100.0) == "dead"
 
