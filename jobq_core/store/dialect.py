@@ -86,8 +86,8 @@ class Dialect:
 
     def complete_many(self, c, completions: Sequence[Completion], now: float,
                       again: bool) -> dict[int, bool]:
-        """The fenced completions (``sql.COMPLETE`` for each): the ids accepted, each with
-        whether jobs wait on it. ``again``: an earlier try may have committed; its
+        """The fenced completions (``sql.COMPLETE``, then ``sql.COMPLETE_SETTLING`` for one
+        it did not change): the ids accepted, each with whether jobs wait on it. ``again``: an earlier try may have committed; its
         completions count as accepted."""
         raise NotImplementedError
 

@@ -73,7 +73,10 @@ def decode(text: str | None):
         return RawJSON(text)
 
 
-_STATUS = {s.value: s for s in JobStatus}
+STATUS_BY_NAME = {s.value: s for s in JobStatus}
+"""A stored status's text to its ``JobStatus``; a status jobq does not know (another
+program wrote it) is not in it, and readers keep the raw text."""
+_STATUS = STATUS_BY_NAME
 # A status jobq does not know (another program wrote it) is kept as the raw text.
 _CONVERT = {"payload": "_decode({})", "status": "_STATUS.get({0}, {0})", "result": "_decode({})",
             "cancel_requested": "bool({})"}

@@ -20,7 +20,7 @@ from ...errors import JobNotFound
 from ...types import Dependencies, JobStatus, Link
 from ..base import Completion, Deps, NewJob
 from ..dialect import Statements
-from ..rows import decode
+from ..rows import STATUS_BY_NAME, decode
 from ._base import Operations
 
 _ENDED = (JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED)
@@ -143,5 +143,4 @@ def _because(job_id: int, status: str) -> str:
 
 def _link(row: tuple) -> Link:
     job_id, kind, status, allow_failed = row
-    return Link(job_id, kind, JobStatus(status) if status in JobStatus._value2member_map_
-                else status, bool(allow_failed))
+    return Link(job_id, kind, STATUS_BY_NAME.get(status, status), bool(allow_failed))

@@ -83,8 +83,7 @@ class Running(Operations):
         return self.b.run(op)
 
     def _insert_plain(self, c, jobs: Sequence[NewJob], now: float, again: bool) -> list[int]:
-        if again:
-            self._refuse_if_maybe_committed(again)
+        self._refuse_if_maybe_committed(again)
         notify = self.b.due({j.queue for j in jobs}) if self.b.notifies else []
         return self.d.insert_plain(c, jobs, now, notify)
 
