@@ -329,7 +329,7 @@ class JobqWorkerSystem(JobqSystem):
         return True
 
 
-def _find_connection(obj, depth=2):
+def _find_connection(obj, depth=3):  # Queue -> store -> backend -> connection
     if isinstance(obj, sqlite3.Connection):
         return obj
     if depth == 0:
