@@ -115,7 +115,8 @@ class Queue(Workflows, Registrations):
         application's connection (see ``enqueue``).
         """
         items = list(items)
-        if any(isinstance(i, Mapping) and ("after" in i or "allow_failed" in i) for i in items):
+        if any(type(i) is not tuple and isinstance(i, Mapping)  # tuples, the usual item,
+               and ("after" in i or "allow_failed" in i) for i in items):  # skip the ABC check
             return self._insert_linked(items, [None] * len(items), conn)
         now = self.clock.now()
         jobs = [self._jobs.from_item(item, now) for item in items]
