@@ -15,6 +15,8 @@ import pytest
 
 from jobq_core import JobStatus, Queue
 
+pytestmark = pytest.mark.slow  # every step is a real manage.py process (1-2 s each)
+
 pytest.importorskip("django")
 PROJECT = Path(__file__).parent.parent / "djangoapp"
 ROOT = Path(__file__).parent.parent.parent
