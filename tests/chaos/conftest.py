@@ -84,12 +84,34 @@ class ChaosRun:
     def check(self, **kwargs):
         return check(self.events(), self.db, **kwargs)
 
+    def stop(self, *workers: subprocess.Popen, timeout: float = 60.0) -> None:
+        """SIGTERM each live worker once it handles SIGTERM (a worker still starting up, as
+        a respawned one may be on a loaded machine, would die of the signal's default
+        action), then assert that each exits cleanly."""
+        self.wait_for(lambda: all(w.poll() is not None or _catches_sigterm(w.pid)
+                                  for w in workers), 30, "the workers to handle SIGTERM")
+        for w in workers:
+            if w.poll() is None:
+                w.send_signal(signal.SIGTERM)
+        for w in workers:
+            assert w.wait(timeout=timeout) == 0, f"worker {w.pid}: logs in {self.logs}"
+
     def stop_all(self) -> None:
         for p in self.procs:
             if p.poll() is None:
                 p.send_signal(signal.SIGCONT)
                 p.kill()
             p.wait()
+
+
+def _catches_sigterm(pid: int) -> bool:
+    """Whether the process has a handler for SIGTERM (its SigCgt mask, from /proc)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            caught = next(line for line in f if line.startswith("SigCgt:"))
+    except (OSError, StopIteration):
+        return False  # gone already: its exit status tells
+    return bool(int(caught.split()[1], 16) >> (signal.SIGTERM - 1) & 1)
 
 
 def _limit_files(size: int):

@@ -32,11 +32,7 @@ def _claims(chaos, job_id=None):
 
 
 def _stop(chaos, *workers):
-    for w in workers:
-        if w.poll() is None:
-            w.send_signal(signal.SIGTERM)
-    for w in workers:
-        assert w.wait(timeout=30) == 0
+    chaos.stop(*workers, timeout=30)
 
 
 def _has_claimed(chaos, worker) -> bool:

@@ -27,11 +27,7 @@ def _finish(chaos, timeout=90.0):
 
 
 def _stop(chaos, *workers):
-    for w in workers:
-        if w.poll() is None:
-            w.send_signal(signal.SIGTERM)
-    for w in workers:
-        assert w.wait(timeout=60) == 0
+    chaos.stop(*workers, timeout=60)
 
 
 def _claims(chaos, job_id=None):
