@@ -14,6 +14,8 @@ from jobq_core import Queue
 
 from .conftest import wait_for
 
+pytestmark = pytest.mark.slow  # real processes, some interrupted: seconds each
+
 BATCH = 500
 
 
@@ -94,7 +96,6 @@ def _load_and_interrupt(app_dir, db, tmp_path, sig):
     return p.returncode, err, printed
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_load_prints_exactly_the_stored_ids_and_says_how_many(
         app_dir, db, tmp_path, sig):
@@ -106,7 +107,6 @@ def test_an_interrupted_load_prints_exactly_the_stored_ids_and_says_how_many(
     assert set(printed) == stored_ids(db) and len(set(printed)) == len(printed)
 
 
-@pytest.mark.slow
 def test_a_killed_load_stored_at_most_one_batch_without_printing_its_ids(app_dir, db,
                                                                          tmp_path):
     rc, _, printed = _load_and_interrupt(app_dir, db, tmp_path, signal.SIGKILL)

@@ -154,7 +154,10 @@ def test_three_workers_enqueue_exactly_one_job_per_tick_of_an_every_1_schedule(
     runs.sort()
     assert runs == [runs[0] + i for i in range(len(runs))], "a tick was lost"
     assert len(runs) >= 10
-    assert {j.status for j in tq.list(queue="ticks", limit=1000)} == {"succeeded"}
+    # Every tick ran, but one a worker enqueued as the workers were being stopped: it waits.
+    status = {j.run_at: j.status for j in tq.list(queue="ticks", limit=1000)}
+    assert {status[t] for t in runs[:-1]} == {"succeeded"}
+    assert status[runs[-1]] in ("succeeded", "pending")
 
 
 @pytest.mark.slow
