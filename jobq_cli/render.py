@@ -92,7 +92,9 @@ def stats_json(s: Stats) -> dict[str, Any]:
                    "oldest_pending_age": None if q.oldest_pending_at is None
                    else max(0.0, s.now - q.oldest_pending_at),
                    "paused": q.paused, "concurrency": q.concurrency,
-                   "rate": None if q.rate is None else str(q.rate)}
+                   "rate": None if q.rate is None else str(q.rate),
+                   "key_concurrency": q.key_concurrency, "ordered": q.ordered,
+                   "keys_busy": q.keys_busy}
             for name, q in s.queues.items()
         },
     }
