@@ -27,11 +27,6 @@ from jobq_core import Backoff, Queue, Registry, Worker  # noqa: E402
 registry = Registry()
 _local = threading.local()
 
-LEDGER = ("CREATE TABLE IF NOT EXISTS ledger(job_id bigint PRIMARY KEY, queue text NOT NULL, "
-          "key text, start_at double precision NOT NULL, end_at double precision NOT NULL, "
-          "pid bigint NOT NULL)")
-
-
 def app() -> AppDB:
     db = getattr(_local, "db", None)
     if db is None:

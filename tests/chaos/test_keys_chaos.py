@@ -10,24 +10,24 @@ ordered key never overlap and come in id order.
 """
 from __future__ import annotations
 
-import os
 import random
 import signal
 import subprocess
-import sys
 import time
 from collections import defaultdict
 
 import pytest
+from app_run import AppRun
 from appdb import AppDB
 
 from jobq_core import Queue
 
 pytestmark = pytest.mark.slow
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from key_worker import LEDGER  # noqa: E402
+LEDGER = ("CREATE TABLE ledger(job_id bigint PRIMARY KEY, queue text NOT NULL, key text, "
+          "start_at double precision NOT NULL, end_at double precision NOT NULL, "
+          "pid bigint NOT NULL)")
+"""What ``key_worker.py`` writes: one row per accepted run."""
 
 LIMIT = 2
 KEYS = 5
@@ -36,42 +36,19 @@ PER_ORDERED_KEY = 24  # jobs per key in the ordered queue (about 2.5 s per key)
 FAULT_SECONDS = 12.0
 
 
-class KeyRun:
+class KeyRun(AppRun):
+    script = "key_worker.py"
+
     def __init__(self, tmp_path, db: str):
-        self.db, self.tmp = db, tmp_path
-        self.procs: list[subprocess.Popen] = []
+        super().__init__(tmp_path, db, rows=0)
         self.faults: dict[str, int] = defaultdict(int)
-        Queue(db).close()
         with AppDB(db) as app:
             app.execute(LEDGER)
             app.commit()
 
-    def worker(self, *opts: str) -> subprocess.Popen:
-        log = open(self.tmp / f"worker{len(self.procs)}.log", "w")
-        p = subprocess.Popen([sys.executable, os.path.join(HERE, "key_worker.py"), self.db,
-                              *opts], stdout=log, stderr=subprocess.STDOUT)
-        log.close()
-        self.procs.append(p)
-        return p
-
-    def kill(self, p: subprocess.Popen) -> None:
-        p.kill()
-        p.wait()
-        self.faults["sigkill"] += 1
-
     def stop_past_lease(self, p: subprocess.Popen, seconds: float) -> None:
-        """SIGSTOP ``p`` for ``seconds`` (past its lease), at a moment it holds no SQLite
-        write lock (a process stopped holding it would stop every writer), then SIGCONT."""
-        with Queue(self.db, read_only=True) as q:
-            for _ in range(100):
-                p.send_signal(signal.SIGSTOP)
-                time.sleep(0.02)
-                if not q.write_blockers():
-                    break
-                p.send_signal(signal.SIGCONT)
-                time.sleep(0.01)
-            else:
-                raise AssertionError("the process kept holding the write lock")
+        """SIGSTOP ``p`` for ``seconds`` (past its lease), then SIGCONT."""
+        self.freeze(p)
         time.sleep(seconds)
         p.send_signal(signal.SIGCONT)
         self.faults["sigstop"] += 1
@@ -97,21 +74,6 @@ class KeyRun:
                                "ORDER BY start_at").fetchall()
             app.commit()
         return rows
-
-    def wait_for(self, condition, timeout: float, what: str) -> None:
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout}s waiting for {what}; "
-                                     f"logs in {self.tmp}")
-            time.sleep(0.05)
-
-    def stop_all(self) -> None:
-        for p in self.procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGCONT)
-                p.kill()
-            p.wait()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -181,7 +143,7 @@ def test_key_limits_hold_with_workers_killed_stopped_and_disconnected(run):
     ran = [row[0] for row in ledger]
     assert sorted(ran) == sorted(ids), "every job's accepted run recorded exactly once"
     assert sum(jobs[i].attempts > 1 for i in ids) > 0, "the faults hit running jobs"
-    assert run.faults["sigkill"] and run.faults["sigstop"], run.faults
+    assert run.kills and run.faults["sigstop"], (run.kills, run.faults)
 
     by_key = defaultdict(list)
     for job_id, queue, key, start, end in ledger:
