@@ -8,7 +8,7 @@ import typer
 from rich.text import Text
 
 from jobq_core import Queue, QueueStats, Rate, Schedule, ScheduleInfo
-from jobq_core.display import duration, timestamp
+from jobq_core.display import duration, limits_text, timestamp
 from jobq_core.textsafe import clean
 
 from . import render, tables
@@ -147,19 +147,6 @@ def _said(as_json: bool, value: dict[str, Any], text: str) -> None:
 
 
 # -- JSON and tables --------------------------------------------------------------------------
-
-def limits_text(qs: QueueStats) -> str:
-    """``≤3 running · 5/s · ≤2 per key (4 keys busy)`` (empty without limits)."""
-    parts = [f"≤{qs.concurrency} running"] * (qs.concurrency is not None)
-    parts += [str(qs.rate)] * (qs.rate is not None)
-    if qs.ordered:
-        parts.append("ordered by key")
-    elif qs.key_concurrency is not None:
-        parts.append(f"≤{qs.key_concurrency} per key")
-    if qs.keyed:
-        parts[-1] += f" ({qs.keys_busy} key{'s' * (qs.keys_busy != 1)} busy)"
-    return " · ".join(parts)
-
 
 def queue_json(name: str, qs: QueueStats, now: float) -> dict[str, Any]:
     return {"queue": name, "pending": qs.pending, "running": qs.running, "dead": qs.dead,
