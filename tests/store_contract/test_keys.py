@@ -39,6 +39,22 @@ def test_a_job_carries_its_key_and_a_job_without_one_has_none(queue):
     assert queue.claim("w").key == "customer:7"
 
 
+def test_a_task_handle_and_a_group_pass_the_key_on(queue):
+    from jobq_core import Registry
+
+    registry = Registry()
+
+    @registry.task("sync", queue="api")
+    def sync(payload, ctx):
+        return None
+
+    one = sync.enqueue(queue, {"n": 1}, key="c7")
+    many = sync.enqueue_many(queue, [{"n": 2}, {"n": 3}], key="c8")
+    members, then = queue.group([{"kind": "k", "key": "g"}], then={"kind": "k", "key": "t"})
+    assert [queue.get(i).key for i in (one, *many, *members, then)] == ["c7", "c8", "c8", "g",
+                                                                         "t"]
+
+
 @pytest.mark.parametrize("bad", ["", "x" * (MAX_NAME_BYTES + 1), "a\x00b", 7])
 def test_a_key_is_checked_like_the_other_names_and_nothing_is_written(queue, bad):
     with pytest.raises(ValueError, match="^key must be|^key holds"):
