@@ -263,7 +263,9 @@ class PostgresDialect(Dialect):
             "now": now, "kind": [j.kind for j in jobs], "payload": [j.payload for j in jobs],
             "queue": [j.queue for j in jobs], "priority": [j.priority for j in jobs],
             "run_at": [j.run_at for j in jobs], "max_attempts": [j.max_attempts for j in jobs],
-            "key": [j.key for j in jobs], "notify": notify,
+            # no array when no job has a key: unnest pads it with NULLs
+            "key": [j.key for j in jobs] if any(j.key is not None for j in jobs) else None,
+            "notify": notify,
         }).fetchall()
         return sorted(r[0] for r in rows)  # ids follow the batch's order
 

@@ -199,22 +199,29 @@ class SqliteDialect(Dialect):
     def insert_plain(self, c, jobs: Sequence[NewJob], now: float, notify: list[str]) -> list[int]:
         if not jobs:
             return []
+        # jobs here have no unique key (the engine inserts those one by one); without a key
+        # either, a job takes INSERT_BARE, which binds no None
         if len(jobs) == 1 and not payload_is_big(jobs[0].payload):  # one statement: no BEGIN
-            return [c.execute(sql.INSERT, (*jobs[0], now)).lastrowid]
+            job = jobs[0]
+            if job.key is None:
+                return [c.execute(sql.INSERT_BARE, (*job[:6], now)).lastrowid]
+            return [c.execute(sql.INSERT, (*job, now)).lastrowid]
+        keyed = any(job.key is not None for job in jobs)
         with write_transaction(c):
             rows, big = [], []
             for i, job in enumerate(jobs):
                 if payload_is_big(job.payload):
                     big.append(i)
                     job = job._replace(payload=None)
-                rows.append((*job, now))  # NewJob's fields are in sql.INSERT's column order
-            ids = self._insert_rows(c, rows)
+                # NewJob's fields are in sql.INSERT's column order (INSERT_BARE's first six)
+                rows.append((*job, now) if keyed else (*job[:6], now))
+            ids = self._insert_rows(c, rows, sql.INSERT if keyed else sql.INSERT_BARE)
             for i in big:
                 c.execute(INSERT_PAYLOAD, (ids[i], jobs[i].payload))
         return ids
 
     @staticmethod
-    def _insert_rows(c, rows: list[tuple]) -> list[int]:
+    def _insert_rows(c, rows: list[tuple], statement: str) -> list[int]:
         # SQLite gives a new row max(id)+1, and a random unused id once the largest id is
         # taken (which another program may have written). Under the write lock, with room
         # below the largest id, the batch gets exactly the ids after the current maximum.
@@ -222,7 +229,7 @@ class SqliteDialect(Dialect):
         if top > INT64_MAX - len(rows):
             raise StorageFull(f"job ids are used up: the largest id is {top}, and SQLite would "
                               "give new jobs random ids that a pruned job may have had")
-        c.executemany(sql.INSERT, rows)
+        c.executemany(statement, rows)
         last = c.execute(LAST_ID).fetchone()[0]
         if last != top + len(rows):  # cannot happen by SQLite's rowid rule; never guess ids
             raise JobqError(f"batch insert got ids up to {last}, expected {top + len(rows)}")
