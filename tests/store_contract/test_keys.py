@@ -325,3 +325,19 @@ def test_a_version_5_database_is_migrated_and_its_jobs_have_no_key(database, clo
         q.enqueue_many(keyed("a", 2))
         assert Counter(j.key for j in q.claim_many("w", 10)) == {None: 1, "a": 1}
         assert q.queues()["api"].keys_busy == 1
+
+
+def test_a_key_travels_with_a_job_enqueued_in_the_applications_transaction(queue, database):
+    from appdb import AppDB
+
+    with AppDB(database) as app:
+        keyed_id = queue.enqueue("k", key="c7", conn=app.conn)
+        plain_ids = queue.enqueue_many([("k", 1), {"kind": "k", "key": "c8"}], conn=app.conn)
+        app.commit()
+    assert [queue.get(i).key for i in (keyed_id, *plain_ids)] == ["c7", None, "c8"]
+
+
+def test_a_copied_job_keeps_its_key(queue, open_queue):
+    queue.enqueue("k", key="c7")
+    [copied] = open_queue().copy_in(queue.list(status="pending"))
+    assert queue.get(copied).key == "c7"
