@@ -70,3 +70,13 @@ def test_bad_key_options_are_one_line_usage_errors_and_write_nothing(db, queue, 
     assert result.exit_code == 2 and message in result.stderr, result.output
     assert result.stderr.count("\n") == 1
     assert queue.count() == 0 and queue.queues() == {}
+
+
+def test_enqueue_stdin_lines_carry_their_key_and_key_is_their_default(db, queue):
+    lines = '{"kind": "a", "key": "c1"}\n{"kind": "b"}\n'
+    result = runner.invoke(app, ["enqueue", "--stdin", "--key", "c0", "--db", db], input=lines)
+    assert result.exit_code == 0, result.output
+    ids = [int(line) for line in result.stdout.split()]
+    assert [queue.get(i).key for i in ids] == ["c1", "c0"]
+    bad = runner.invoke(app, ["enqueue", "--stdin", "--db", db], input='{"kind": "a", "key": ""}\n')
+    assert bad.exit_code == 1 and "stdin line 1: key must be a non-empty string" in bad.stderr
