@@ -108,7 +108,9 @@ def _room(keyed: bool) -> str:
 # One queue's scan (``q.name``, its row ``c``) in a keyed claim: up to %(limit)s ready jobs
 # that pass the key filter, locked as they are passed (FOR UPDATE cannot sit beside a
 # window function, so it is on the inner scan); then per key only as many as its room
-# (row numbers per key), cut to the queue's ROOM.
+# (row numbers per key), cut to the queue's ROOM. The cut per key sits inside the LATERAL
+# rather than in ``picked``: each queue is then cut to its own room after the cut per key,
+# as the SQLite statement does, and a claim of several queues keeps one shape.
 _KEYED_ARM = (
     "SELECT s.id, s.priority, s.run_at FROM (SELECT w.*, row_number() OVER (PARTITION BY "
     "w.key ORDER BY w.priority DESC, w.run_at, w.id) AS krn FROM (SELECT j.id, j.priority, "

@@ -1,7 +1,8 @@
 """jobq's SQL for SQLite where it differs from the shared statements (``store/sql.py``).
 
 The claim is one UPDATE under the file's write lock (its shape varies only with how many
-queues are named and how many kinds have an attempt limit, never with data); a batch is
+queues are named, how many kinds have an attempt limit and whether it may start jobs of a
+queue with key limits, never with data); a batch is
 ``executemany`` under one write lock; payloads over ``INLINE_PAYLOAD_MAX`` bytes live in
 ``jobq_payloads``, so every read of a payload goes through it.
 """
@@ -71,6 +72,8 @@ def _keyed(where: str) -> str:
         "ORDER BY j.priority DESC, j.run_at, j.id LIMIT ?4) c) s "
         f"WHERE s.key IS NULL OR s.krn <= {sql.key_room('s', '?4')}"
     )
+
+
 # The queues with pending jobs, one index seek each (a loose scan of the per-queue index),
 # each with its room: the per-queue claim on every queue starts from these.
 _QUEUES_WITH_ROOM = (
