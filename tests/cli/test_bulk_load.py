@@ -40,7 +40,7 @@ def stored_ids(db) -> set[int]:
     ({"kind": "k", "delay": 10**400}, "delay must be a finite number of seconds"),
     ({"kind": "k", "delay": 1e12}, "the job would start after the year 9999"),
     ({"kind": "k", "queue": 7}, "queue must be a non-empty string"),
-    ({"kind": "k", "colour": "red"}, "unknown key(s) colour; known: delay, kind"),
+    ({"kind": "k", "colour": "red"}, "unknown key(s) colour; known: delay, key, kind"),
     ({"kind": "k-\udcff"}, "kind holds a lone surrogate"),
     ({"kind": "k", "queue": "q\udcff"}, "queue holds a lone surrogate"),
     ({"kind": "k", "unique_key": "u\udcff"}, "unique_key holds a lone surrogate"),

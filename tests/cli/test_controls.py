@@ -78,7 +78,8 @@ def test_pause_limit_and_queues_show_each_control_in_text_and_json(db, queue):
     assert jobq("pause", "api", "--db", db).stdout == "queue 'api' paused\n"
     assert jobq("limit", "api", "--concurrency", "3", "--db", db).exit_code == 0
     result = jobq("limit", "api", "--rate", "100/m", "--db", db, "--json")
-    assert json.loads(result.stdout) == {"queue": "api", "concurrency": 3, "rate": "100/m"}
+    assert json.loads(result.stdout) == {"queue": "api", "concurrency": 3, "rate": "100/m",
+                                         "key_concurrency": None, "ordered": False}
     [row] = json.loads(jobq("queues", "--db", db, "--json").stdout)
     assert {k: row[k] for k in ("queue", "pending", "running", "paused", "concurrency",
                                 "rate")} == {"queue": "api", "pending": 1, "running": 0,
