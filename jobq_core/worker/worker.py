@@ -102,7 +102,7 @@ class Worker:
         self._failure: str | None = None  # why the pool could not go on
 
         self._gone: JobqError | None = None  # set when the database went away
-        self._state = state = State(concurrency)
+        self._state = state = State(concurrency, registry.kinds())
         self.counts = state.counts
         outbox = Outbox(state)
         self._executor = Executor(state, outbox, registry,
