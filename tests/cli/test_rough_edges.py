@@ -91,3 +91,28 @@ def test_list_shows_a_retry_not_yet_due_as_retrying_and_no_error_on_a_succeeded_
     rows = {line.split()[0]: line for line in out.splitlines()[2:]}
     assert "↻ retrying" in rows[str(retry)] and "◷" not in rows[str(retry)]
     assert "✓ succeeded" in rows[str(recovered)] and "OSError" not in rows[str(recovered)]
+
+
+@pytest.mark.parametrize("columns", [44, 80])
+def test_worker_log_lines_on_a_terminal_wrap_at_spaces_never_inside_a_word(app_dir, db, columns):
+    """The start line's kinds list (``kinds=boom,nap,...``) and the worker id are single
+    words longer than the message column Rich's log handler gave them: it cut them."""
+    from .terminal import CSI, jobq_tty
+
+    r = jobq_tty(app_dir, "run", "--app", "taskapp", "--burst", "--db", db, columns=columns)
+    assert r.returncode == 0 and r.styled, r.stdout
+    # a line as the terminal shows it: what follows its last carriage return
+    shown = [line.rpartition("\r")[2] for line in CSI.sub("", r.raw).split("\r\n")]
+    start = next(i for i, line in enumerate(shown) if " INFO " in line and " worker " in line)
+    lines = shown[start:]
+    head = lines[0]
+    assert all(len(line) <= columns for line in lines[:4]), lines
+    indent = head.index(" worker ") + 1
+    message = [head[indent:]]
+    for line in lines[1:]:
+        if line[:indent].strip():
+            break
+        message.append(line[indent:])
+    words = " ".join(message).split()
+    assert "kinds=boom,nap,record,slow,stuck" in words, message
+    assert words[2] == "started:" and "concurrency=8" in words, message
