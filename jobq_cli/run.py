@@ -97,6 +97,10 @@ def run(
         help="FULL: every commit reaches the disk before it returns (survives power loss). "
              "Default: NORMAL on SQLite; the server's synchronous_commit on PostgreSQL.",
     )] = None,
+    max_result_size: Annotated[Optional[int], typer.Option(
+        min=2, max=INT64_MAX, metavar="BYTES", show_default=False,
+        help="The largest result a handler may return, as JSON (default 10485760, "
+             "10 MiB, as for payloads); a larger one fails its job, not retried.")] = None,
     metrics_port: Annotated[Optional[int], typer.Option(
         metavar="PORT", min=0, max=65535,
         help="Serve Prometheus metrics on http://HOST:PORT/metrics while the worker runs "
@@ -134,7 +138,8 @@ def run(
     with open_queue(db, create=True, **durability) as q:
         worker = Worker(q, registry, concurrency=concurrency, queues=queue or None, lease=lease,
                         grace=grace, pool=kind, max_jobs_per_child=max_jobs_per_child,
-                        app=app_name(app) if kind is PoolKind.PROCESS else None)
+                        app=app_name(app) if kind is PoolKind.PROCESS else None,
+                        max_result_bytes=max_result_size)
         server = None
         if metrics_port is not None:  # before the worker registers: a taken port stops here
             server = metrics.serve(worker, metrics_host or "127.0.0.1", metrics_port)
