@@ -169,7 +169,9 @@ JOB_COLS = (
     Col("WHEN", 70, fixed=True),
     Col("ERROR", 60, least=24, want=40, shrink=3, middle=True),
     Col("TRIES", 50, fixed=True, justify="right"),
-    Col("QUEUE", 40, least=6, want=14, shrink=2),
+    # A queue is a name to act on (--queue, pause): cut last, and never below 8 ("defau…"
+    # named nothing), while the free text to its left still has room to give.
+    Col("QUEUE", 40, least=8, want=14, shrink=5),
     Col("WORKER", 30, least=12, want=16, shrink=1, middle=True),  # its state at the end
     Col("PRI", 20, fixed=True, justify="right"),
 )
