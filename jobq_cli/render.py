@@ -17,7 +17,7 @@ from jobq_core import (
     DEFAULT_BEAT, Attempt, Dependencies, Job, JobStatus, Link, Stats, WorkerInfo, WorkerState,
 )
 from jobq_core.display import (
-    WORKER_BADGES, checked, duration, job_badge, masked_url, timestamp,
+    WORKER_BADGES, attempts_text, checked, duration, job_badge, masked_url, timestamp, tries,
 )
 from jobq_core.error_groups import error_line
 from jobq_core.textsafe import clean
@@ -185,7 +185,7 @@ def print_jobs(jobs: list[Job], now: float, workers: dict[str, WorkerState]) -> 
     rows = [[str(j.id), status_text(j, now), cell(j.kind, limit=60), _when(j, now),
              # a succeeded job's error is an earlier attempt's: its history (jobq show) has it
              cell("" if j.status == JobStatus.SUCCEEDED else error_line(j.error), "red",
-                  limit=200), f"{j.attempts}/{j.max_attempts}",
+                  limit=200), tries(j),
              cell(j.queue, limit=40), _worker(j, workers), str(j.priority)]
             for j in jobs]
     print_table(console(), JOB_COLS, rows)
@@ -224,7 +224,7 @@ def job_view(job: Job, attempts: list[Attempt], now: float,
     rows = [
         ("id", str(job.id)), ("kind", cell(job.kind, limit=None)),
         ("queue", cell(job.queue, limit=None)), ("status", status_text(job, now)),
-        ("priority", str(job.priority)), ("attempts", f"{job.attempts} of {job.max_attempts}"),
+        ("priority", str(job.priority)), ("attempts", attempts_text(job)),
         ("created", _stamp(job.created_at, now)), ("run at", _stamp(job.run_at, now)),
     ]
     if job.started_at is not None:

@@ -116,3 +116,27 @@ def test_worker_log_lines_on_a_terminal_wrap_at_spaces_never_inside_a_word(app_d
     words = " ".join(message).split()
     assert "kinds=boom,nap,record,slow,stuck" in words, message
     assert words[2] == "started:" and "concurrency=8" in words, message
+
+
+def test_try_reads_a_dash_before_the_first_claim_and_the_tasks_limit_after(db, queue, app_dir):
+    """``slow`` declares max_attempts=1; enqueued by name it stores the default 20 until a
+    worker claims it: TRY read ``0/20``, a figure no run would reach."""
+    from jobq_core import Job
+    from jobq_tui.views.cells import tries
+
+    job_id = queue.enqueue("slow", {})
+    out = jobq("list", "--db", db).stdout
+    row = next(line for line in out.splitlines() if line.split()[:1] == [str(job_id)])
+    assert "0/–" in row and "0/20" not in row, out
+    shown = jobq("show", str(job_id), "--db", db).stdout
+    assert "0 of at most 20" in shown and "0 of 20" not in shown, shown
+    assert tries(queue.get(job_id)).plain == "0/–"
+    assert json.loads(jobq("list", "--json", "--db", db).stdout)[0]["max_attempts"] == 20
+
+    result = jobq("run", "--app", "taskapp", "--burst", "--db", db)
+    assert result.exit_code == 0, result.output
+    out = jobq("list", "--db", db).stdout
+    row = next(line for line in out.splitlines() if line.split()[:1] == [str(job_id)])
+    assert " 1/1 " in f"{row} ", out
+    assert tries(queue.get(job_id)).plain == "1/1"
+    assert isinstance(queue.get(job_id), Job)
