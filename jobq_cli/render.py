@@ -17,7 +17,7 @@ from jobq_core import (
     DEFAULT_BEAT, Attempt, Dependencies, Job, JobStatus, Link, Stats, WorkerInfo, WorkerState,
 )
 from jobq_core.display import (
-    WORKER_BADGES, checked, duration, job_badge, masked_url, timestamp,
+    WORKER_BADGES, attempts_text, checked, duration, job_badge, masked_url, timestamp, tries,
 )
 from jobq_core.error_groups import error_line
 from jobq_core.textsafe import clean
@@ -171,7 +171,9 @@ JOB_COLS = (
     Col("WHEN", 70, fixed=True),
     Col("ERROR", 60, least=24, want=40, shrink=3, middle=True),
     Col("TRIES", 50, fixed=True, justify="right"),
-    Col("QUEUE", 40, least=6, want=14, shrink=2),
+    # A queue is a name to act on (--queue, pause): cut last, and never below 8 ("defau…"
+    # named nothing), while the free text to its left still has room to give.
+    Col("QUEUE", 40, least=8, want=14, shrink=5),
     Col("WORKER", 30, least=12, want=16, shrink=1, middle=True),  # its state at the end
     Col("PRI", 20, fixed=True, justify="right"),
 )
@@ -185,7 +187,7 @@ def print_jobs(jobs: list[Job], now: float, workers: dict[str, WorkerState]) -> 
     rows = [[str(j.id), status_text(j, now), cell(j.kind, limit=60), _when(j, now),
              # a succeeded job's error is an earlier attempt's: its history (jobq show) has it
              cell("" if j.status == JobStatus.SUCCEEDED else error_line(j.error), "red",
-                  limit=200), f"{j.attempts}/{j.max_attempts}",
+                  limit=200), tries(j),
              cell(j.queue, limit=40), _worker(j, workers), str(j.priority)]
             for j in jobs]
     print_table(console(), JOB_COLS, rows)
@@ -224,7 +226,7 @@ def job_view(job: Job, attempts: list[Attempt], now: float,
     rows = [
         ("id", str(job.id)), ("kind", cell(job.kind, limit=None)),
         ("queue", cell(job.queue, limit=None)), ("status", status_text(job, now)),
-        ("priority", str(job.priority)), ("attempts", f"{job.attempts} of {job.max_attempts}"),
+        ("priority", str(job.priority)), ("attempts", attempts_text(job)),
         ("created", _stamp(job.created_at, now)), ("run at", _stamp(job.run_at, now)),
     ]
     if job.started_at is not None:

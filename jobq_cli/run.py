@@ -9,6 +9,7 @@ import importlib
 import logging
 import os
 import sys
+import textwrap
 import time
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -19,6 +20,7 @@ from rich.text import Text
 
 from jobq_core import PoolKind, Registry
 from jobq_core.display import masked_url
+from jobq_core.textsafe import clean
 
 from . import metrics, render, tables
 from .common import (
@@ -98,6 +100,10 @@ def run(
         help="FULL: every commit reaches the disk before it returns (survives power loss). "
              "Default: NORMAL on SQLite; the server's synchronous_commit on PostgreSQL.",
     )] = None,
+    max_result_size: Annotated[Optional[int], typer.Option(
+        min=2, max=INT64_MAX, metavar="BYTES", show_default=False,
+        help="The largest result a handler may return, as JSON (default 10485760, "
+             "10 MiB, as for payloads); a larger one fails its job, not retried.")] = None,
     metrics_port: Annotated[Optional[int], typer.Option(
         metavar="PORT", min=0, max=65535,
         help="Serve Prometheus metrics on http://HOST:PORT/metrics while the worker runs "
@@ -137,7 +143,8 @@ def run(
 
         worker = Worker(q, registry, concurrency=concurrency, queues=queue or None, lease=lease,
                         grace=grace, pool=kind, max_jobs_per_child=max_jobs_per_child,
-                        app=app_name(app) if kind is PoolKind.PROCESS else None)
+                        app=app_name(app) if kind is PoolKind.PROCESS else None,
+                        max_result_bytes=max_result_size)
         server = None
         if metrics_port is not None:  # before the worker registers: a taken port stops here
             server = metrics.serve(worker, metrics_host or "127.0.0.1", metrics_port)
@@ -169,11 +176,42 @@ def _say_where(server) -> None:
                                                host, server.port)
 
 
-def _run_live(worker: Worker, level: str, db: str, burst: bool, server) -> None:
-    from rich.logging import RichHandler
+class TerminalLog(logging.Handler):
+    """Log records on a terminal, above the live view: ``HH:MM:SS LEVEL    message``,
+    wrapped to the terminal's width at spaces only, the continuation lines under the
+    message; a word longer than a line is left whole (the terminal wraps it). Rich's log
+    handler folded words at its message column's edge, cutting worker ids, kinds, paths
+    and URLs in two. Text in a message is shown literally (``textsafe.clean``)."""
 
+    STYLES = {"DEBUG": "dim", "WARNING": "yellow", "ERROR": "bold red", "CRITICAL": "bold red"}
+
+    def __init__(self, console: Console):
+        super().__init__()
+        self.console = console
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage()
+            if record.exc_info:
+                text += "\n" + logging.Formatter().formatException(record.exc_info)
+            stamp = time.strftime("%H:%M:%S", time.localtime(record.created))
+            level = f"{record.levelname:<8} "
+            indent = len(stamp) + 1 + len(level)
+            width = max(20, self.console.width - indent)
+            lines = []
+            for part in clean(text, multiline=True).split("\n"):
+                lines += textwrap.wrap(part, width, break_long_words=False,
+                                       break_on_hyphens=False) or [""]
+            out = Text.assemble((stamp + " ", "dim"), (level, self.STYLES.get(record.levelname, "")),
+                                ("\n" + " " * indent).join(lines))
+            self.console.print(out, soft_wrap=True)  # no wrapping but ours
+        except Exception:
+            self.handleError(record)
+
+
+def _run_live(worker: Worker, level: str, db: str, burst: bool, server) -> None:
     console = Console(stderr=True, highlight=False)
-    handler = RichHandler(console=console, show_path=False, markup=False, rich_tracebacks=False)
+    handler = TerminalLog(console)
     root = logging.getLogger("jobq")
     root.handlers[:] = [handler]
     root.setLevel(level)

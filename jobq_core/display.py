@@ -215,6 +215,26 @@ def job_badge(job: Job, now: float) -> Badge:
 
 # -- fitting columns to a width ----------------------------------------------------------
 
+def tries(job: Job) -> str:
+    """``TRY``: ``2/5``, attempts made of the job's limit; ``0/–`` before its first claim.
+    Until then the limit stored is the enqueuer's (20 by default): a worker lowers it to its
+    task's ``max_attempts`` when it claims the job, and no reader without the registry
+    knows that figure, so ``0/20`` for a task of 3 attempts would be wrong."""
+    made = "-" if job.attempts is None else job.attempts
+    if made == 0:
+        return "0/–"
+    return f"{made}/{'-' if job.max_attempts is None else job.max_attempts}"
+
+
+def attempts_text(job: Job, sep: str = " of ") -> str:
+    """The detail views' ``attempts``: ``2 of 5`` (``sep`` between), or before the first
+    claim ``0 of at most 20`` and why (see ``tries``)."""
+    if job.attempts == 0 and job.max_attempts is not None:
+        return (f"0 of at most {job.max_attempts} (its task's max_attempts, if lower, "
+                "applies from its first claim)")
+    return tries(job).replace("/", sep)
+
+
 def cut_widths(natural: Sequence[int], floors: Sequence[tuple[int, int]],
                order: Sequence[int], over: int) -> list[int]:
     """Column widths after giving up ``over`` cells: the columns in ``order`` (the least

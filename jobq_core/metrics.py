@@ -20,7 +20,9 @@ The metrics:
   run hit its task's timeout; the job is retried or dead as for any failure), plus
   ``cancelled`` and ``released`` (handed back at shutdown), so that the outcomes add up
   to the runs; and ``jobq_job_duration_seconds{queue,kind}``, a histogram of how long
-  handlers ran, observed when each run ended, whatever its outcome.
+  handlers ran, observed when each run ended, whatever its outcome. Their labels are
+  bounded: a kind without a handler in this worker, a kind beyond ``MAX_KIND_LABELS`` and a
+  queue beyond ``MAX_QUEUE_LABELS`` are counted as ``OTHER_LABEL`` (``(other)``).
 
 How the gauges are read (two reads, no write, safe to scrape often): ``prometheus.py``.
 The worker counts in ``RunMetrics`` (plain integers under the worker's lock: no import
@@ -47,6 +49,12 @@ JOB_STATUSES = ("pending", "running", "dead")
 WORKER_STATES = tuple(s.value for s in WorkerState)
 OUTCOMES = ("succeeded", "failed", "dead", "lease_lost", "timed_out", "cancelled", "released",
             "snoozed")
+# A worker's own metrics count a kind it has no handler for, a kind past the first 200 of
+# its registry (sorted) and a queue past the first 100 it ran jobs of under this label
+# value: the series a worker exports stay bounded whatever its database holds.
+OTHER_LABEL = "(other)"
+MAX_KIND_LABELS = 200
+MAX_QUEUE_LABELS = 100
 # Handler durations in seconds: from a no-op to an hour-long job.
 BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
            300.0, 900.0, 3600.0)

@@ -13,6 +13,7 @@ import http.server
 import logging
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -65,6 +66,72 @@ def read_gauges(queue: Queue, *, beat: float = DEFAULT_BEAT) -> QueueGauges:
     for w in workers:
         states[w.state(now, beat).value] += 1
     return QueueGauges(jobs, lag, stats.expired_leases, states, paused, concurrency, rate)
+
+
+# -- the server -------------------------------------------------------------------------
+
+# What one worker's /metrics server allows (see MetricsServer): a Prometheus server scrapes
+# with one connection at a time, so 16 leave room for several of them and a curl.
+MAX_CONNECTIONS = 16
+READ_TIMEOUT = 5.0  # seconds a connection may stay silent
+DEADLINE = 30.0  # seconds a connection may stay open at all
+
+
+class _CappedServer(http.server.ThreadingHTTPServer):
+    """ThreadingHTTPServer with a cap on open connections and a deadline for each.
+
+    The cap is checked as a connection is accepted: beyond it, the connection is closed
+    at once, so the worker's descriptors and threads stay bounded whatever arrives. The
+    deadline is enforced from ``serve_forever``'s loop (``service_actions``): a connection
+    past it is shut down, which ends its handler's blocked read or write."""
+
+    daemon_threads = True
+    block_on_close = False
+    # Connections waiting in the kernel to be accepted cost the worker nothing; a backlog
+    # of 5 (socketserver's) made a burst of clients wait a second each for a SYN resent.
+    request_queue_size = 128
+
+    def __init__(self, address, handler, *, family: int, max_connections: int,
+                 deadline: float):
+        self.address_family = family
+        self._cap = max_connections
+        self._deadline = deadline
+        self._open: dict[socket.socket, float] = {}  # connection -> when it must be gone
+        self._open_lock = threading.Lock()
+        super().__init__(address, handler)
+
+    def process_request(self, request, client_address) -> None:
+        with self._open_lock:
+            full = len(self._open) >= self._cap
+            if not full:
+                self._open[request] = time.monotonic() + self._deadline
+        if full:
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except RuntimeError:  # no thread to be had: the connection goes, the worker stays
+            self.shutdown_request(request)
+
+    def shutdown_request(self, request) -> None:
+        with self._open_lock:
+            self._open.pop(request, None)
+        super().shutdown_request(request)
+
+    def service_actions(self) -> None:
+        now = time.monotonic()
+        with self._open_lock:
+            late = [c for c, until in self._open.items() if until <= now]
+        for conn in late:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def handle_error(self, request, client_address) -> None:
+        # A client that went away mid-answer, or was cut at its deadline: not the worker's
+        # problem, and no traceback on its stderr.
+        log.debug("metrics: a connection from %s ended badly", client_address, exc_info=True)
 
 
 # -- Prometheus -----------------------------------------------------------------------------
@@ -151,10 +218,17 @@ class MetricsServer:
     """``/metrics`` over HTTP for one worker, on a thread of its own, until ``close``:
     the worker's run counts, and the queue's gauges read on a read-only connection of
     the server's own (opened on the first scrape). A scrape whose database read fails
-    still gets the run counts, and the failure is logged."""
+    still gets the run counts, and the failure is logged.
+
+    Nothing the port receives may hurt the worker: at most ``max_connections`` are open
+    at once (one thread and one descriptor each; a connection beyond them is closed as
+    soon as it is accepted), a connection that sends nothing for ``read_timeout`` seconds
+    is closed, and so is one still open ``deadline`` seconds after it was accepted (a
+    request trickled in a byte at a time). One request per connection (HTTP/1.0)."""
 
     def __init__(self, worker: Worker, host: str = "127.0.0.1", port: int = 0, *,
-                 beat: float = DEFAULT_BEAT):
+                 beat: float = DEFAULT_BEAT, max_connections: int = MAX_CONNECTIONS,
+                 read_timeout: float = READ_TIMEOUT, deadline: float = DEADLINE):
         from prometheus_client import CONTENT_TYPE_LATEST
 
         self._worker = worker
@@ -164,6 +238,8 @@ class MetricsServer:
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            timeout = read_timeout  # StreamRequestHandler sets it on the socket
+
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
                 if self.path.split("?")[0] not in ("/metrics", "/"):
                     self.send_error(404, "only /metrics is served here")
@@ -178,13 +254,12 @@ class MetricsServer:
             def log_message(self, *args) -> None:  # scrapes every few seconds: not logged
                 pass
 
-        class Server(http.server.ThreadingHTTPServer):
-            address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
-
-        self._httpd = Server((host, port), Handler)
-        self._httpd.daemon_threads = True
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._httpd = _CappedServer((host, port), Handler, family=family,
+                                    max_connections=max_connections, deadline=deadline)
         self.host, self.port = self._httpd.server_address[:2]
         self._thread = threading.Thread(target=self._httpd.serve_forever,
+                                        kwargs={"poll_interval": min(0.5, deadline / 4)},
                                         name="jobq-metrics", daemon=True)
 
     def start(self) -> MetricsServer:

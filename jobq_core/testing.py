@@ -113,7 +113,7 @@ def _run(q: Queue, registry: Registry, job: Job) -> RunOutcome:
             value = call_handler(task, job.payload, ctx, job.queue)
             if task.is_async:
                 value = _await(value)
-            outcome = returned(value)
+            outcome = returned(value, q.max_payload_bytes)
         except BaseException as e:  # noqa: BLE001 - a handler's failure is data
             if isinstance(e, (KeyboardInterrupt, SystemExit)):
                 raise

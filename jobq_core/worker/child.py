@@ -72,7 +72,7 @@ from .runs import Failed, Lost, Snoozed, call_handler, raised, result_json
 
 
 def main(app: str, main_path: str | None, sys_path: list[str], cwd: str, kinds: list[str],
-         worker_id: str, jobs_fd: int, control_fd: int) -> None:
+         worker_id: str, max_result_bytes: int, jobs_fd: int, control_fd: int) -> None:
     """The child's whole life, in a process forked by the fork server."""
     _detach()
     link = Link(Channel(socket.socket(fileno=jobs_fd)),
@@ -92,7 +92,7 @@ def main(app: str, main_path: str | None, sys_path: list[str], cwd: str, kinds: 
     signal.signal(signal.SIGTERM, link.on_sigterm)
     threading.Thread(target=link.watch, name="jobq-child-control", daemon=True).start()
     link.send({"op": "ready", "pid": os.getpid()})
-    Runner(link, registry).serve()
+    Runner(link, registry, max_result_bytes).serve()
 
 
 def load_registry(app: str, main_path: str | None) -> Registry:
@@ -235,8 +235,9 @@ class RelayedContext(JobContext):
 class Runner:
     """The main thread: one handler at a time, each outcome sent back as JSON."""
 
-    def __init__(self, link: Link, registry: Registry):
-        self._link = link
+    def __init__(self, link: Link, registry: Registry, max_result_bytes: int):
+        self._max_result = max_result_bytes  # checked here: an oversized result never
+        self._link = link  # crosses to the worker (whose memory it would cost)
         self._registry = registry
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -267,7 +268,7 @@ class Runner:
             os._exit(128 + signal.SIGTERM)
         if result is None:
             return b'{"op":"done","id":%d,"result":null}' % job_id
-        text = result_json(result)
+        text = result_json(result, self._max_result)
         if isinstance(text, Failed):
             return _outcome_message(job_id, text)
         # The result is JSON already (checked by encoding it): put in as it is.

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import JobqError, LeaseLost, UnusableConnection
+from ..new_jobs import DEFAULT_MAX_PAYLOAD
 from ..store.base import ConnectionIdentity
 from ..types import PoolKind
 from .channel import Channel, WakePipe, encode, pair
@@ -83,11 +84,13 @@ class ProcessPool:
     kind = PoolKind.PROCESS
 
     def __init__(self, app: str, *, concurrency: int, max_jobs_per_child: int | None,
-                 worker_id: str, kinds: list[str], main_path: str | None = None):
+                 worker_id: str, kinds: list[str], main_path: str | None = None,
+                 max_result_bytes: int = DEFAULT_MAX_PAYLOAD):
         self.app = app
         self._concurrency = concurrency
         self._max_jobs = max_jobs_per_child
-        self._child_args = [app, main_path, list(sys.path), os.getcwd(), kinds, worker_id]
+        self._child_args = [app, main_path, list(sys.path), os.getcwd(), kinds, worker_id,
+                            max_result_bytes]
         self._server: ForkServer | None = None  # started by the supervisor, as needed
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)

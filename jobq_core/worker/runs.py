@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import LeaseLost, Snooze
-from ..new_jobs import encode_json
+from ..new_jobs import DEFAULT_MAX_PAYLOAD, encode_json
 from ..registry import JobContext, Task
 from ..textsafe import clean
 from ..types import Job
@@ -100,19 +100,29 @@ class Run:
 RESULT = "the handler's result"
 
 
-def result_json(result: Any) -> str | Failed:
+def result_json(result: Any, limit: int = DEFAULT_MAX_PAYLOAD) -> str | Failed:
     """A handler's return value as JSON text, or the ``Failed`` outcome saying why it is not
-    JSON (the run fails: a result is stored as JSON)."""
+    JSON (the run fails: a result is stored as JSON) or is over ``limit`` bytes as JSON
+    (the job goes dead, not retried: a handler that returned it once will again, and its
+    work is done)."""
     try:
-        return encode_json(result, RESULT)
+        text = encode_json(result, RESULT)
     except (TypeError, ValueError) as e:
         return Failed(f"{type(e).__name__}: {e}")
+    if len(text) * 4 > limit:  # a character is at most 4 UTF-8 bytes
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            return Failed(f"ResultTooLarge: the handler's result is {size} bytes as JSON; "
+                          f"the limit is {limit} bytes (Worker(max_result_bytes=...), "
+                          "jobq run --max-result-size); not stored, not retried",
+                          give_up=True)
+    return text
 
 
-def returned(result: Any) -> Succeeded | Failed:
+def returned(result: Any, limit: int = DEFAULT_MAX_PAYLOAD) -> Succeeded | Failed:
     if result is None:
         return SUCCEEDED_NONE
-    checked = result_json(result)
+    checked = result_json(result, limit)
     return checked if isinstance(checked, Failed) else Succeeded(result)
 
 

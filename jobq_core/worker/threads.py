@@ -12,6 +12,7 @@ import asyncio
 import queue
 import threading
 
+from ..new_jobs import DEFAULT_MAX_PAYLOAD
 from ..types import PoolKind
 from .pool import Finished
 from .runs import Run, RunState, call_handler, raised, returned
@@ -20,7 +21,8 @@ from .runs import Run, RunState, call_handler, raised, returned
 class ThreadPool:
     kind = PoolKind.THREAD
 
-    def __init__(self, concurrency: int):
+    def __init__(self, concurrency: int, max_result_bytes: int = DEFAULT_MAX_PAYLOAD):
+        self._max_result = max_result_bytes
         # The headroom above the concurrency covers abandoned handlers still running.
         self._threads = DaemonPool(concurrency + max(2, concurrency // 2))
         self._finished: Finished | None = None
@@ -61,7 +63,8 @@ class ThreadPool:
         if run.state is not RunState.RUNNING:  # abandoned while waiting for a thread
             return
         try:
-            outcome = returned(call_handler(run.task, run.job.payload, run.ctx, run.job.queue))
+            outcome = returned(call_handler(run.task, run.job.payload, run.ctx, run.job.queue),
+                                self._max_result)
         except BaseException as e:  # noqa: BLE001 - a handler's failure is data, never ours
             outcome = raised(e)
         self._finished(run, outcome)
@@ -69,7 +72,7 @@ class ThreadPool:
     async def _call_async(self, run: Run) -> None:
         try:
             outcome = returned(await call_handler(run.task, run.job.payload, run.ctx,
-                                                  run.job.queue))
+                                                  run.job.queue), self._max_result)
         except BaseException as e:  # noqa: BLE001
             outcome = raised(e)
         self._finished(run, outcome)

@@ -52,6 +52,10 @@ class Worker:
     their own job (see ``processes.py``). Each child imports the registry by name:
     ``app="MODULE:ATTR"``, by default the module-level name the registry is found under.
     ``max_jobs_per_child`` (process pool only) replaces a child after that many jobs.
+    ``max_result_bytes`` (default: the queue's ``max_payload_bytes``, 10 MiB unless set)
+    caps a handler's result as JSON: a larger one is not stored and the job goes dead with
+    an error saying so (in the process pool the child checks it, so it never reaches the
+    worker's memory).
     """
 
     def __init__(
@@ -69,6 +73,7 @@ class Worker:
         pool: PoolKind | str = PoolKind.THREAD,
         max_jobs_per_child: int | None = None,
         app: str | None = None,
+        max_result_bytes: int | None = None,
     ):
         check_int("concurrency", concurrency, minimum=1)
         check_seconds("lease", lease, positive=True, maximum=MAX_LEASE)
@@ -82,6 +87,10 @@ class Worker:
                             ("idle_claim_interval", idle_claim_interval)):
             check_seconds(name, value, positive=True)
         check_seconds("grace", grace)
+        if max_result_bytes is None:
+            max_result_bytes = queue.max_payload_bytes
+        check_int("max_result_bytes", max_result_bytes, minimum=2)
+        self.max_result_bytes = max_result_bytes
         if isinstance(queues, str):
             queues = [queues]
         if queues is not None and (not queues or not all(isinstance(q, str) and q for q in queues)):
@@ -102,7 +111,7 @@ class Worker:
         self._failure: str | None = None  # why the pool could not go on
 
         self._gone: JobqError | None = None  # set when the database went away
-        self._state = state = State(concurrency)
+        self._state = state = State(concurrency, registry.kinds())
         self.counts = state.counts
         outbox = Outbox(state)
         self._executor = Executor(state, outbox, registry,
@@ -179,7 +188,7 @@ class Worker:
     def _make_pool(self, kind: PoolKind, registry: Registry, app: str | None,
                    max_jobs_per_child: int | None) -> Pool:
         if kind is PoolKind.THREAD:
-            return ThreadPool(self.concurrency)
+            return ThreadPool(self.concurrency, self.max_result_bytes)
         from .processes import ProcessPool
 
         app = app or find_app(registry)
@@ -190,7 +199,8 @@ class Worker:
                              "and this one lives in an interactive session's __main__")
         return ProcessPool(app, concurrency=self.concurrency,
                            max_jobs_per_child=max_jobs_per_child, worker_id=self.id,
-                           kinds=registry.kinds(), main_path=main_path)
+                           kinds=registry.kinds(), main_path=main_path,
+                           max_result_bytes=self.max_result_bytes)
 
     def _pool_failed(self, reason: str) -> None:
         """The process pool cannot start children any more: stop (running jobs get the

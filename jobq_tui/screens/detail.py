@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from jobq_core import Attempt, Clock, Dependencies, Job, JobStatus, Outcome, Why
-from jobq_core.display import checked, duration, job_badge, timestamp
+from jobq_core.display import attempts_text, checked, duration, job_badge, timestamp
 
 from ..source import Source, Unavailable
 from ..views.cells import BAD, DIM, badge, literal
@@ -144,7 +144,7 @@ def detail_text(job: Job | None, attempts: list[Attempt], now: float, job_id: in
             t.append("\n")
     fields = [
         ("kind", job.kind), ("queue", job.queue), ("priority", job.priority),
-        ("attempts", f"{job.attempts}/{job.max_attempts}"), ("worker", job.worker),
+        ("attempts", attempts_text(job, "/")), ("worker", job.worker),
         ("created", timestamp(job.created_at)), ("run at", timestamp(job.run_at)),
         ("started", timestamp(job.started_at)), ("finished", timestamp(job.finished_at)),
         ("lease until", timestamp(job.lease_until)),

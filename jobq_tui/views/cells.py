@@ -18,7 +18,7 @@ from collections.abc import Callable
 from rich.text import Text
 
 from jobq_core import Job, WorkerState
-from jobq_core.display import WORKER_BADGES, Badge, countdown, duration
+from jobq_core.display import WORKER_BADGES, Badge, countdown, duration, tries as _tries
 from jobq_core.error_groups import error_line
 from jobq_core.textsafe import clean
 
@@ -123,7 +123,7 @@ def age(seconds: float | None) -> str:
 
 
 def tries(job: Job) -> Text:
-    return fixed(f"{job.attempts}/{job.max_attempts}")
+    return fixed(_tries(job))
 
 
 def error_cell(job: Job) -> tuple[Text, str]:

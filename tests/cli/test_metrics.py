@@ -149,6 +149,59 @@ def test_a_workers_metrics_count_its_outcomes_and_durations(db, queue, procs):
         urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2)
 
 
+@pytest.mark.slow
+def test_a_thousand_half_sent_requests_on_the_metrics_port_do_not_hurt_the_worker(
+        app_dir, db, queue):
+    """The worker runs with 256 descriptors, as a service may; before the cap, these
+    connections took one each (and a thread) until the process pool could fork no child."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    port = _free_port()
+    log = open(app_dir / "worker.log", "w")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "jobq_cli.main", "run", "--app", "taskapp", "--pool", "process",
+         "--max-jobs-per-child", "1", "--concurrency", "2", "--metrics-port", str(port),
+         "--db", db], cwd=app_dir, stdout=log, stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256)))
+    idle = []
+    try:
+        wait_for(lambda: queue.workers(), timeout=30)
+        for _ in range(1000):
+            try:
+                c = socket.create_connection(("127.0.0.1", port), timeout=5)
+                c.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+            except OSError:
+                continue  # refused or reset: the server is shedding them
+            idle.append(c)
+        fds = len(os.listdir(f"/proc/{worker.pid}/fd"))
+        assert fds < 100, f"the worker holds {fds} descriptors"
+        ids = queue.enqueue_many([("nap", {}) for _ in range(6)])
+        wait_for(lambda: {queue.get(i).status for i in ids} == {"succeeded"}, timeout=60)
+        assert worker.poll() is None, (app_dir / "worker.log").read_text()
+        for c in idle:
+            c.close()
+        wait_for(lambda: b"jobq_jobs" in _get(port), timeout=30)
+    finally:
+        for c in idle:
+            c.close()
+        worker.send_signal(2)
+        worker.wait(30)
+        log.close()
+    assert "Traceback" not in (app_dir / "worker.log").read_text()
+
+
+def _get(port: int) -> bytes:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+            return r.read()
+    except OSError:
+        return b""
+
+
 def test_a_taken_metrics_port_stops_jobq_run_before_it_registers(db, queue, procs):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -278,3 +278,65 @@ def test_the_workers_live_view_keeps_ids_whole_and_drops_columns_first(app_dir, 
     rows = [s.split() for s in drawn if len(s.split()) >= 3 and s.split()[0].isdigit()]
     assert {int(r[0]) for r in rows} == {BIG_ID + 1, BIG_ID + 2, BIG_ID + 3}, drawn
     assert all(r[1].startswith("billing.inv") and r[2] == "1/20" for r in rows), rows
+
+
+def column_at(out: str, name: str, width: int) -> list[str] | None:
+    """The cells of ``jobq list``'s column ``name`` (None: not shown), read by position:
+    an empty cell leaves no gap to split on. Every line fits ``width``."""
+    lines = out.splitlines()
+    assert all(len(line) <= width for line in lines), out
+    at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("ID "))
+    heads = [(m.start(), m.group()) for m in re.finditer(r"\S+(?: \S+)*", lines[at])]
+    for k, (start, head) in enumerate(heads):
+        if head == name:
+            end = heads[k + 1][0] if k + 1 < len(heads) else None
+            return [line[start:end].strip() for line in lines[at + 2:] if line.strip()]
+    return None
+
+
+def test_list_cuts_the_free_text_before_a_queue_name(app_dir):
+    """At 100 columns a 7-character queue showed as ``defau…`` while the error line beside
+    it kept 30 columns: a queue name is cut last, and never below 8 characters."""
+    db = str(app_dir / "q.db")
+    with Queue(db) as q:
+        q.enqueue_many([("email.send_welcome_message", {}) for _ in range(3)])
+        q.enqueue("report.build", {}, queue="reports-nightly")
+        j = q.claim("vm-4242-ab12-worker", lease=300)
+        q.fail(j.id, j.token, "ValueError: the template welcome.html has no block named "
+               "footer_links", retry_in=0)
+        q.claim("vm-4242-ab12-worker", lease=300)
+    for columns in (80, 90, 100, 110, 120):
+        r = jobq(app_dir, "list", "--db", db, columns=columns)
+        assert r.returncode == 0, r.stderr
+        queues = column_at(r.stdout, "QUEUE", columns)
+        if queues is None:
+            continue
+        assert "default" in queues, (columns, r.stdout)
+        cut = [name for name in queues if name.endswith("…")]
+        assert all(len(name) >= 8 for name in cut), (columns, r.stdout)
+
+
+def test_a_queue_name_is_cut_only_once_the_kind_and_error_are_at_their_least():
+    import random
+
+    from jobq_cli.render import JOB_COLS
+    from jobq_cli.tables import fit
+
+    names = [c.header for c in JOB_COLS]
+    rand = random.Random(23)
+    for _ in range(3000):
+        rows = [[str(rand.randint(1, 10**rand.randint(1, 6))), "▶ running",
+                 "k" * rand.randint(3, 60), "for 3s", "E" * rand.choice([0, 20, 80]), "1/20",
+                 "q" * rand.choice([5, 7, 12, 30]), "w" * rand.choice([0, 14, 20]), "0"]
+                for _ in range(rand.randint(1, 4))]
+        width = rand.randint(60, 200)
+        shown, widths = fit(JOB_COLS, rows, width)
+        w = {names[i]: x for i, x in zip(shown, widths)}
+        natural = max(len(r[names.index("QUEUE")]) for r in rows)
+        if "QUEUE" not in w or w["QUEUE"] >= min(natural, 14):
+            continue
+        assert w["QUEUE"] >= 8, (width, w)
+        longest = {n: max(len(r[names.index(n)]) for r in rows) for n in ("KIND", "ERROR")}
+        assert w.get("KIND", 0) <= max(16, min(longest["KIND"], 16)), (width, w)
+        if longest["ERROR"]:
+            assert w.get("ERROR", 0) <= 24, (width, w)

@@ -91,3 +91,52 @@ def test_list_shows_a_retry_not_yet_due_as_retrying_and_no_error_on_a_succeeded_
     rows = {line.split()[0]: line for line in out.splitlines()[2:]}
     assert "↻ retrying" in rows[str(retry)] and "◷" not in rows[str(retry)]
     assert "✓ succeeded" in rows[str(recovered)] and "OSError" not in rows[str(recovered)]
+
+
+@pytest.mark.parametrize("columns", [44, 80])
+def test_worker_log_lines_on_a_terminal_wrap_at_spaces_never_inside_a_word(app_dir, db, columns):
+    """The start line's kinds list (``kinds=boom,nap,...``) and the worker id are single
+    words longer than the message column Rich's log handler gave them: it cut them."""
+    from .terminal import CSI, jobq_tty
+
+    r = jobq_tty(app_dir, "run", "--app", "taskapp", "--burst", "--db", db, columns=columns)
+    assert r.returncode == 0 and r.styled, r.stdout
+    # a line as the terminal shows it: what follows its last carriage return
+    shown = [line.rpartition("\r")[2] for line in CSI.sub("", r.raw).split("\r\n")]
+    start = next(i for i, line in enumerate(shown) if " INFO " in line and " worker " in line)
+    lines = shown[start:]
+    head = lines[0]
+    assert all(len(line) <= columns for line in lines[:4]), lines
+    indent = head.index(" worker ") + 1
+    message = [head[indent:]]
+    for line in lines[1:]:
+        if line[:indent].strip():
+            break
+        message.append(line[indent:])
+    words = " ".join(message).split()
+    assert "kinds=boom,nap,record,slow,stuck" in words, message
+    assert words[2] == "started:" and "concurrency=8" in words, message
+
+
+def test_try_reads_a_dash_before_the_first_claim_and_the_tasks_limit_after(db, queue, app_dir):
+    """``slow`` declares max_attempts=1; enqueued by name it stores the default 20 until a
+    worker claims it: TRY read ``0/20``, a figure no run would reach."""
+    from jobq_core import Job
+    from jobq_tui.views.cells import tries
+
+    job_id = queue.enqueue("slow", {})
+    out = jobq("list", "--db", db).stdout
+    row = next(line for line in out.splitlines() if line.split()[:1] == [str(job_id)])
+    assert "0/–" in row and "0/20" not in row, out
+    shown = jobq("show", str(job_id), "--db", db).stdout
+    assert "0 of at most 20" in shown and "0 of 20" not in shown, shown
+    assert tries(queue.get(job_id)).plain == "0/–"
+    assert json.loads(jobq("list", "--json", "--db", db).stdout)[0]["max_attempts"] == 20
+
+    result = jobq("run", "--app", "taskapp", "--burst", "--db", db)
+    assert result.exit_code == 0, result.output
+    out = jobq("list", "--db", db).stdout
+    row = next(line for line in out.splitlines() if line.split()[:1] == [str(job_id)])
+    assert " 1/1 " in f"{row} ", out
+    assert tries(queue.get(job_id)).plain == "1/1"
+    assert isinstance(queue.get(job_id), Job)

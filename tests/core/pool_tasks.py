@@ -159,3 +159,9 @@ def snoozy(payload, ctx):
 def unstorable(payload):
     """An error text no JSON line, and no database, takes as it is (a lone surrogate)."""
     raise ValueError("file-\udcff")
+
+
+@registry.task("big")
+def big(payload):
+    """A result of ``n`` characters as JSON (the string's quotes included)."""
+    return "x" * (payload["n"] - 2)

@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable
 from typing import TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import unquote
 
 import psycopg
 from psycopg import errors as pgerrors
@@ -46,31 +46,56 @@ _ABANDONED: list = []  # connections a forked child inherited: kept, never close
 
 
 def parse_url(url: str) -> tuple[str, str, dict[str, bool]]:
-    """(conninfo for libpq, the URL without its password for messages, jobq's options)."""
-    parts = urlsplit(url)
-    query, ours = [], {}
-    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+    """(conninfo for libpq, the URL without its password for messages, jobq's options).
+
+    libpq gets the URL exactly as written, less jobq's own query options: re-encoding it
+    would change what it means (``urlencode`` writes ``%20`` as ``+``, which libpq keeps
+    as a plus), and libpq alone knows every form psql accepts (a Unix socket's directory
+    in ``?host=`` or percent-encoded as the host, ``h1:5432,h2:5432``, ``[::1]``). This
+    checks only the ports, so that a typo is one clear line before any connection."""
+    scheme, _, rest = url.partition("://")
+    rest, hash_, fragment = rest.partition("#")
+    rest, ask, query = rest.partition("?")
+    netloc, _, path = rest.partition("/")
+    userinfo, at, hosts = netloc.rpartition("@")
+    kept, ours, shown = [], {}, []
+    for param in query.split("&") if query else []:
+        key, _, value = (unquote(x) for x in param.partition("="))
         if key in JOBQ_URL_OPTIONS:
             if value.lower() not in _TRUE | _FALSE:
                 raise ValueError(f"the URL option {key} takes true or false, got {value!r}")
             ours[key] = value.lower() in _TRUE
-        else:
-            query.append((key, value))
-    conninfo = urlunsplit(parts._replace(query=urlencode(query)))
-    host = parts.hostname or "localhost"
-    try:
-        port = parts.port
-    except ValueError:
-        raise ValueError(f"bad port in the database URL {_redact(parts)!r}") from None
-    user = f"{parts.username}@" if parts.username else ""
-    where = f"{user}{host}{f':{port}' if port else ''}"
-    display = f"postgresql://{where}{parts.path or '/'}"
+            continue
+        kept.append(param)
+        if key in ("host", "hostaddr", "port"):
+            shown.append(param)
+    for host in hosts.split(",") if hosts else []:
+        _check_host(host, url)
+    conninfo = f"{scheme}://{netloc}/{path}" + (f"?{'&'.join(kept)}" if kept else "")
+    conninfo += f"{hash_}{fragment}"
+    user = f"{userinfo.partition(':')[0]}@" if at and userinfo else ""
+    where = hosts or ("" if shown else "localhost")
+    display = f"postgresql://{user}{where}/{path}" + (f"?{'&'.join(shown)}" if shown else "")
     return conninfo, display, ours
 
 
-def _redact(parts) -> str:
-    netloc = parts.netloc.rsplit("@", 1)[-1]
-    return f"{parts.scheme}://{netloc}{parts.path}"
+def _check_host(host: str, url: str) -> None:
+    """One ``host[:port]`` of a URL's host list: ``[v6]`` closed, the port a number."""
+    if host.startswith("["):
+        address, close, port = host[1:].partition("]")
+        if not close or (port and not port.startswith(":")):
+            raise ValueError(f"bad host {host!r} in the database URL {_redact(url)!r}")
+        port = port[1:]
+    else:
+        port = host.rpartition(":")[2] if ":" in host else ""
+    if port and not (port.isascii() and port.isdigit() and int(port) <= 65535):
+        raise ValueError(f"bad port {port!r} in the database URL {_redact(url)!r}")
+
+
+def _redact(url: str) -> str:
+    scheme, _, rest = url.partition("://")
+    netloc, slash, path = rest.partition("?")[0].partition("/")
+    return f"{scheme}://{netloc.rpartition('@')[2]}{slash}{path}"
 
 
 def one_line(e: BaseException) -> str:
