@@ -69,6 +69,13 @@ class Backend(Protocol):
         (PostgreSQL: NOTIFY, limited per queue; SQLite: nothing, its watch sees commits)."""
         ...
 
+    def limits_changed(self, conn) -> None:
+        """Inside the write transaction that set or cleared a queue's limits: whatever the
+        backend keeps in step with them (SQLite: the rate window's trigger, there only
+        while some queue has a rate limit; PostgreSQL: nothing, its claim counts the
+        window)."""
+        ...
+
     def due(self, queues: Iterable[str]) -> list[str]:
         """The queues among ``queues`` to wake now, for a dialect that sends the signal
         inside its own statement (``Dialect.insert_plain``); [] when ``notifies`` is False."""

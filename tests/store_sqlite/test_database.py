@@ -6,10 +6,10 @@ import stat
 import pytest
 
 from jobq_core import (
-    DatabaseError, DatabaseUnavailable, ForeignTable, JobqError, NotADatabase, Queue,
+    DatabaseError, DatabaseUnavailable, ForeignTable, JobqError, NotADatabase, Queue, Rate,
     SchemaTooNew,
 )
-from jobq_core.store.sqlite.schema import SCHEMA_VERSION
+from jobq_core.store.sqlite.schema import RATE_TRIGGER, SCHEMA_VERSION
 
 
 def _snapshot(path):
@@ -264,6 +264,59 @@ def test_a_version_1_database_is_migrated_and_its_workers_kept_with_no_recorded_
         assert q.store.integrity_check() == "ok"
     conn = sqlite3.connect(db_path)
     assert conn.execute("SELECT value FROM jobq_meta WHERE key='schema_version'"
-                        ).fetchone()[0] == str(SCHEMA_VERSION) == "6"
+                        ).fetchone()[0] == str(SCHEMA_VERSION) == "7"
     with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
         conn.execute("UPDATE jobq_jobs SET status='bogus'")
+
+
+def _has_rate_trigger(path) -> bool:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT count(*) FROM sqlite_master WHERE type='trigger' "
+                            "AND name='jobq_rate_window'").fetchone()[0] == 1
+    finally:
+        conn.close()
+
+
+def test_the_rate_window_trigger_exists_only_while_some_queue_has_a_rate_limit(tmp_path):
+    """It fires on every claim and completion: a database with no rate limit has none."""
+    db = tmp_path / "jobs.db"
+    with Queue(db) as q:
+        assert not _has_rate_trigger(db)
+        q.set_limit("mail", concurrency=3)
+        assert not _has_rate_trigger(db)
+        q.set_limit("mail", rate="2/s")
+        q.set_limit("sms", rate="5/m")
+        assert _has_rate_trigger(db)
+        q.set_limit("mail")
+        assert _has_rate_trigger(db)  # sms still has one
+        for _ in range(3):
+            q.enqueue("text", queue="sms")
+        assert len(q.claim_many("w", 3)) == 3
+        assert q.queues()["sms"].rate == Rate(5, 60.0)
+        q.set_limit("sms")
+        assert not _has_rate_trigger(db)
+
+
+@pytest.mark.parametrize("limited", [False, True])
+def test_version_6_keeps_the_trigger_only_where_a_rate_limit_is_set(tmp_path, limited):
+    db = tmp_path / "jobs.db"
+    with Queue(db) as q:
+        q.set_limit("mail", rate="2/s")
+        if not limited:
+            q.set_limit("mail", concurrency=1)
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.executescript(RATE_TRIGGER)  # as version 6 left every database
+    conn.execute("UPDATE jobq_meta SET value='6' WHERE key='schema_version'")
+    conn.execute("PRAGMA user_version=6")
+    conn.close()
+    with Queue(db) as q:
+        q.enqueue("send", queue="mail")
+        q.enqueue("send", queue="mail")
+        claimed = q.claim_many("w", 2)
+    assert _has_rate_trigger(db) == limited
+    assert len(claimed) == (2 if limited else 1)  # 2/s lets both through; concurrency=1 one
+    if limited:  # the trigger counted them
+        conn = sqlite3.connect(db)
+        assert conn.execute("SELECT window_count FROM jobq_queues").fetchone()[0] == 2
+        conn.close()

@@ -32,6 +32,7 @@ class Registry(Operations):
                                              rate and rate.per, key_concurrency,
                                              bool(ordered), now))
                 c.execute(self.q.DROP_UNCONTROLLED, (queue,))
+                self.b.limits_changed(c)
                 if self.b.notifies:
                     self.b.notify(c, [queue])
 

@@ -161,6 +161,9 @@ class PostgresBackend:
         if due:
             c.execute(NOTIFY, (due,))
 
+    def limits_changed(self, c: psycopg.Connection) -> None:
+        pass  # the claim statement moves the rate window itself (its ``win`` step)
+
     def due(self, queues: Iterable[str]) -> list[str]:
         """The queues to notify now (none in poll-only mode); the others get a trailing
         notification once ``run`` saw the transaction end. Delayed jobs notify too: an idle

@@ -26,7 +26,7 @@ from .connection import (
     translate, warn_if_network, write_transaction,
 )
 from .dialect import DIALECT, claim_sql
-from .schema import SCHEMA_VERSION, installed_version, migrate
+from .schema import SCHEMA_VERSION, installed_version, migrate, rate_trigger
 from .watch import SqliteWatch, file_identity
 
 T = TypeVar("T")
@@ -135,6 +135,9 @@ class SqliteBackend:
 
     def notify(self, c: sqlite3.Connection, queues: Iterable[str]) -> None:
         pass
+
+    def limits_changed(self, c: sqlite3.Connection) -> None:
+        rate_trigger(c)
 
     def due(self, queues: Iterable[str]) -> list[str]:
         return []

@@ -127,6 +127,21 @@ ALTER TABLE jobq_workers ADD COLUMN lease REAL;
 # A queue has a row only while it is paused or limited: the claim of other queues pays
 # one probe of an empty (or tiny) table. The rate window is counted by a trigger on the
 # claim's own update, so it moves in the claim's statement whichever process claims.
+# The rate window's trigger. v3 made it for good, and it fires on every claim and every
+# completion, limit or not: about 1 % of a job's instructions (tests/perf) with no rate
+# limit anywhere. From v7 it exists only while some queue has a rate limit: ``rate_trigger``
+# makes or drops it in the transaction that sets or clears a limit.
+RATE_TRIGGER = """CREATE TRIGGER IF NOT EXISTS jobq_rate_window AFTER UPDATE OF status ON jobq_jobs
+  WHEN new.status = 'running' AND old.status = 'pending'
+BEGIN
+  UPDATE jobq_queues SET
+    window_count = CASE WHEN window_start IS NULL OR window_start + rate_per <= new.started_at
+                        THEN 1 ELSE window_count + 1 END,
+    window_start = CASE WHEN window_start IS NULL OR window_start + rate_per <= new.started_at
+                        THEN new.started_at ELSE window_start END
+  WHERE name = new.queue AND rate_limit IS NOT NULL;
+END;
+"""
 _V3 = """
 CREATE TABLE jobq_queues(
   name         TEXT PRIMARY KEY,
@@ -139,17 +154,7 @@ CREATE TABLE jobq_queues(
   updated_at   REAL    NOT NULL
 ) WITHOUT ROWID;
 
-CREATE TRIGGER jobq_rate_window AFTER UPDATE OF status ON jobq_jobs
-  WHEN new.status = 'running' AND old.status = 'pending'
-BEGIN
-  UPDATE jobq_queues SET
-    window_count = CASE WHEN window_start IS NULL OR window_start + rate_per <= new.started_at
-                        THEN 1 ELSE window_count + 1 END,
-    window_start = CASE WHEN window_start IS NULL OR window_start + rate_per <= new.started_at
-                        THEN new.started_at ELSE window_start END
-  WHERE name = new.queue AND rate_limit IS NOT NULL;
-END;
-
+""" + RATE_TRIGGER + """
 CREATE TABLE jobq_schedules(
   key        TEXT PRIMARY KEY,
   kind       TEXT    NOT NULL,
@@ -228,7 +233,20 @@ CREATE INDEX jobq_jobs_key ON jobq_jobs(queue, key, status, id)
   WHERE key IS NOT NULL AND status IN ('pending','running','waiting');
 """
 
-MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [_V1, _V2, _V3, _V4, _v5, _V6]
+
+HAS_RATE_LIMIT = "SELECT 1 FROM jobq_queues WHERE rate_limit IS NOT NULL LIMIT 1"
+
+
+def rate_trigger(c: sqlite3.Connection) -> None:
+    """The rate window's trigger, there exactly while some queue has a rate limit."""
+    if c.execute(HAS_RATE_LIMIT).fetchone():
+        c.execute(RATE_TRIGGER)
+    else:
+        c.execute("DROP TRIGGER IF EXISTS jobq_rate_window")
+
+
+MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
+    _V1, _V2, _V3, _V4, _v5, _V6, rate_trigger]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
