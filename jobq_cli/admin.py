@@ -38,6 +38,8 @@ def list_jobs(
     status: Annotated[Optional[str], typer.Option(metavar="STATUS", help=f"One of: {_STATUSES}.")] = None,
     queue: Annotated[Optional[str], typer.Option(metavar="QUEUE", help="Only this queue.")] = None,
     kind: Annotated[Optional[str], typer.Option(metavar="KIND", help="Only this kind.")] = None,
+    key: Annotated[Optional[str], typer.Option(
+        metavar="KEY", help="Only the jobs of this concurrency key.")] = None,
     limit: Annotated[int, typer.Option(min=0, metavar="N", help="At most this many jobs.")] = 50,
     as_json: JsonOption = False,
 ) -> None:
@@ -45,7 +47,8 @@ def list_jobs(
     if status is not None and status not in LIST_STATUSES:
         usage(f"unknown status {status!r}; expected one of {_STATUSES}")
     with open_queue(db) as q:
-        jobs = q.list(status, queue, kind, limit=limit, payloads=as_json)  # the table omits them
+        jobs = q.list(status, queue, kind, key=key, limit=limit,
+                      payloads=as_json)  # the table omits payloads
         now = q.clock.now()
         workers = [] if as_json else q.workers()
     if as_json:

@@ -279,15 +279,17 @@ class Queue(Workflows, Registrations):
     def list(self, status: str | None = None, queue: str | None = None, kind: str | None = None,
              *, worker: str | None = None, error_contains: str | None = None, limit: int = 100,
              offset: int = 0, payloads: bool = True, prefix: bool = False,
-             search: Sequence[str] = ()) -> list[Job]:
+             search: Sequence[str] = (), key: str | None = None) -> list[Job]:
         """Jobs matching every filter given. ``status`` may also be ``"scheduled"`` (pending,
         not yet due) or ``"retrying"`` (pending after a failed attempt). With
         ``payloads=False`` payloads and results are not read (they come back as None):
         cheaper for listings that do not show them. With ``prefix``, ``queue`` and ``kind``
         match names that start with them; ``search``: words each found (in any case) in
-        the kind, queue, worker or error, or equal to the id."""
+        the kind, queue, worker or error, or equal to the id; ``key``: the jobs of that
+        concurrency key."""
         where = job_filter(status, queue, kind, worker, error_contains, limit=limit,
-                           offset=offset, payloads=payloads, prefix=prefix, search=search)
+                           offset=offset, payloads=payloads, prefix=prefix, search=search,
+                           key=key)
         return self.store.job_list(where, self.clock.now())
 
     def attempts(self, job_id: int) -> list[Attempt]:
@@ -302,10 +304,10 @@ class Queue(Workflows, Registrations):
 
     def count(self, status: str | None = None, queue: str | None = None, kind: str | None = None,
               *, worker: str | None = None, error_contains: str | None = None,
-              prefix: bool = False, search: Sequence[str] = ()) -> int:
+              prefix: bool = False, search: Sequence[str] = (), key: str | None = None) -> int:
         """How many jobs ``list`` would return with these filters and no limit."""
         where = job_filter(status, queue, kind, worker, error_contains, prefix=prefix,
-                           search=search)
+                           search=search, key=key)
         return self.store.job_count(where, self.clock.now())
 
     def throughput(self, *, span: float = 300.0, bucket: float = 10.0) -> Throughput:
@@ -319,12 +321,13 @@ class Queue(Workflows, Registrations):
 
     def dead_groups(self, *, queue: str | None = None, kind: str | None = None,
                     error_contains: str | None = None, limit: int = 100,
-                    prefix: bool = False, search: Sequence[str] = ()) -> list[ErrorGroup]:
+                    prefix: bool = False, search: Sequence[str] = (),
+                    key: str | None = None) -> list[ErrorGroup]:
         """Dead jobs grouped by kind and error line (``error_groups.group_key``), largest
         first: one bad deploy is one group with a count. Filters as ``list``'s."""
         return self.store.job_dead_groups(job_filter(
             JobStatus.DEAD, queue, kind, None, error_contains, limit=limit, prefix=prefix,
-            search=search))
+            search=search, key=key))
 
     # -- administering --------------------------------------------------------------------
 

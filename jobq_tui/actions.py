@@ -91,9 +91,9 @@ class WriteActions:
 
     def action_retry_all(self) -> None:
         f = self.filter
-        if f.worker or f.status:
-            self.say("retry all uses queue:, kind:, error: and words — remove worker: and "
-                     "status:", "bold red")
+        if f.worker or f.status or f.key:
+            self.say("retry all uses queue:, kind:, error: and words — remove worker:, "
+                     "status: and key:", "bold red")
             return
         self._confirm_retry_matching(f, "every dead job" if f.empty else
                                      "every dead job matching the filter:")

@@ -1,4 +1,5 @@
-"""The `/` filter: free words plus ``queue:`` ``kind:`` ``worker:`` ``error:`` ``status:``.
+"""The `/` filter: free words plus ``queue:`` ``kind:`` ``worker:`` ``error:`` ``status:``
+``key:`` (a concurrency key, exactly).
 
 ``queue:mail kind:send error:"connection refused" timeout`` narrows the database query:
 queues and kinds that start with ``mail`` and ``send``, errors containing the text, and
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 
 from jobq_core import LIST_STATUSES, ErrorGroup
 
-PREFIXES = ("queue", "kind", "worker", "error", "status")
+PREFIXES = ("queue", "kind", "worker", "error", "status", "key")
 
 
 class FilterError(ValueError):
@@ -33,6 +34,7 @@ class Filter:
     text: str = ""
     group: str | None = None  # a dead group's key (``group_key``): exactly its jobs
     prefix: bool = True  # queue and kind match names that start with them (False: exact)
+    key: str | None = None  # a concurrency key: its jobs only
 
     @property
     def empty(self) -> bool:
@@ -70,7 +72,8 @@ def parse_filter(text: str) -> Filter:
     if status is not None and status not in LIST_STATUSES:
         raise FilterError(f"filter: status must be one of {', '.join(LIST_STATUSES)}")
     return Filter(values.get("queue"), values.get("kind"), values.get("worker"),
-                  values.get("error"), status, tuple(words), text.strip())
+                  values.get("error"), status, tuple(words), text.strip(),
+                  key=values.get("key"))
 
 
 def group_filter(g: ErrorGroup, words: tuple[str, ...] = ()) -> Filter:

@@ -143,6 +143,7 @@ class ListFilter:
     payloads: bool = True  # False: leave payload and result unread (None), for listings
     prefix: bool = False  # True: ``queue`` and ``kind`` match names that start with them
     search: tuple[str, ...] = ()  # each word in the id, kind, queue, worker or error (any case)
+    key: str | None = None  # the jobs of this concurrency key (exactly)
 
 
 class Store(Protocol):

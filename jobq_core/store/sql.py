@@ -373,6 +373,9 @@ def list_conditions(m: Matching, where: ListFilter, now: float) -> tuple[list[st
     if where.error_contains:
         conds.append(m.contains)
         params.append(where.error_contains)
+    if where.key is not None:
+        conds.append("key=?")
+        params.append(where.key)
     order = "id DESC" if status is None else LIST_ORDER.get(status, "finished_at DESC, id DESC")
     return conds, params, order
 

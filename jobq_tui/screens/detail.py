@@ -150,6 +150,8 @@ def detail_text(job: Job | None, attempts: list[Attempt], now: float, job_id: in
         ("lease until", timestamp(job.lease_until)),
         ("unique key", job.unique_key),
     ]
+    if job.key is not None:  # a concurrency key (see why: key_held)
+        fields.append(("key", job.key))
     if job.cancel_requested:
         fields.append(("cancel", "requested; the worker stops the job at its next heartbeat"))
     for name, value in fields:

@@ -163,7 +163,7 @@ def narrow(filt: Filter) -> dict[str, Any]:
     search reaches every job, not only the rows already read)."""
     return dict(queue=filt.queue, kind=filt.kind, worker=filt.worker,
                 error_contains=filt.error, limit=ROW_LIMIT, payloads=False,
-                prefix=filt.prefix, search=filt.words)
+                prefix=filt.prefix, search=filt.words, key=filt.key)
 
 
 def build(columns: Sequence[Column], wide: bool, key: str,

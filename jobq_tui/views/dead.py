@@ -30,7 +30,8 @@ class Dead(View):
         if grouped:  # the groups of the dead jobs the filter selects, its words included
             return tuple(q.dead_groups(queue=filt.queue, kind=filt.kind,
                                        error_contains=filt.error, limit=ROW_LIMIT,
-                                       prefix=filt.prefix, search=filt.words))
+                                       prefix=filt.prefix, search=filt.words,
+                                       key=filt.key))
         return tuple(q.list("dead", **narrow(filt)))
 
     def all_columns(self, grouped):

@@ -40,6 +40,7 @@ class Running(View):
         out = []
         for j in snap.running:
             if not (f.names(j.queue, j.kind) and f.worker in (None, j.worker)
+                    and f.key in (None, j.key)
                     and (not f.error or f.error in (j.error or ""))
                     and f.matches(j.id, j.kind, j.queue, j.worker, j.progress_message)):
                 continue

@@ -55,6 +55,21 @@ def test_a_task_handle_and_a_group_pass_the_key_on(queue):
                                                                          "t"]
 
 
+def test_listings_count_and_dead_groups_narrow_to_one_key_exactly(queue):
+    mine = queue.enqueue_many(keyed("customer:7", 2))
+    queue.enqueue_many(keyed("customer:70") + keyed(None))
+    assert {j.id for j in queue.list(key="customer:7")} == set(mine)
+    assert queue.count("pending", key="customer:7") == 2
+    assert queue.list(key="customer") == []  # a key matches whole, never as a prefix
+    for key in ("customer:7", "customer:70"):  # one dead job each
+        [job_id] = queue.enqueue_many(keyed(key, queue="dlq", max_attempts=1))
+        job = queue.claim("w", queues=["dlq"])
+        assert job.id == job_id
+        queue.fail(job.id, job.token, "HTTP 502")
+    [group] = queue.dead_groups(key="customer:7")
+    assert group.count == 1 == queue.count("dead", key="customer:7")
+
+
 @pytest.mark.parametrize("bad", ["", "x" * (MAX_NAME_BYTES + 1), "a\x00b", 7])
 def test_a_key_is_checked_like_the_other_names_and_nothing_is_written(queue, bad):
     with pytest.raises(ValueError, match="^key must be|^key holds"):

@@ -262,7 +262,7 @@ async def test_A_refuses_filter_terms_it_cannot_honour(db, clock):
         await pilot.press("A")
         await settle(pilot)
         assert not isinstance(app.screen, ConfirmScreen)
-        assert "remove worker: and status:" in str(app.query_one("#status").render())
+        assert "remove worker:, status: and key:" in str(app.query_one("#status").render())
 
 
 async def test_space_marks_dead_jobs_and_R_retries_only_the_marked_ones(db, clock):
