@@ -101,6 +101,11 @@ def run(
         min=2, max=INT64_MAX, metavar="BYTES", show_default=False,
         help="The largest result a handler may return, as JSON (default 10485760, "
              "10 MiB, as for payloads); a larger one fails its job, not retried.")] = None,
+    max_lost_attempts: Annotated[Optional[int], typer.Option(
+        min=0, max=INT64_MAX, metavar="N", show_default=False,
+        help="A job whose last N attempts each lost their worker (the process died "
+             "running it) goes dead as a poison job instead of being retried (default 3; "
+             "0: never).")] = None,
     metrics_port: Annotated[Optional[int], typer.Option(
         metavar="PORT", min=0, max=65535,
         help="Serve Prometheus metrics on http://HOST:PORT/metrics while the worker runs "
@@ -139,7 +144,9 @@ def run(
         worker = Worker(q, registry, concurrency=concurrency, queues=queue or None, lease=lease,
                         grace=grace, pool=kind, max_jobs_per_child=max_jobs_per_child,
                         app=app_name(app) if kind is PoolKind.PROCESS else None,
-                        max_result_bytes=max_result_size)
+                        max_result_bytes=max_result_size,
+                        **({} if max_lost_attempts is None
+                           else {"max_lost_attempts": max_lost_attempts}))
         server = None
         if metrics_port is not None:  # before the worker registers: a taken port stops here
             server = metrics.serve(worker, metrics_host or "127.0.0.1", metrics_port)
