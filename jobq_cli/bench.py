@@ -14,7 +14,6 @@ import platform
 import shutil
 import tempfile
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -202,6 +201,8 @@ def _add_ratios(results: dict[str, dict]) -> None:
 
 
 def _environment(s: runs.Settings, workdir: Path) -> dict:
+    from importlib import metadata  # 15 ms that no other command needs
+
     try:
         version = metadata.version("jobq")
     except metadata.PackageNotFoundError:

@@ -8,7 +8,7 @@ import typer
 from rich.text import Text
 
 from jobq_core import Queue, QueueStats, Rate, Schedule, ScheduleInfo
-from jobq_core.display import duration, timestamp
+from jobq_core.display import duration, limits_text, timestamp
 from jobq_core.textsafe import clean
 
 from . import render, tables
@@ -57,18 +57,29 @@ def limit(
     rate: Annotated[Optional[str], typer.Option(
         metavar="N/s|N/m|N/h", help="At most N of its jobs started per second, minute or hour.",
     )] = None,
+    key_concurrency: Annotated[Optional[int], typer.Option(
+        "--key-concurrency", max=INT64_MAX, metavar="N",
+        help="At most N running jobs per key (enqueue --key), across all workers.")] = None,
+    ordered: Annotated[Optional[bool], typer.Option(
+        "--ordered/--unordered",
+        help="Run the jobs of each key one at a time, in enqueue order (--unordered: "
+             "no longer).")] = None,
     clear: Annotated[bool, typer.Option(
         "--clear", help="Remove the queue's limits (then set only those given).")] = False,
     db: DbOption = DEFAULT_DB,
     as_json: JsonOption = False,
 ) -> None:
-    """Limit how many of QUEUE's jobs run at once, or start per window.
+    """Limit how many of QUEUE's jobs run at once, start per window, or run per key.
 
-    A limit not given is kept as it is; --clear removes both first."""
-    if concurrency is None and rate is None and not clear:
-        usage("give --concurrency N, --rate N/s (or N/m, N/h), or --clear")
+    A limit not given is kept as it is; --clear removes them all first."""
+    if (concurrency is None and rate is None and key_concurrency is None and ordered is None
+            and not clear):
+        usage("give --concurrency N, --rate N/s (or N/m, N/h), --key-concurrency N, "
+              "--ordered, or --clear")
     if concurrency is not None and concurrency < 1:
         usage(f"--concurrency must be at least 1, got {concurrency}")
+    if key_concurrency is not None and key_concurrency < 1:
+        usage(f"--key-concurrency must be at least 1, got {key_concurrency}")
     try:
         new_rate = None if rate is None else Rate.parse(rate)
     except ValueError as e:
@@ -77,13 +88,19 @@ def limit(
         current = QueueStats() if clear else q.queues().get(queue, QueueStats())
         concurrency = concurrency if concurrency is not None else current.concurrency
         new_rate = new_rate or current.rate
-        q.set_limit(queue, concurrency=concurrency, rate=new_rate)
-    said = (f"queue {queue!r}: " + ", ".join(
-        [f"concurrency {concurrency}"] * (concurrency is not None)
-        + [f"rate {new_rate}"] * (new_rate is not None)) if concurrency or new_rate
-        else f"queue {queue!r}: no limits")
+        if key_concurrency is None:
+            key_concurrency = current.key_concurrency
+        ordered = current.ordered if ordered is None else ordered
+        q.set_limit(queue, concurrency=concurrency, rate=new_rate,
+                    key_concurrency=key_concurrency, ordered=ordered)
+    parts = ([f"concurrency {concurrency}"] * (concurrency is not None)
+             + [f"rate {new_rate}"] * (new_rate is not None)
+             + [f"key concurrency {key_concurrency}"] * (key_concurrency is not None)
+             + ["ordered by key"] * ordered)
+    said = f"queue {queue!r}: " + (", ".join(parts) or "no limits")
     _said(as_json, {"queue": queue, "concurrency": concurrency,
-                    "rate": None if new_rate is None else str(new_rate)}, said)
+                    "rate": None if new_rate is None else str(new_rate),
+                    "key_concurrency": key_concurrency, "ordered": ordered}, said)
 
 
 @friendly
@@ -131,19 +148,14 @@ def _said(as_json: bool, value: dict[str, Any], text: str) -> None:
 
 # -- JSON and tables --------------------------------------------------------------------------
 
-def limits_text(qs: QueueStats) -> str:
-    """``≤3 running · 5/s`` (empty without limits)."""
-    parts = [f"≤{qs.concurrency} running"] * (qs.concurrency is not None)
-    parts += [str(qs.rate)] * (qs.rate is not None)
-    return " · ".join(parts)
-
-
 def queue_json(name: str, qs: QueueStats, now: float) -> dict[str, Any]:
     return {"queue": name, "pending": qs.pending, "running": qs.running, "dead": qs.dead,
             "oldest_pending_age": None if qs.oldest_pending_at is None
             else max(0.0, now - qs.oldest_pending_at),
             "paused": qs.paused, "concurrency": qs.concurrency,
-            "rate": None if qs.rate is None else str(qs.rate)}
+            "rate": None if qs.rate is None else str(qs.rate),
+            "key_concurrency": qs.key_concurrency, "ordered": qs.ordered,
+            "keys_busy": qs.keys_busy}
 
 
 QUEUE_COLS = (

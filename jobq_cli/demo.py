@@ -33,7 +33,6 @@ from jobq_core.display import masked_url
 
 from . import render, tables
 from .common import Duration, friendly, usage
-from .demo_tasks import job_mix
 from .tables import NEVER_DROPPED, Col
 
 DEMO_DB = "jobq-demo.db"
@@ -155,6 +154,8 @@ class _DemoRun:
         return [(p.pid, ids.get(p.pid, "-")) for p in self.procs]
 
     def _feed(self, n: int) -> None:
+        from .demo_tasks import job_mix  # the demo's handlers (and asyncio) load for the demo only
+
         self.enqueued += len(self.feeder_queue.enqueue_many(job_mix(n, self.rng)))
 
     def _feed_loop(self) -> None:

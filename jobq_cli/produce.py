@@ -41,6 +41,9 @@ def enqueue(
     max_attempts: Annotated[Optional[int], typer.Option(metavar="N", help="Attempts before it goes dead.")] = None,
     unique_key: Annotated[Optional[str], typer.Option(metavar="KEY",
         help="While a job with this key is pending or running, return its id instead.")] = None,
+    key: Annotated[Optional[str], typer.Option(metavar="KEY", help=(
+        "The job's concurrency key: its queue's key limits (jobq limit --key-concurrency, "
+        "--ordered) apply per key."))] = None,
     after: Annotated[Optional[str], typer.Option(metavar="IDS", help=(
         "Run only after these jobs succeeded (comma-separated ids); until then the job is "
         "waiting, and one of them ending dead or cancelled cancels it."))] = None,
@@ -49,8 +52,8 @@ def enqueue(
     stdin: Annotated[bool, typer.Option("--stdin", help=(
         "Read one JSON job per line: {\"kind\": ..., \"payload\": ..., \"queue\": ..., "
         "\"priority\": ..., \"delay\": ..., \"run_at\": ..., \"max_attempts\": ..., "
-        "\"unique_key\": ...}; KIND and the options are defaults for lines that leave them "
-        "out. Every line is checked before the first write; ids are printed per committed "
+        "\"unique_key\": ..., \"key\": ...}; KIND and the options are defaults for lines that "
+        "leave them out. Every line is checked before the first write; ids are printed per committed "
         f"batch of {BATCH}."))] = False,
     app: Annotated[Optional[str], typer.Option("--app", metavar="MODULE[:ATTR]", help=(
         "The task registry the workers run: warn when it has no handler for the kind, and "
@@ -59,8 +62,13 @@ def enqueue(
     as_json: JsonOption = False,
 ) -> None:
     """Add a job and print its id (alone on stdout, for scripts)."""
+    if key is not None:
+        try:
+            prepare([{"kind": "k", "key": key}])  # the check enqueue makes, as a usage error
+        except ValueError as e:
+            usage(f"--{e}")  # "--key must be ..."
     defaults = {"kind": kind, "queue": queue, "priority": priority, "delay": delay,
-                "max_attempts": max_attempts, "unique_key": unique_key}
+                "max_attempts": max_attempts, "unique_key": unique_key, "key": key}
     defaults = {k: v for k, v in defaults.items() if v is not None}
     after_ids = _ids(after) if after is not None else None
     if allow_failed and after_ids is None:
@@ -87,7 +95,7 @@ def enqueue(
             job_id = q.enqueue(jobs[0].kind, items[0][1].get("payload"), queue=jobs[0].queue,
                                priority=jobs[0].priority, run_at=jobs[0].run_at,
                                max_attempts=jobs[0].max_attempts, unique_key=unique_key,
-                               after=after_ids, allow_failed=allow_failed)
+                               after=after_ids, allow_failed=allow_failed, key=key)
             print_json({"id": job_id, "existing": False}) if as_json else print(job_id)
             return
         if not stdin:

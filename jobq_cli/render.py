@@ -68,7 +68,7 @@ def job_json(job: Job) -> dict[str, Any]:
         "payload": job.payload, "result": job.result, "error": job.error,
         "progress": job.progress, "progress_message": job.progress_message,
         "cancel_requested": job.cancel_requested, "unique_key": job.unique_key,
-        "worker": job.worker, "run_at": job.run_at, "lease_until": job.lease_until,
+        "key": job.key, "worker": job.worker, "run_at": job.run_at, "lease_until": job.lease_until,
         "heartbeat_at": job.heartbeat_at, "created_at": job.created_at,
         "started_at": job.started_at, "finished_at": job.finished_at,
     }
@@ -92,7 +92,9 @@ def stats_json(s: Stats) -> dict[str, Any]:
                    "oldest_pending_age": None if q.oldest_pending_at is None
                    else max(0.0, s.now - q.oldest_pending_at),
                    "paused": q.paused, "concurrency": q.concurrency,
-                   "rate": None if q.rate is None else str(q.rate)}
+                   "rate": None if q.rate is None else str(q.rate),
+                   "key_concurrency": q.key_concurrency, "ordered": q.ordered,
+                   "keys_busy": q.keys_busy}
             for name, q in s.queues.items()
         },
     }
@@ -241,6 +243,8 @@ def job_view(job: Job, attempts: list[Attempt], now: float,
         rows.append(("finished", _stamp(job.finished_at, now)))
     if job.unique_key is not None:
         rows.append(("unique key", cell(job.unique_key, limit=None)))
+    if job.key is not None:
+        rows.append(("key", cell(job.key, limit=None)))
     if deps is not None and deps.waits_on:
         rows.append(("waits on", links_text(deps.waits_on)))
     if deps is not None and deps.waited_by:

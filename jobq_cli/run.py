@@ -11,14 +11,14 @@ import os
 import sys
 import textwrap
 import time
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.live import Live
 from rich.text import Text
 
-from jobq_core import PoolKind, Registry, Worker
+from jobq_core import PoolKind, Registry
 from jobq_core.display import masked_url
 from jobq_core.textsafe import clean
 
@@ -27,6 +27,9 @@ from .common import (
     DEFAULT_DB, INT64_MAX, DbOption, Duration, fail, friendly, open_queue, usage,
 )
 from .tables import NEVER_DROPPED, Col
+
+if TYPE_CHECKING:
+    from jobq_core import Worker
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -141,6 +144,8 @@ def run(
     registry = load_registry(app)
     durability = {} if synchronous is None else {"synchronous": synchronous.upper()}
     with open_queue(db, create=True, **durability) as q:
+        from jobq_core import Worker  # the worker runtime loads only for `jobq run`
+
         worker = Worker(q, registry, concurrency=concurrency, queues=queue or None, lease=lease,
                         grace=grace, pool=kind, max_jobs_per_child=max_jobs_per_child,
                         app=app_name(app) if kind is PoolKind.PROCESS else None,

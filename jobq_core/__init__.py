@@ -1,5 +1,7 @@
 """jobq: a background job queue that neither loses a job nor lets a zombie
 worker finish it twice. Delivery is at-least-once: handlers must be idempotent."""
+from typing import TYPE_CHECKING
+
 from .backoff import Backoff
 from .clock import SYSTEM_CLOCK, Clock, SystemClock
 from .errors import (
@@ -28,7 +30,20 @@ from .schedule import Schedule
 from .registry import JobContext, Registry
 from .tasks import Task
 from .types import WHY_REASONS, Dependencies, Link, Watch, Why
-from .worker import Worker
+
+if TYPE_CHECKING:
+    from .worker import Worker
+
+
+def __getattr__(name: str):
+    # The worker runtime (threads, the process pool, asyncio: a third of the package's
+    # import time) loads on first use of ``jobq_core.Worker``: a web process that only
+    # enqueues, and a ``jobq`` command that only reads, never pay for it.
+    if name == "Worker":
+        from .worker import Worker
+
+        return Worker
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "Attempt", "Backoff", "prepare", "SYSTEM_CLOCK", "encode_json", "ErrorGroup", "ExtendResult", "LIST_STATUSES", "Throughput", "Watch", "Clock", "DEFAULT_LEASE", "DEFAULT_MAX_ATTEMPTS", "DatabaseError",

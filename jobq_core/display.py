@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from .checks import LATEST_TIME
-from .types import Attempt, Job, JobStatus, WorkerInfo, WorkerState
+from .types import Attempt, Job, JobStatus, QueueStats, WorkerInfo, WorkerState
 
 R = TypeVar("R", Job, Attempt, WorkerInfo)
 
@@ -84,6 +84,20 @@ def masked_url(url: str) -> str:
             params.append(f"{key}=***" if eq and key.lower() in _SECRET_KEYS else param)
         query = "&".join(params)
     return f"{scheme}://{netloc}{slash}{path}{ask}{query}{hash_}{fragment}"
+
+
+def limits_text(qs: QueueStats) -> str:
+    """A queue's limits in a few words, as ``jobq queues`` and the monitor's Queues view
+    show them: ``≤3 running · 5/s · ≤2 per key (4 keys busy)``; empty without limits."""
+    parts = [f"≤{qs.concurrency} running"] * (qs.concurrency is not None)
+    parts += [str(qs.rate)] * (qs.rate is not None)
+    if qs.ordered:
+        parts.append("ordered by key")
+    elif qs.key_concurrency is not None:
+        parts.append(f"≤{qs.key_concurrency} per key")
+    if qs.keyed:
+        parts[-1] += f" ({qs.keys_busy} key{'s' * (qs.keys_busy != 1)} busy)"
+    return " · ".join(parts)
 
 
 def timestamp(t: float | None) -> str:

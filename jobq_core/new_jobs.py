@@ -20,7 +20,8 @@ from .types import Job, JobStatus, NewJob, RawJSON
 DEFAULT_MAX_ATTEMPTS = 20
 DEFAULT_MAX_PAYLOAD = 10 * 1024 * 1024
 _ENQUEUE_KEYS = frozenset(
-    {"kind", "payload", "queue", "priority", "delay", "run_at", "max_attempts", "unique_key"}
+    {"kind", "payload", "queue", "priority", "delay", "run_at", "max_attempts", "unique_key",
+     "key"}
 )
 
 
@@ -88,7 +89,7 @@ def copied_job(job: Job) -> CopiedJob:
                            "can be copied")
     payload = str(job.payload) if isinstance(job.payload, RawJSON) else encode_json(job.payload)
     new = NewJob(job.kind, payload, job.queue, job.priority, job.run_at, job.max_attempts,
-                 job.unique_key)
+                 job.unique_key, job.key)
     return CopiedJob(new, str(job.status), job.attempts, job.error, job.created_at,
                      job.finished_at)
 
@@ -128,10 +129,11 @@ class JobMaker:
             if "kind" not in item:
                 raise TypeError("an enqueue item needs a 'kind'")
             args = {"payload": None, "queue": "default", "priority": 0, "delay": 0,
-                    "run_at": None, "max_attempts": None, "unique_key": None, **item}
+                    "run_at": None, "max_attempts": None, "unique_key": None, "key": None,
+                    **item}
             return self.new_job(args["kind"], args["payload"], args["queue"], args["priority"],
                                  args["delay"], args["run_at"], args["max_attempts"],
-                                 args["unique_key"], now)
+                                 args["unique_key"], now, args["key"])
         raise TypeError(f"an enqueue item is a (kind, payload) tuple or a dict, got {item!r:.80}")
 
     def default_job(self, kind: Any, payload: Any, now: float) -> NewJob:
@@ -141,7 +143,7 @@ class JobMaker:
                       None)
 
     def new_job(self, kind, payload, queue, priority, delay, run_at, max_attempts, unique_key,
-                 now) -> NewJob:
+                now, key=None) -> NewJob:
         check_name("kind", kind)
         check_name("queue", queue)
         check_int("priority", priority)
@@ -150,8 +152,10 @@ class JobMaker:
         check_int("max_attempts", max_attempts, minimum=1)
         if unique_key is not None:
             check_name("unique_key", unique_key)
+        if key is not None:
+            check_name("key", key)
         return NewJob(kind, self.payload_text(payload), queue, priority,
-                      _start_time(delay, run_at, now), max_attempts, unique_key)
+                      _start_time(delay, run_at, now), max_attempts, unique_key, key)
 
     def payload_text(self, payload: Any) -> str:
         text = encode_json(payload)

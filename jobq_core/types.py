@@ -70,6 +70,7 @@ class Job:
     progress_message: str | None = None
     cancel_requested: bool = False
     heartbeat_at: float | None = None
+    key: str | None = None  # its concurrency key (``enqueue(key=...)``), for key limits
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,10 +188,18 @@ class QueueStats:
     paused: bool = False  # no worker claims from it (``Queue.pause``)
     concurrency: int | None = None  # at most this many of its jobs running at once
     rate: Rate | None = None  # at most this many of its jobs started per window
+    key_concurrency: int | None = None  # at most this many running jobs per key
+    ordered: bool = False  # jobs of one key run one at a time, in enqueue (id) order
+    keys_busy: int = 0  # distinct keys of its running jobs
 
     @property
     def limited(self) -> bool:
-        return self.concurrency is not None or self.rate is not None
+        return self.concurrency is not None or self.rate is not None or self.keyed
+
+    @property
+    def keyed(self) -> bool:
+        """Whether it has a key limit (``key_concurrency`` or ``ordered``)."""
+        return self.key_concurrency is not None or self.ordered
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,6 +337,7 @@ class NewJob(NamedTuple):
     run_at: float
     max_attempts: int
     unique_key: str | None
+    key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,8 +352,8 @@ class Why:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-WHY_REASONS = ("running", "waiting", "paused", "queue_limit", "rate_limit", "scheduled",
-               "retry", "no_worker", "ready", "succeeded", "dead", "cancelled")
+WHY_REASONS = ("running", "waiting", "paused", "queue_limit", "rate_limit", "key_held",
+               "scheduled", "retry", "no_worker", "ready", "succeeded", "dead", "cancelled")
 """Every ``Why.reason``, in the order they are tried: the first that applies wins."""
 
 

@@ -3,7 +3,8 @@
 The reasons are tried in the order of ``WHY_REASONS`` and the first that applies wins: a
 finished job says how it ended; a running one where and for how long its lease lasts; a
 waiting one what it waits on; a pending one what holds it back — its queue paused, at its
-concurrency limit or out of its rate window, a time in the future (first run or retry), no
+concurrency limit or out of its rate window, its key held (by running jobs of the key, or
+in an ordered queue by an earlier job of the key), a time in the future (first run or retry), no
 live worker serving its queue — or, when nothing does, how many ready jobs are ahead of it.
 Every read is one the monitor also makes; nothing is written.
 """
@@ -16,6 +17,7 @@ from .textsafe import clean
 from .types import DEFAULT_BEAT, Job, JobStatus, Why, WorkerState
 
 AHEAD_CAP = 10_000  # "about N jobs ahead" counts no further
+HOLDERS_SHOWN = 8  # running jobs of a key named in a key_held message
 
 
 def explain(q, job_id: int) -> Why:
@@ -77,7 +79,8 @@ def _held(q, job: Job, now: float) -> Why | None:
     queue = clean(job.queue, limit=80)
     controls, running = q.store.queue_state(job.queue)
     if controls is not None:
-        paused, concurrency, rate_limit, rate_per, window_start, window_count = controls
+        (paused, concurrency, rate_limit, rate_per, window_start, window_count,
+         key_concurrency, ordered) = controls
         if paused:
             return _why(job, "paused", f"its queue {queue} is paused (jobq resume)",
                         queue=job.queue)
@@ -91,6 +94,10 @@ def _held(q, job: Job, now: float) -> Why | None:
             return _why(job, "rate_limit", f"its queue {queue} started {window_count} of its "
                         f"{rate_limit} jobs per {duration(rate_per)} in this window, which "
                         f"ends at {timestamp(until)}", queue=job.queue, until=until)
+        if job.key is not None and (key_concurrency is not None or ordered):
+            held = _key_held(q, job, key_concurrency, bool(ordered))
+            if held is not None:
+                return held
     if job.run_at > now:
         if job.attempts:
             return _why(job, "retry", f"attempt {job.attempts + 1}/{job.max_attempts} is due "
@@ -104,6 +111,24 @@ def _held(q, job: Job, now: float) -> Why | None:
         return _why(job, "no_worker", f"no live worker serves its queue {queue}",
                     queue=job.queue)
     return None
+
+
+def _key_held(q, job: Job, key_concurrency: int | None, ordered: bool) -> Why | None:
+    """Its key's running jobs fill the queue's ``key_concurrency`` (or, ordered, one of
+    them runs), or (ordered) an earlier job of its key has not ended."""
+    key = clean(repr(job.key), limit=80)
+    running, earlier = q.store.key_holders(job.queue, job.key, job.id, HOLDERS_SHOWN)
+    if ordered and earlier is not None:
+        return _why(job, "key_held", f"earlier job {earlier} with the same key {key} is not "
+                    "done (its queue runs a key's jobs in order)", key=job.key,
+                    earlier=earlier, running=running)
+    limit = 1 if ordered else key_concurrency
+    if limit is None or len(running) < limit:
+        return None
+    names = ", ".join(map(str, running))
+    holders = f"job {names}" if len(running) == 1 else f"jobs {names}"
+    return _why(job, "key_held", f"{key} held by {holders} ({len(running)}/{limit} "
+                "running)", key=job.key, running=running, limit=limit)
 
 
 def _ready(q, job: Job, now: float) -> Why:

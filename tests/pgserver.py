@@ -17,6 +17,7 @@ Only the throwaway cluster can be restarted by a test (``Server.restart``).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import glob
 import os
 import pwd
@@ -46,6 +47,7 @@ class Server:
     datadir: str | None = None  # set for our throwaway cluster
     bindir: str | None = None
     run_as: list[str] | None = None
+    options: str = ""  # the throwaway cluster's server options (port, fsync off, ...)
     # the migrated template, made on first use; whether CREATE DATABASE takes STRATEGY (15+)
     _template: str | None = field(default=None, init=False)
     _file_copy: bool | None = field(default=None, init=False)
@@ -111,6 +113,19 @@ class Server:
         _run([*(self.run_as or []), os.path.join(self.bindir, "pg_ctl"), "-D", self.datadir,
               "-w", "-m", "fast", "restart", "-l", os.path.join(self.datadir, "log")])
 
+    @contextlib.contextmanager
+    def halted(self):
+        """The server stopped (``pg_ctl stop -m fast``: every connection refused) for the
+        ``with`` block, then started again (throwaway cluster only)."""
+        assert self.datadir and self.bindir
+        ctl = [*(self.run_as or []), os.path.join(self.bindir, "pg_ctl"), "-D", self.datadir]
+        _run([*ctl, "-w", "-m", "fast", "stop"])
+        try:
+            yield
+        finally:
+            _run([*ctl, "-w", "-o", self.options, "-l", os.path.join(self.datadir, "log"),
+                  "start"])
+
     def stop(self) -> None:
         if self.datadir and self.bindir:
             subprocess.run([*(self.run_as or []), os.path.join(self.bindir, "pg_ctl"), "-D",
@@ -164,7 +179,7 @@ def _throwaway(bindir: str) -> Server:
     _run([*run_as, os.path.join(bindir, "pg_ctl"), "-D", datadir, "-w", "-o", options,
           "-l", os.path.join(datadir, "log"), "start"])
     server = Server(f"postgresql://postgres@127.0.0.1:{port}/postgres",
-                    f"a throwaway cluster in {top}", datadir, bindir, run_as)
+                    f"a throwaway cluster in {top}", datadir, bindir, run_as, options)
     atexit.register(server.stop)
     return server
 

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 
@@ -31,6 +33,7 @@ def build(tmp_path: Path, root: Path = ROOT) -> subprocess.CompletedProcess:
         cwd=root, env=env, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow  # a whole mkdocs build, seconds
 def test_the_site_builds_strictly_with_the_generated_reference(tmp_path):
     r = build(tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -43,6 +46,7 @@ def test_the_site_builds_strictly_with_the_generated_reference(tmp_path):
     assert "<!-- jobq:" not in cli + api
 
 
+@pytest.mark.slow  # a whole mkdocs build, seconds
 def test_a_broken_anchor_or_an_undocumented_public_name_fails_the_build(tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(ROOT / "docs", copy / "docs")

@@ -6,7 +6,7 @@ import statistics
 import threading
 import time
 
-from jobq_core import Queue, Registry, Worker
+from jobq_core import Queue, Registry
 
 from .common import IDLE_SECONDS, KIND, START_TIMEOUT, BenchError, Note, Settings, finished_row
 from .processes import context, worker_errors
@@ -97,6 +97,8 @@ def _latency_worker(db: str, synchronous: str, conn) -> None:
             return time.time() - payload["t"]
 
         with Queue(db, synchronous=synchronous) as q:
+            from jobq_core import Worker  # loaded here, not when `jobq` starts
+
             worker = Worker(q, registry)
             thread = threading.Thread(target=worker.run, kwargs={"handle_signals": False},
                                       daemon=True)

@@ -10,11 +10,15 @@ from __future__ import annotations
 import multiprocessing
 import queue as stdqueue
 import time
+from typing import TYPE_CHECKING
 
-from jobq_core import LeaseLost, PoolKind, Queue, Registry, Worker
+from jobq_core import LeaseLost, PoolKind, Queue, Registry
 
 from .. import bench_tasks
 from .common import KIND, START_TIMEOUT, BenchError
+
+if TYPE_CHECKING:
+    from jobq_core import Worker
 
 
 def run_processes(role: str, db: str, synchronous: str, n: int) -> tuple[list[dict], float]:
@@ -104,7 +108,7 @@ def _drain_with_worker(q: Queue) -> dict:
     ran: list[int] = []
     registry = Registry()
     registry.task(KIND)(lambda _payload, ctx: ran.append(ctx.job_id))
-    worker = Worker(q, registry)
+    worker = _worker_class()(q, registry)
     worker.run(burst=True, handle_signals=False)
     return {"ids": ran, "errors": worker_errors(worker)}
 
@@ -112,10 +116,18 @@ def _drain_with_worker(q: Queue) -> dict:
 def _drain_with_pool(q: Queue, pool: PoolKind, concurrency: int | None) -> dict:
     """A burst of ``bench_tasks``' handlers on a pool. Each job's runs are checked from the
     database (attempts), since a child process cannot report to this one."""
-    worker = Worker(q, bench_tasks.registry, pool=pool,
+    worker = _worker_class()(q, bench_tasks.registry, pool=pool,
                     **({"concurrency": concurrency} if concurrency else {}))
     worker.run(burst=True, handle_signals=False)
     return {"ids": [], "errors": worker_errors(worker), "concurrency": worker.concurrency}
+
+
+def _worker_class() -> type[Worker]:
+    """``jobq_core.Worker``, imported when a workload runs (``jobq`` imports this module
+    for every command, and the worker runtime is a third of jobq_core's import time)."""
+    from jobq_core import Worker
+
+    return Worker
 
 
 def worker_errors(worker: Worker) -> int:

@@ -37,6 +37,12 @@ every backend keeps, beyond what each method says:
   claims of it take turns); a rate-limited queue never starts more jobs in a window than
   it allows (the window moves in the claim's transaction). Controls never slow or block
   the claims of queues without them, and a queue without controls has no row.
+* **Concurrency keys.** A queue's key limits are enforced by the claim statement the same
+  way: with ``key_concurrency`` N, no key ever has more than N running jobs in the queue;
+  ``ordered``, a job of a key is claimed only once every job of its key with a smaller id
+  has ended (none pending, running or waiting) and none is running. Jobs without a key are
+  never held back by them. Counts come from the running rows, so a reaped lease frees its
+  key with nothing to release.
 * **Dependencies.** A job enqueued after others is ``waiting`` until they end. The end of
   a job (succeeded, dead or cancelled, by whatever path: completion, failure, the reaper,
   an operator) settles its waiting dependents in the same transaction: a dependent whose
@@ -275,7 +281,15 @@ class Store(Protocol):
 
     def queue_state(self, queue: str) -> tuple[tuple | None, int]:
         """(The queue's controls: paused, concurrency, rate limit, rate window, window start,
-        window count — None for a queue without; its running jobs), read in one snapshot."""
+        window count, key concurrency, ordered — None for a queue without; its running
+        jobs), read in one snapshot."""
+        ...
+
+    def key_holders(self, queue: str, key: str, job_id: int,
+                    cap: int) -> tuple[list[int], int | None]:
+        """(Ids of the running jobs of ``key`` in ``queue``, at most ``cap``; the id of the
+        first pending, running or waiting job of the key before ``job_id``, or None), read
+        in one snapshot."""
         ...
 
     def job_ahead(self, job: Job, now: float, cap: int) -> int:
@@ -356,9 +370,10 @@ class Store(Protocol):
         ...
 
     def queue_set_limit(self, queue: str, concurrency: int | None, rate: Rate | None,
-                        now: float) -> None:
-        """Set both limits (None: none of that kind). A rate with the window length it
-        had keeps the current window's count (setting it again grants no new burst)."""
+                        now: float, key_concurrency: int | None = None,
+                        ordered: bool = False) -> None:
+        """Set every limit (None, False: none of that kind). A rate with the window length
+        it had keeps the current window's count (setting it again grants no new burst)."""
         ...
 
     def queue_controls(self) -> dict[str, QueueStats]:

@@ -41,9 +41,17 @@ FENCE = fence()
 
 # -- producing --------------------------------------------------------------------------------
 
-INSERT_COLUMNS = "kind, payload, queue, priority, run_at, max_attempts, unique_key, created_at"
-INSERT = f"INSERT INTO jobq_jobs({INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+INSERT_COLUMNS = ("kind, payload, queue, priority, run_at, max_attempts, unique_key, key, "
+                  "created_at")
+INSERT = f"INSERT INTO jobq_jobs({INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 """One job; parameters: ``NewJob``'s fields, then ``created_at``."""
+INSERT_BARE = ("INSERT INTO jobq_jobs(kind, payload, queue, priority, run_at, max_attempts, "
+               "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+"""One job with neither unique key nor key (the usual one): parameters ``NewJob``'s first
+six fields, then ``created_at``. It binds no None: CPython's sqlite3 passes a None
+parameter through its adapter lookup, about 3,700 instructions each, 3.4 % of an enqueue
+(callgrind, ``tests/perf/instr_child.py enqueue``: 112,232 a job with one None bound,
+108,491 with NULL written in the statement instead)."""
 INSERT_UNIQUE = (INSERT + " ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL "
                  "AND status IN ('pending','running') DO NOTHING RETURNING id")
 """One job with a unique key: its id, or no row when a live job holds the key."""
@@ -170,8 +178,9 @@ ATTEMPT_CURRENT = ("SELECT attempts, worker, token, started_at, finished_at, sta
 PENDING_BY_QUEUE = (
     "SELECT queue, count(*), count(*) FILTER (WHERE run_at>?), count(*) FILTER (WHERE attempts>0), "
     "min(run_at) FILTER (WHERE run_at<=?) FROM jobq_jobs WHERE status='pending' GROUP BY queue")
-RUNNING_BY_QUEUE = ("SELECT queue, count(*), count(*) FILTER (WHERE lease_until<?) FROM jobq_jobs "
-                    "WHERE status='running' GROUP BY queue")
+RUNNING_BY_QUEUE = ("SELECT queue, count(*), count(*) FILTER (WHERE lease_until<?), "
+                    "count(DISTINCT key) FROM jobq_jobs WHERE status='running' GROUP BY queue")
+"""Per queue: running jobs, those whose lease ran out, and the keys they hold (busy keys)."""
 DEAD_BY_QUEUE = "SELECT queue, count(*) FROM jobq_jobs WHERE status='dead' GROUP BY queue"
 WAITING_BY_QUEUE = "SELECT queue, count(*) FROM jobq_jobs WHERE status='waiting' GROUP BY queue"
 RECENT_FINISHED = ("SELECT status, count(*) FROM jobq_jobs WHERE status IN "
@@ -194,8 +203,8 @@ DEAD_GROUPS = ("SELECT kind, {first_line}, {tail}, count(*), max(finished_at), m
 # -- why a job is not running ----------------------------------------------------------------
 
 QUEUE_STATE = (
-    "SELECT paused, concurrency, rate_limit, rate_per, window_start, window_count "
-    "FROM jobq_queues WHERE name=?")
+    "SELECT paused, concurrency, rate_limit, rate_per, window_start, window_count, "
+    "key_concurrency, ordered FROM jobq_queues WHERE name=?")
 RUNNING_IN_QUEUE = "SELECT count(*) FROM jobq_jobs WHERE status='running' AND queue=?"
 AHEAD = (
     "SELECT count(*) FROM (SELECT 1 FROM jobq_jobs WHERE status='pending' AND queue=? "
@@ -203,22 +212,36 @@ AHEAD = (
     "LIMIT ?) AS ahead")
 """Ready jobs of the queue ahead of a job in claim order, counted up to a cap (an index
 range of the per-queue pending index, never the whole backlog)."""
+KEY_OPEN = "status IN ('pending','running','waiting')"
+"""A job that holds its key's place: the WHERE of the partial index ``jobq_jobs_key``
+(queue, key, status, id), written out in full by every read meant to use it (SQLite
+uses a partial index only for a query whose WHERE repeats the index's terms)."""
+KEY_RUNNING = (f"SELECT id FROM jobq_jobs WHERE {KEY_OPEN} AND status='running' AND queue=? "
+               "AND key=? ORDER BY id LIMIT ?")
+"""The running jobs holding a key in a queue (the first few)."""
+KEY_EARLIER = (f"SELECT id FROM jobq_jobs WHERE queue=? AND key=? AND {KEY_OPEN} AND id<? "
+               "ORDER BY id LIMIT 1")
+"""The first open job of a key before a given one (what holds an ordered key)."""
 
 # -- queue controls ----------------------------------------------------------------------------
 
-QUEUE_CONTROLS = ("SELECT name, paused, concurrency, rate_limit, rate_per FROM jobq_queues "
-                  "ORDER BY name")
+QUEUE_CONTROLS = ("SELECT name, paused, concurrency, rate_limit, rate_per, key_concurrency, "
+                  "ordered FROM jobq_queues ORDER BY name")
+KEYED = "(key_concurrency IS NOT NULL OR ordered)"
+"""A queue row with a key limit (its claims carry the key filter)."""
 CONTROL_STATE = (
-    "SELECT name, NOT paused AND (concurrency IS NOT NULL OR rate_limit IS NOT NULL), "
-    "EXISTS (SELECT 1 FROM jobq_jobs j WHERE j.status='pending' AND j.queue=c.name) "
-    "FROM jobq_queues c")
-"""What ``controls.ControlCache`` reads: (name, limited, has pending jobs) per controlled queue."""
+    "SELECT name, NOT paused AND (concurrency IS NOT NULL OR rate_limit IS NOT NULL OR "
+    f"{KEYED}), EXISTS (SELECT 1 FROM jobq_jobs j WHERE j.status='pending' AND "
+    f"j.queue=c.name), NOT paused AND {KEYED} FROM jobq_queues c")
+"""What ``controls.ControlCache`` reads: (name, limited, has pending jobs, keyed) per
+controlled queue."""
 PAUSE = ("INSERT INTO jobq_queues(name, paused, updated_at) VALUES (?, ?, ?) "
          "ON CONFLICT (name) DO UPDATE SET paused=excluded.paused, updated_at=excluded.updated_at")
 SET_LIMIT = (
-    "INSERT INTO jobq_queues(name, concurrency, rate_limit, rate_per, updated_at) "
-    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
+    "INSERT INTO jobq_queues(name, concurrency, rate_limit, rate_per, key_concurrency, "
+    "ordered, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
     "concurrency=excluded.concurrency, rate_limit=excluded.rate_limit, "
+    "key_concurrency=excluded.key_concurrency, ordered=excluded.ordered, "
     # a new limit keeps the current window (and its count) when the window length is the
     # same: setting a limit again never grants a fresh burst
     "window_start=CASE WHEN jobq_queues.rate_per IS NOT DISTINCT FROM excluded.rate_per "
@@ -227,7 +250,7 @@ SET_LIMIT = (
     "THEN jobq_queues.window_count ELSE 0 END, "
     "rate_per=excluded.rate_per, updated_at=excluded.updated_at")
 DROP_UNCONTROLLED = ("DELETE FROM jobq_queues WHERE name=? AND NOT paused "
-                     "AND concurrency IS NULL AND rate_limit IS NULL")
+                     f"AND concurrency IS NULL AND rate_limit IS NULL AND NOT {KEYED}")
 """A queue with no control left has no row (its claims skip nothing)."""
 
 # -- schedules ---------------------------------------------------------------------------------
@@ -284,6 +307,38 @@ class Matching:
     starts_n = 2  # given the parameter this many times
     within = "instr(lower(coalesce({column}, '')), lower(?)) > 0"  # ... in any (ASCII) case
     id_text = "CAST(id AS TEXT)"
+
+
+def key_ok(t: str) -> str:
+    """The key filter of a keyed claim, on candidate ``t`` (an alias: a pending job of a
+    queue that may have key limits): it has no key; or its queue is ``ordered`` and no
+    open (pending, running, waiting) job of its key comes before it, and none is running;
+    or fewer of its key's jobs run than the queue's ``key_concurrency``; or the queue has
+    no key limit. Each check an index probe (``jobq_jobs_key``)."""
+    return (
+        f"({t}.key IS NULL OR coalesce((SELECT CASE WHEN k.ordered THEN NOT EXISTS ("
+        f"SELECT 1 FROM jobq_jobs e WHERE e.queue={t}.queue AND e.key={t}.key AND "
+        f"e.{KEY_OPEN} AND e.id<{t}.id) AND NOT EXISTS (SELECT 1 FROM jobq_jobs r WHERE "
+        f"{_running_of_key(t)}) WHEN k.key_concurrency IS NULL THEN true ELSE (SELECT "
+        f"count(*) FROM jobq_jobs r WHERE {_running_of_key(t)}) < k.key_concurrency END "
+        f"FROM jobq_queues k WHERE k.name={t}.queue), true))"
+    )
+
+
+def _running_of_key(t: str) -> str:
+    """The running jobs (``r``) of the key of ``t`` in its queue: a seek on jobq_jobs_key."""
+    return f"r.{KEY_OPEN} AND r.status='running' AND r.queue={t}.queue AND r.key={t}.key"
+
+
+def key_room(t: str, limit: str) -> str:
+    """How many more jobs of the key of ``t`` (a candidate that passed ``key_ok``) one
+    claim may start: 1 for an ordered queue (the filter left one job per key), else what
+    ``key_concurrency`` leaves; ``limit`` (the claim's limit parameter) without either."""
+    return (
+        f"coalesce((SELECT CASE WHEN k.ordered THEN 1 WHEN k.key_concurrency IS NULL THEN "
+        f"{limit} ELSE k.key_concurrency - (SELECT count(*) FROM jobq_jobs r WHERE "
+        f"{_running_of_key(t)}) END FROM jobq_queues k WHERE k.name={t}.queue), {limit})"
+    )
 
 
 def list_conditions(m: Matching, where: ListFilter, now: float) -> tuple[list[str], list, str]:

@@ -7,6 +7,7 @@ snapshot's stats."""
 from __future__ import annotations
 
 from jobq_core import QueueStats
+from jobq_core.display import limits_text
 
 from .base import Column, Row, RowCache, View, build
 from .cells import BAD, DIM, WARN, Timed, age, fixed, literal, number, text
@@ -38,12 +39,6 @@ class Queues(View):
 _CACHE = RowCache()
 
 
-def limits_label(qs: QueueStats) -> str:
-    """``≤3 running · 5/s``; empty without limits."""
-    parts = [f"≤{qs.concurrency} running"] * (qs.concurrency is not None)
-    return " · ".join(parts + [str(qs.rate)] * (qs.rate is not None))
-
-
 def running_cell(qs: QueueStats):
     """``2``; ``2/3`` under a concurrency limit; ``3/3 limit`` at it."""
     if qs.concurrency is None:
@@ -59,7 +54,7 @@ def running_cell(qs: QueueStats):
 def _row(name: str, qs: QueueStats, wide: bool) -> Row:
     oldest = qs.oldest_pending_at
     state = text("⏸ paused", WARN) if qs.paused else text("active" if wide else "", DIM)
-    limits = limits_label(qs)
+    limits = limits_text(qs)
     return build(COLUMNS, wide, name, {
         "queue": (literal(name, limit=40), name),
         "state": (state, qs.paused),

@@ -133,14 +133,10 @@ def _warnings(snap: Snapshot, now: float, beat: float) -> list[Text]:
 
 
 def _problems(snap: Snapshot, now: float, beat: float) -> list[str | Text]:
-    out = []
+    """Most severe first (the line is cut at the screen's edge, so the first stays whole):
+    ready jobs nobody will run, then jobs whose lease ran out, then workers gone silent."""
+    out: list[str | Text] = []
     live = [w for w in snap.workers if w.state(now, beat) != WorkerState.LOST]
-    lost = len(snap.workers) - len(live)
-    if lost:
-        out.append(f"! {lost} lost worker{'s' if lost > 1 else ''}")
-    expired = sum(1 for j in snap.running if j.lease_until is not None and j.lease_until < now)
-    if expired:
-        out.append(f"! {expired} expired lease{'s' if expired > 1 else ''}")
     # Jobs are ready and nobody will run them: the silent failure.
     # (A paused queue's jobs wait on purpose: no alarm for them.)
     ready = [name for name, qs in snap.stats.queues.items()
@@ -156,6 +152,12 @@ def _problems(snap: Snapshot, now: float, beat: float) -> list[str | Text]:
                 out.append(Text("! no live worker for ") + literal(orphans[0], limit=20)
                            if len(orphans) == 1 else
                            f"! no live worker for {len(orphans)} queues")
+    expired = sum(1 for j in snap.running if j.lease_until is not None and j.lease_until < now)
+    if expired:
+        out.append(f"! {expired} expired lease{'s' if expired > 1 else ''}")
+    lost = len(snap.workers) - len(live)
+    if lost:
+        out.append(f"! {lost} lost worker{'s' if lost > 1 else ''}")
     return out
 
 

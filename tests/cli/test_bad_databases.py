@@ -11,6 +11,8 @@ import pytest
 
 from jobq_core import Queue
 
+pytestmark = pytest.mark.slow  # every command run as a process on each bad file: seconds each
+
 
 def _random_bytes(path):
     path.write_bytes(os.urandom(64 * 1024))

@@ -14,6 +14,8 @@ from jobq_core import Queue
 
 from .conftest import wait_for
 
+pytestmark = pytest.mark.slow  # real processes, some interrupted: seconds each
+
 BATCH = 500
 
 
@@ -38,7 +40,7 @@ def stored_ids(db) -> set[int]:
     ({"kind": "k", "delay": 10**400}, "delay must be a finite number of seconds"),
     ({"kind": "k", "delay": 1e12}, "the job would start after the year 9999"),
     ({"kind": "k", "queue": 7}, "queue must be a non-empty string"),
-    ({"kind": "k", "colour": "red"}, "unknown key(s) colour; known: delay, kind"),
+    ({"kind": "k", "colour": "red"}, "unknown key(s) colour; known: delay, key, kind"),
     ({"kind": "k-\udcff"}, "kind holds a lone surrogate"),
     ({"kind": "k", "queue": "q\udcff"}, "queue holds a lone surrogate"),
     ({"kind": "k", "unique_key": "u\udcff"}, "unique_key holds a lone surrogate"),
@@ -94,7 +96,6 @@ def _load_and_interrupt(app_dir, db, tmp_path, sig):
     return p.returncode, err, printed
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_load_prints_exactly_the_stored_ids_and_says_how_many(
         app_dir, db, tmp_path, sig):
@@ -106,7 +107,6 @@ def test_an_interrupted_load_prints_exactly_the_stored_ids_and_says_how_many(
     assert set(printed) == stored_ids(db) and len(set(printed)) == len(printed)
 
 
-@pytest.mark.slow
 def test_a_killed_load_stored_at_most_one_batch_without_printing_its_ids(app_dir, db,
                                                                          tmp_path):
     rc, _, printed = _load_and_interrupt(app_dir, db, tmp_path, signal.SIGKILL)

@@ -78,7 +78,8 @@ def test_pause_limit_and_queues_show_each_control_in_text_and_json(db, queue):
     assert jobq("pause", "api", "--db", db).stdout == "queue 'api' paused\n"
     assert jobq("limit", "api", "--concurrency", "3", "--db", db).exit_code == 0
     result = jobq("limit", "api", "--rate", "100/m", "--db", db, "--json")
-    assert json.loads(result.stdout) == {"queue": "api", "concurrency": 3, "rate": "100/m"}
+    assert json.loads(result.stdout) == {"queue": "api", "concurrency": 3, "rate": "100/m",
+                                         "key_concurrency": None, "ordered": False}
     [row] = json.loads(jobq("queues", "--db", db, "--json").stdout)
     assert {k: row[k] for k in ("queue", "pending", "running", "paused", "concurrency",
                                 "rate")} == {"queue": "api", "pending": 1, "running": 0,
@@ -154,7 +155,10 @@ def test_three_workers_enqueue_exactly_one_job_per_tick_of_an_every_1_schedule(
     runs.sort()
     assert runs == [runs[0] + i for i in range(len(runs))], "a tick was lost"
     assert len(runs) >= 10
-    assert {j.status for j in tq.list(queue="ticks", limit=1000)} == {"succeeded"}
+    # Every tick ran, but one a worker enqueued as the workers were being stopped: it waits.
+    status = {j.run_at: j.status for j in tq.list(queue="ticks", limit=1000)}
+    assert {status[t] for t in runs[:-1]} == {"succeeded"}
+    assert status[runs[-1]] in ("succeeded", "pending")
 
 
 @pytest.mark.slow

@@ -13,6 +13,8 @@ import pytest
 
 from jobq_core import Queue
 
+pytestmark = pytest.mark.slow  # every command run as a process on each foreign file: seconds each
+
 READERS_AND_ADMIN = [["stats"], ["list"], ["workers"], ["show", "1"], ["reap"], ["retry", "1"],
                      ["cancel", "1"], ["prune", "--older-than", "1d"]]
 

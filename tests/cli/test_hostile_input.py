@@ -9,6 +9,8 @@ import pytest
 
 from jobq_core import Queue
 
+pytestmark = pytest.mark.slow  # each refusal checked on a real process: seconds each
+
 BIG = "99999999999999999999"
 
 

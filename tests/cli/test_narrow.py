@@ -18,6 +18,8 @@ from jobq_core import Queue, Registry
 
 from .terminal import jobq, jobq_tty, lines_fit, table
 
+pytestmark = pytest.mark.slow  # every table command run as a process: seconds each
+
 BIG_ID = 18_446_744  # an id as wide as a busy queue's
 TRACEBACK = ("Traceback (most recent call last):\n  File \"billing.py\", line 7, in send\n"
              "RuntimeError: billing API returned HTTP 502 for invoice INV-59476")
@@ -245,6 +247,7 @@ def test_prune_keeps_dead_jobs_unless_asked_and_says_what_it_deleted(app_dir, db
 LIVE_APP = '''
 import time
 from jobq_core import Registry
+
 registry = Registry()
 
 @registry.task("billing.invoice.send_payment_reminder_to_the_customer")
@@ -253,7 +256,6 @@ def remind(payload):
 '''
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("columns", [80, 44])  # 44: a tmux pane split in two
 def test_the_workers_live_view_keeps_ids_whole_and_drops_columns_first(app_dir, db, columns):
     """``jobq run`` on a terminal draws its running jobs fitted as ``jobq list`` is: every

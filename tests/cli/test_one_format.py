@@ -18,6 +18,8 @@ from jobq_cli.main import app
 from jobq_core import Queue
 from jobq_tui.main import parser as tui_parser
 
+pytestmark = pytest.mark.slow  # every command run as a process: seconds each
+
 GROUP = typer.main.get_command(app)
 COMMANDS = sorted(GROUP.commands)
 TYPE_LABEL = re.compile(r"<(?:bool|int|float|str|text|list|path|int range|float range)\b[^>]*>")

@@ -110,7 +110,7 @@ def test_enqueue_many_accepts_tuples_and_dicts_and_keeps_their_order(queue):
 def test_enqueue_many_writes_nothing_when_one_item_is_bad(queue):
     with pytest.raises(TypeError):
         queue.enqueue_many([("a", 1), ("b", object())])
-    with pytest.raises(TypeError, match=r"unknown key\(s\) colour; known: delay, kind"):
+    with pytest.raises(TypeError, match=r"unknown key\(s\) colour; known: delay, key, kind"):
         queue.enqueue_many([{"kind": "a", "colour": "red"}])
     with pytest.raises(TypeError):
         queue.enqueue_many(["just a string"])

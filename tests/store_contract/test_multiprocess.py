@@ -9,6 +9,8 @@ import pytest
 
 from jobq_core import Queue
 
+pytestmark = pytest.mark.slow  # worker processes draining thousands of jobs
+
 CLAIMER = os.path.join(os.path.dirname(__file__), "_claimer.py")
 
 

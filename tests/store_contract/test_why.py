@@ -101,6 +101,6 @@ def test_a_ready_job_counts_the_jobs_ahead_of_it(queue):
 
 
 def test_every_reason_is_listed_and_a_missing_job_raises(queue):
-    assert len(set(WHY_REASONS)) == 12
+    assert len(set(WHY_REASONS)) == 13
     with pytest.raises(JobNotFound):
         queue.why(4711)

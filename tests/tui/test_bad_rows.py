@@ -11,6 +11,8 @@ from conftest import make_app, settle
 from jobq_core import Queue
 from jobq_tui.screens import DetailScreen, detail_text
 
+pytestmark = pytest.mark.slow  # every view, every detail and the CLI, on each foreign row
+
 FOREIGN = [
     "UPDATE jobq_jobs SET run_at=1e12 WHERE id=(SELECT min(id) FROM jobq_jobs WHERE status='pending')",
     "UPDATE jobq_jobs SET created_at='yesterday' WHERE id=(SELECT max(id) FROM jobq_jobs WHERE status='dead')",
@@ -35,7 +37,6 @@ def bad_db(tmp_path):
     return path, clock
 
 
-@pytest.mark.slow  # every view and detail
 async def test_every_view_and_every_detail_survive_foreign_rows(bad_db):
     path, clock = bad_db
     app = make_app(path, clock)

@@ -382,3 +382,17 @@ async def test_try_shows_the_limit_that_applies_the_tasks_when_it_is_lower(tmp_p
         await pilot.press("4")
         await settle(pilot)
         assert [r[3] for r in rows(app)] == ["1/3"]  # Retries
+
+
+async def test_at_80_columns_the_most_severe_warning_is_whole(db, clock):
+    """Two minutes on, every worker is lost, every lease has run out and jobs are ready:
+    the header's first line holds more than 80 columns, and is cut at the least severe."""
+    clock.advance(120)
+    app = make_app(db, clock, interval=1.0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        widget = app.query_one("#header")
+        line = "".join(segment.text for segment in widget.render_line(0))
+        assert line.rstrip().endswith("…")  # it is cut at the edge
+        assert "! no live worker  ! " in line  # whole, and first
+        assert line.index("expired") < line.index("lost")

@@ -5,6 +5,9 @@ import pytest
 
 from conftest import focus_lands, make_app, settle
 
+# The layout guard: every view drawn to an SVG and compared, seconds each.
+pytestmark = pytest.mark.slow
+
 
 def app_on(db, clock, monkeypatch, **kw):
     monkeypatch.chdir(db.parent)  # a relative path: the header is the same on every machine

@@ -69,6 +69,18 @@ class Reads(Operations):
 
         return self.b.run(op)
 
+    def key_holders(self, queue: str, key: str, job_id: int,
+                    cap: int) -> tuple[list[int], int | None]:
+        """(The running jobs of ``key`` in ``queue``, at most ``cap``; the first open job of
+        the key before ``job_id``, or None): one snapshot."""
+        def op(c, _again: bool):
+            with self.b.snapshot(c):
+                running = [r[0] for r in c.execute(self.q.KEY_RUNNING, (queue, key, cap))]
+                earlier = c.execute(self.q.KEY_EARLIER, (queue, key, job_id)).fetchone()
+                return running, None if earlier is None else earlier[0]
+
+        return self.b.run(op)
+
     def job_ahead(self, job: Job, now: float, cap: int) -> int:
         """Ready jobs of ``job``'s queue a claim would take before it (at most ``cap``)."""
         params = (job.queue, now, job.priority, job.priority, job.run_at, job.run_at, job.id, cap)

@@ -24,11 +24,13 @@ class Registry(Operations):
         self._controls.forget()
 
     def queue_set_limit(self, queue: str, concurrency: int | None, rate: Rate | None,
-                        now: float) -> None:
+                        now: float, key_concurrency: int | None = None,
+                        ordered: bool = False) -> None:
         def op(c, _again: bool) -> None:
             with self.b.transaction(c):
                 c.execute(self.q.SET_LIMIT, (queue, concurrency, rate and rate.limit,
-                                             rate and rate.per, now))
+                                             rate and rate.per, key_concurrency,
+                                             bool(ordered), now))
                 c.execute(self.q.DROP_UNCONTROLLED, (queue,))
                 if self.b.notifies:
                     self.b.notify(c, [queue])

@@ -31,10 +31,11 @@ NOTIFY_CHANNEL = "jobq"
 # pg_notify of the queues due one (see ``notify.Notifier``) is sent when the insert commits.
 INSERT_MANY = (
     "WITH ins AS (INSERT INTO jobq_jobs(kind, payload, queue, priority, run_at, max_attempts, "
-    "unique_key, created_at) "
-    "SELECT k, p, q, pr, r, m, NULL, %(now)s FROM unnest(%(kind)s::text[], %(payload)s::text[], "
-    "%(queue)s::text[], %(priority)s::bigint[], %(run_at)s::float8[], %(max_attempts)s::bigint[]) "
-    "WITH ORDINALITY AS v(k, p, q, pr, r, m, n) ORDER BY n RETURNING id), "
+    "unique_key, key, created_at) "
+    "SELECT k, p, q, pr, r, m, NULL, ky, %(now)s FROM unnest(%(kind)s::text[], "
+    "%(payload)s::text[], %(queue)s::text[], %(priority)s::bigint[], %(run_at)s::float8[], "
+    "%(max_attempts)s::bigint[], %(key)s::text[]) "
+    "WITH ORDINALITY AS v(k, p, q, pr, r, m, ky, n) ORDER BY n RETURNING id), "
     "sent AS (SELECT pg_notify('" + NOTIFY_CHANNEL + "', q) FROM unnest(%(notify)s::text[]) AS q) "
     # referencing ``sent`` makes PostgreSQL run it (an unreferenced SELECT CTE is skipped)
     "SELECT id FROM ins WHERE (SELECT count(*) FROM sent) >= 0"
@@ -63,13 +64,15 @@ EXTEND_MANY = (
 # none) a claim may start now: the claim's limit for a queue without controls, 0 while it
 # is paused, else what its concurrency limit (minus its running jobs, counted in this
 # statement) and its rate window leave. %(locked)s: the limited queues whose rows the
-# claim's transaction locked first (LOCK_LIMITED).
+# claim's transaction locked first (LOCK_LIMITED). A statement without the key filter
+# gives a queue with key limits none (``{unkeyed}``: the control cache may lag).
 ROOM = (
     "GREATEST(0, LEAST(%(limit)s, CASE WHEN c.name IS NULL THEN %(limit)s "
-    "WHEN c.paused THEN 0 "
+    "WHEN c.paused{unkeyed} THEN 0 "
     # a limited queue whose row this claim did not lock (limited since the store last
     # looked, see ``controls``): none this time, rather than a count another claim may race
-    "WHEN (c.concurrency IS NOT NULL OR c.rate_limit IS NOT NULL) "
+    "WHEN (c.concurrency IS NOT NULL OR c.rate_limit IS NOT NULL OR c.key_concurrency IS "
+    "NOT NULL OR c.ordered) "
     "AND NOT (c.name = ANY(%(locked)s::text[])) THEN 0 ELSE LEAST("
     "CASE WHEN c.concurrency IS NULL THEN %(limit)s ELSE c.concurrency - (SELECT count(*) "
     "FROM jobq_jobs r WHERE r.status='running' AND r.queue=c.name) END, "
@@ -83,9 +86,11 @@ _PENDING_IN = ("SELECT id, priority, run_at FROM jobq_jobs WHERE status='pending
 # transaction, so that concurrent claims of those queues take turns. (The claim statement
 # then starts after the other's commit, with a snapshot that sees the jobs it started; a
 # lock taken inside the claim statement would leave its snapshot older than the lock.)
+# A queue with key limits is limited: its lock is the per-key lock too (coarse, exact:
+# claims of the queue take turns, each counting the running jobs of every key it starts).
 LOCK_LIMITED = (
-    "SELECT name FROM jobq_queues WHERE name = ANY(%s) "
-    "AND (concurrency IS NOT NULL OR rate_limit IS NOT NULL) ORDER BY name FOR UPDATE"
+    "SELECT name FROM jobq_queues WHERE name = ANY(%s) AND (concurrency IS NOT NULL OR "
+    f"rate_limit IS NOT NULL OR {sql.KEYED}) ORDER BY name FOR UPDATE"
 )
 # The queues with pending jobs, one index seek each (a loose scan of the per-queue index).
 _QUEUES_PENDING = (
@@ -95,8 +100,31 @@ _QUEUES_PENDING = (
 )
 
 
-@functools.lru_cache(maxsize=16)
-def claim_sql(n_queues: int, per_queue: bool = False, clamped: bool = False) -> str:
+def _room(keyed: bool) -> str:
+    return ROOM.replace("{unkeyed}", "" if keyed else
+                        " OR c.key_concurrency IS NOT NULL OR c.ordered")
+
+
+# One queue's scan (``q.name``, its row ``c``) in a keyed claim: up to %(limit)s ready jobs
+# that pass the key filter, locked as they are passed (FOR UPDATE cannot sit beside a
+# window function, so it is on the inner scan); then per key only as many as its room
+# (row numbers per key), cut to the queue's ROOM. The cut per key sits inside the LATERAL
+# rather than in ``picked``: each queue is then cut to its own room after the cut per key,
+# as the SQLite statement does, and a claim of several queues keeps one shape.
+_KEYED_ARM = (
+    "SELECT s.id, s.priority, s.run_at FROM (SELECT w.*, row_number() OVER (PARTITION BY "
+    "w.key ORDER BY w.priority DESC, w.run_at, w.id) AS krn FROM (SELECT j.id, j.priority, "
+    "j.run_at, j.queue, j.key FROM jobq_jobs j WHERE j.status='pending' AND j.queue=q.name "
+    f"AND j.run_at<=%(now)s AND {sql.key_ok('j')} ORDER BY j.priority DESC, j.run_at, j.id "
+    "LIMIT %(limit)s FOR UPDATE SKIP LOCKED) w) s WHERE s.key IS NULL OR s.krn <= "
+    f"{sql.key_room('s', '%(limit)s')} ORDER BY s.priority DESC, s.run_at, s.id "
+    f"LIMIT {_room(True)}"
+)
+
+
+@functools.lru_cache(maxsize=32)
+def claim_sql(n_queues: int, per_queue: bool = False, clamped: bool = False,
+              keyed: bool = False) -> str:
     """The claim: one statement. ``FOR UPDATE SKIP LOCKED`` lets concurrent claims pass
     each other's rows instead of waiting; the MATERIALIZED CTE pins the picked ids (a
     planner may otherwise rerun a LIMIT subquery per row and update more than asked).
@@ -109,7 +137,9 @@ def claim_sql(n_queues: int, per_queue: bool = False, clamped: bool = False) -> 
     ordered scan of the pending index leaving out the queues with controls, or
     (``per_queue``, while controlled queues have pending jobs: see ``controls``) one
     bounded scan per queue with pending jobs. The rate windows of the queues it started
-    jobs of move in the same statement (``win``)."""
+    jobs of move in the same statement (``win``). ``keyed`` (the claim may start jobs of
+    a queue with key limits): each queue's scan is ``_KEYED_ARM``; a statement without it
+    gives such a queue no room."""
     recursive = ""
     if n_queues == 0 and not per_queue:
         pick = (f"SELECT id FROM jobq_jobs WHERE status='pending' AND run_at<=%(now)s "
@@ -126,10 +156,11 @@ def claim_sql(n_queues: int, per_queue: bool = False, clamped: bool = False) -> 
             names = "(SELECT %(queue)s::text AS name) q"
         else:
             names = "unnest(%(queues)s::text[]) AS q(name)"
+        arm = _KEYED_ARM if keyed else (_PENDING_IN.format(q="q.name")
+                                        + f" LIMIT {_room(False)} FOR UPDATE SKIP LOCKED")
         pick = (
             "SELECT p.id FROM (SELECT q.name FROM " + names + ") q LEFT JOIN jobq_queues c "
-            "ON c.name = q.name CROSS JOIN LATERAL (" + _PENDING_IN.format(q="q.name")
-            + f" LIMIT {ROOM} FOR UPDATE SKIP LOCKED) p"
+            "ON c.name = q.name CROSS JOIN LATERAL (" + arm + ") p"
             + ("" if n_queues == 1 else
                " ORDER BY p.priority DESC, p.run_at, p.id LIMIT %(limit)s")
         )
@@ -176,7 +207,9 @@ def claim_shape(queues: list[str], controls: Controls,
         limited = [q for q in queues if q in controls.limited]
     else:
         limited = list(controls.limited) if per_queue else []
-    return claim_sql(len(queues), per_queue, clamped), limited, not queues and not per_queue
+    keyed = controls.keyed_claim(queues, per_queue)
+    return (claim_sql(len(queues), per_queue, clamped, keyed), limited,
+            not queues and not per_queue)
 
 
 class PostgresMatching(sql.Matching):
@@ -232,6 +265,8 @@ class PostgresDialect(Dialect):
             "now": now, "kind": [j.kind for j in jobs], "payload": [j.payload for j in jobs],
             "queue": [j.queue for j in jobs], "priority": [j.priority for j in jobs],
             "run_at": [j.run_at for j in jobs], "max_attempts": [j.max_attempts for j in jobs],
+            # no array when no job has a key: unnest pads it with NULLs
+            "key": [j.key for j in jobs] if any(j.key is not None for j in jobs) else None,
             "notify": notify,
         }).fetchall()
         return sorted(r[0] for r in rows)  # ids follow the batch's order

@@ -134,11 +134,13 @@ class PgWatch:
         return self._conns.try_once(lambda c: c.execute(SNAPSHOT).fetchone()[0])
 
     def _polled(self) -> bool:
-        """True when the snapshot moved since the last look (or cannot be read)."""
+        """True when the snapshot moved since the last look, or cannot be read: "nothing
+        changed" would let a reader (the monitor) pass off its last read as live while
+        the server is down; told to look, it meets the error and says so."""
         self._next_poll = time.monotonic() + self._jittered()
         snap = self._snapshot()
         if snap is None:
-            return False
+            return True
         if snap != self._seen:
             self._seen = snap
             return True

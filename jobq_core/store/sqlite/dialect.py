@@ -1,7 +1,8 @@
 """jobq's SQL for SQLite where it differs from the shared statements (``store/sql.py``).
 
 The claim is one UPDATE under the file's write lock (its shape varies only with how many
-queues are named and how many kinds have an attempt limit, never with data); a batch is
+queues are named, how many kinds have an attempt limit and whether it may start jobs of a
+queue with key limits, never with data); a batch is
 ``executemany`` under one write lock; payloads over ``INLINE_PAYLOAD_MAX`` bytes live in
 ``jobq_payloads``, so every read of a payload goes through it.
 """
@@ -39,9 +40,10 @@ LAST_ID = "SELECT last_insert_rowid()"
 # claim's limit): the claim's limit for a queue without controls (no row), 0 while it is
 # paused, else what its concurrency limit (minus its running jobs, counted here, in the
 # claim's own statement under the write lock) and its rate window leave. Never negative:
-# SQLite reads a negative LIMIT as none.
+# SQLite reads a negative LIMIT as none. A claim statement without the key filter gives a
+# queue with key limits none (``_room``: the control cache may lag, see ``controls``).
 ROOM = (
-    "coalesce((SELECT CASE WHEN c.paused THEN 0 ELSE max(0, min(?4, "
+    "coalesce((SELECT CASE WHEN c.paused{unkeyed} THEN 0 ELSE max(0, min(?4, "
     "CASE WHEN c.concurrency IS NULL THEN ?4 ELSE c.concurrency - (SELECT count(*) "
     "FROM jobq_jobs r WHERE r.status='running' AND r.queue=c.name) END, "
     "CASE WHEN c.rate_limit IS NULL THEN ?4 "
@@ -50,25 +52,51 @@ ROOM = (
     "FROM jobq_queues c WHERE c.name=?{q}), ?4)"
 )
 UNCONTROLLED = "queue NOT IN (SELECT name FROM jobq_queues)"
+
+
+def _room(keyed: bool) -> str:
+    return ROOM.replace("{unkeyed}", "" if keyed else
+                        " OR c.key_concurrency IS NOT NULL OR c.ordered")
+
+
+def _keyed(where: str) -> str:
+    """The candidates of a keyed claim: up to ?4 ready jobs of the queue(s) ``where``
+    (on ``j``) names that pass the key filter, in claim order; then per key only as many
+    as its room (row numbers per key: SQLite has no LIMIT per group). Columns: id,
+    priority, run_at, queue."""
+    return (
+        "SELECT s.id, s.priority, s.run_at, s.queue FROM (SELECT c.*, row_number() OVER "
+        "(PARTITION BY c.key ORDER BY c.priority DESC, c.run_at, c.id) AS krn "
+        "FROM (SELECT j.id, j.priority, j.run_at, j.queue, j.key FROM jobq_jobs j WHERE "
+        f"j.status='pending' AND {where} AND j.run_at<=?3 AND {sql.key_ok('j')} "
+        "ORDER BY j.priority DESC, j.run_at, j.id LIMIT ?4) c) s "
+        f"WHERE s.key IS NULL OR s.krn <= {sql.key_room('s', '?4')}"
+    )
+
+
 # The queues with pending jobs, one index seek each (a loose scan of the per-queue index),
 # each with its room: the per-queue claim on every queue starts from these.
 _QUEUES_WITH_ROOM = (
     "WITH RECURSIVE qs(name) AS (SELECT (SELECT min(queue) FROM jobq_jobs "
     "WHERE status='pending') UNION ALL SELECT (SELECT min(queue) FROM jobq_jobs "
     "WHERE status='pending' AND queue>qs.name) FROM qs WHERE qs.name IS NOT NULL), "
-    "room(name, n) AS (SELECT name, " + ROOM.replace("?{q}", "qs.name") + " FROM qs "
-    "WHERE name IS NOT NULL) "
+    "room(name, n) AS (SELECT name, {room} FROM qs WHERE name IS NOT NULL) "
 )
 
 
-def _arm(q: int) -> str:
+def _arm(q: int, keyed: bool) -> str:
     """Up to ROOM ready jobs of the queue in parameter ``?q``: one seek on the per-queue index."""
+    room = _room(keyed).format(q=q)
+    if keyed:
+        return f"SELECT * FROM (SELECT id, priority, run_at FROM ({_keyed(f'j.queue=?{q}')}) " \
+               f"{sql.ORDER_PENDING} LIMIT {room})"
     return ("SELECT * FROM (SELECT id, priority, run_at FROM jobq_jobs WHERE status='pending' "
-            f"AND queue=?{q} AND run_at<=?3 {sql.ORDER_PENDING} LIMIT {ROOM.format(q=q)})")
+            f"AND queue=?{q} AND run_at<=?3 {sql.ORDER_PENDING} LIMIT {room})")
 
 
 @functools.lru_cache(maxsize=64)
-def claim_sql(n_queues: int, single: bool, per_queue: bool = False, n_limits: int = 0) -> str:
+def claim_sql(n_queues: int, single: bool, per_queue: bool = False, n_limits: int = 0,
+              keyed: bool = False) -> str:
     """The claim statement. Parameters: ?1 lease, ?2 worker, ?3 now, ?4 limit, then the
     queue names, then a kind and its attempt limit per kind. One queue is a seek on the
     per-queue index; several are merged from one bounded scan each, so no claim sorts the
@@ -79,13 +107,31 @@ def claim_sql(n_queues: int, single: bool, per_queue: bool = False, n_limits: in
     of the queues without controls, or (``per_queue``, while controlled queues have
     pending jobs: see ``controls``) one bounded seek per queue with pending jobs, each
     cut to the queue's room (SQLite allows no LIMIT that depends on the row, so the cut
-    is a row number per queue). The rate window moves by the trigger ``jobq_rate_window``."""
+    is a row number per queue). The rate window moves by the trigger ``jobq_rate_window``.
+
+    ``keyed`` (the claim may start jobs of a queue with key limits): each queue's scan
+    carries the key filter and the per-key cut (``_keyed``), before the queue's room; a
+    statement without it gives such a queue no room."""
     prefix = ""
     if n_queues == 0 and not per_queue:
         pick = (f"SELECT id FROM jobq_jobs WHERE status='pending' AND run_at<=?3 "
                 f"AND {UNCONTROLLED} {sql.ORDER_PENDING} LIMIT ?4")
+    elif n_queues == 0 and keyed:
+        prefix = _QUEUES_WITH_ROOM.format(room=_room(True).replace("?{q}", "qs.name"))
+        # per queue: one bounded seek with the key filter, cut per key, then to its room
+        pick = (
+            "SELECT id FROM (SELECT s.id, s.priority, s.run_at, s.n, row_number() OVER "
+            "(PARTITION BY s.queue ORDER BY s.priority DESC, s.run_at, s.id) AS rn FROM ("
+            "SELECT j.id, j.priority, j.run_at, j.queue, j.key, room.n, row_number() OVER "
+            "(PARTITION BY j.queue, j.key ORDER BY j.priority DESC, j.run_at, j.id) AS krn "
+            "FROM room JOIN jobq_jobs j ON j.id IN (SELECT x.id FROM jobq_jobs x WHERE "
+            "x.status='pending' AND x.queue=room.name AND x.run_at<=?3 AND "
+            f"{sql.key_ok('x')} ORDER BY x.priority DESC, x.run_at, x.id LIMIT ?4) "
+            f"WHERE room.n > 0) s WHERE s.key IS NULL OR s.krn <= {sql.key_room('s', '?4')}) "
+            f"WHERE rn <= n {sql.ORDER_PENDING} LIMIT ?4"
+        )
     elif n_queues == 0:
-        prefix = _QUEUES_WITH_ROOM
+        prefix = _QUEUES_WITH_ROOM.format(room=_room(False).replace("?{q}", "qs.name"))
         pick = (
             "SELECT id FROM (SELECT j.id, j.priority, j.run_at, room.n, row_number() OVER "
             "(PARTITION BY j.queue ORDER BY j.priority DESC, j.run_at, j.id) AS rn FROM room "
@@ -94,11 +140,14 @@ def claim_sql(n_queues: int, single: bool, per_queue: bool = False, n_limits: in
             "ORDER BY x.priority DESC, x.run_at, x.id LIMIT ?4) WHERE room.n > 0) "
             f"WHERE rn <= n {sql.ORDER_PENDING} LIMIT ?4"
         )
+    elif n_queues == 1 and keyed:
+        pick = (f"SELECT id FROM ({_keyed('j.queue=?5')}) {sql.ORDER_PENDING} "
+                f"LIMIT {_room(True).format(q=5)}")
     elif n_queues == 1:
         pick = ("SELECT id FROM jobq_jobs WHERE status='pending' AND queue=?5 AND run_at<=?3 "
-                f"{sql.ORDER_PENDING} LIMIT {ROOM.format(q=5)}")
+                f"{sql.ORDER_PENDING} LIMIT {_room(False).format(q=5)}")
     else:
-        arms = [_arm(5 + i) for i in range(n_queues)]
+        arms = [_arm(5 + i, keyed) for i in range(n_queues)]
         pick = f"SELECT id FROM ({' UNION ALL '.join(arms)}) {sql.ORDER_PENDING} LIMIT ?4"
     match = f"id=({pick})" if single else f"id IN ({pick})"
     first = 5 + n_queues  # the first kind's parameter number
@@ -145,29 +194,37 @@ class SqliteDialect(Dialect):
               controls: Controls) -> tuple[list, bool]:
         limits = [v for kind_limit in (attempt_limits or {}).items() for v in kind_limit]
         per_queue = not queues and controls.busy
-        query = claim_sql(len(queues), limit == 1, per_queue, len(limits) // 2)
+        query = claim_sql(len(queues), limit == 1, per_queue, len(limits) // 2,
+                          controls.keyed_claim(queues, per_queue))
         rows = c.execute(query, [lease_until, worker, now, limit, *queues, *limits]).fetchall()
         return rows, not queues and not per_queue
 
     def insert_plain(self, c, jobs: Sequence[NewJob], now: float, notify: list[str]) -> list[int]:
         if not jobs:
             return []
+        # jobs here have no unique key (the engine inserts those one by one); without a key
+        # either, a job takes INSERT_BARE, which binds no None
         if len(jobs) == 1 and not payload_is_big(jobs[0].payload):  # one statement: no BEGIN
-            return [c.execute(sql.INSERT, (*jobs[0], now)).lastrowid]
+            job = jobs[0]
+            if job.key is None:
+                return [c.execute(sql.INSERT_BARE, (*job[:6], now)).lastrowid]
+            return [c.execute(sql.INSERT, (*job, now)).lastrowid]
+        keyed = any(job.key is not None for job in jobs)
         with write_transaction(c):
             rows, big = [], []
             for i, job in enumerate(jobs):
                 if payload_is_big(job.payload):
                     big.append(i)
                     job = job._replace(payload=None)
-                rows.append((*job, now))  # NewJob's fields are in sql.INSERT's column order
-            ids = self._insert_rows(c, rows)
+                # NewJob's fields are in sql.INSERT's column order (INSERT_BARE's first six)
+                rows.append((*job, now) if keyed else (*job[:6], now))
+            ids = self._insert_rows(c, rows, sql.INSERT if keyed else sql.INSERT_BARE)
             for i in big:
                 c.execute(INSERT_PAYLOAD, (ids[i], jobs[i].payload))
         return ids
 
     @staticmethod
-    def _insert_rows(c, rows: list[tuple]) -> list[int]:
+    def _insert_rows(c, rows: list[tuple], statement: str) -> list[int]:
         # SQLite gives a new row max(id)+1, and a random unused id once the largest id is
         # taken (which another program may have written). Under the write lock, with room
         # below the largest id, the batch gets exactly the ids after the current maximum.
@@ -175,7 +232,7 @@ class SqliteDialect(Dialect):
         if top > INT64_MAX - len(rows):
             raise StorageFull(f"job ids are used up: the largest id is {top}, and SQLite would "
                               "give new jobs random ids that a pruned job may have had")
-        c.executemany(sql.INSERT, rows)
+        c.executemany(statement, rows)
         last = c.execute(LAST_ID).fetchone()[0]
         if last != top + len(rows):  # cannot happen by SQLite's rowid rule; never guess ids
             raise JobqError(f"batch insert got ids up to {last}, expected {top + len(rows)}")
