@@ -9,7 +9,6 @@ import importlib
 import logging
 import os
 import sys
-import textwrap
 import time
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -104,6 +103,11 @@ def run(
         min=2, max=INT64_MAX, metavar="BYTES", show_default=False,
         help="The largest result a handler may return, as JSON (default 10485760, "
              "10 MiB, as for payloads); a larger one fails its job, not retried.")] = None,
+    max_lost_attempts: Annotated[Optional[int], typer.Option(
+        min=0, max=INT64_MAX, metavar="N", show_default=False,
+        help="A job whose last N attempts each lost their worker (the process died "
+             "running it) goes dead as a poison job instead of being retried (default 3; "
+             "0: never).")] = None,
     metrics_port: Annotated[Optional[int], typer.Option(
         metavar="PORT", min=0, max=65535,
         help="Serve Prometheus metrics on http://HOST:PORT/metrics while the worker runs "
@@ -144,7 +148,9 @@ def run(
         worker = Worker(q, registry, concurrency=concurrency, queues=queue or None, lease=lease,
                         grace=grace, pool=kind, max_jobs_per_child=max_jobs_per_child,
                         app=app_name(app) if kind is PoolKind.PROCESS else None,
-                        max_result_bytes=max_result_size)
+                        max_result_bytes=max_result_size,
+                        **({} if max_lost_attempts is None
+                           else {"max_lost_attempts": max_lost_attempts}))
         server = None
         if metrics_port is not None:  # before the worker registers: a taken port stops here
             server = metrics.serve(worker, metrics_host or "127.0.0.1", metrics_port)
@@ -178,10 +184,10 @@ def _say_where(server) -> None:
 
 class TerminalLog(logging.Handler):
     """Log records on a terminal, above the live view: ``HH:MM:SS LEVEL    message``,
-    wrapped to the terminal's width at spaces only, the continuation lines under the
-    message; a word longer than a line is left whole (the terminal wraps it). Rich's log
-    handler folded words at its message column's edge, cutting worker ids, kinds, paths
-    and URLs in two. Text in a message is shown literally (``textsafe.clean``)."""
+    wrapped at spaces to the terminal's width (``wrap_words``), the continuation lines
+    under the message. Rich's log handler folded words at its message column's edge,
+    cutting worker ids, kinds, paths and URLs in two even where a line had room for them.
+    Text in a message is shown literally (``textsafe.clean``)."""
 
     STYLES = {"DEBUG": "dim", "WARNING": "yellow", "ERROR": "bold red", "CRITICAL": "bold red"}
 
@@ -197,16 +203,44 @@ class TerminalLog(logging.Handler):
             stamp = time.strftime("%H:%M:%S", time.localtime(record.created))
             level = f"{record.levelname:<8} "
             indent = len(stamp) + 1 + len(level)
-            width = max(20, self.console.width - indent)
-            lines = []
-            for part in clean(text, multiline=True).split("\n"):
-                lines += textwrap.wrap(part, width, break_long_words=False,
-                                       break_on_hyphens=False) or [""]
+            lines = wrap_words(clean(text, multiline=True), max(indent + 8, self.console.width),
+                               indent)
             out = Text.assemble((stamp + " ", "dim"), (level, self.STYLES.get(record.levelname, "")),
-                                ("\n" + " " * indent).join(lines))
+                                "\n".join(lines))
             self.console.print(out, soft_wrap=True)  # no wrapping but ours
         except Exception:
             self.handleError(record)
+
+
+def wrap_words(text: str, width: int, indent: int) -> list[str]:
+    """``text`` in lines of at most ``width`` columns, the first after an ``indent``-wide
+    prefix, the others indented as much. Lines break at spaces only; a word too long for
+    an indented line gets a line of its own from the first column, and only a word longer
+    than the whole width is cut (no line may be wider than the terminal: the live view
+    below would be drawn out of place)."""
+    pad, room = " " * indent, width - indent
+    out: list[str] = []
+    for part in text.split("\n"):
+        words = part.split()
+        if words:  # a traceback's line keeps its indentation
+            words[0] = part[:len(part) - len(part.lstrip())] + words[0]
+        line, before = "", len(out)
+        for word in words:
+            if line and len(line) + 1 + len(word) <= room:
+                line += " " + word
+                continue
+            if line:
+                out.append(line if not out else pad + line)
+                line = ""
+            if len(word) <= room:
+                line = word
+                continue
+            if not out:
+                out.append("")  # the prefix alone: the word starts on the next line
+            out += [word[i:i + width] for i in range(0, len(word), width)]
+        if line or len(out) == before:
+            out.append(line if not out else pad + line)
+    return out
 
 
 def _run_live(worker: Worker, level: str, db: str, burst: bool, server) -> None:

@@ -25,7 +25,9 @@ from .new_jobs import (
 )
 from .store import open_store
 from .textsafe import storable
-from .store.base import FINISHED_STATUSES, ConnectionIdentity, NewJob, Store, Watch
+from .store.base import (
+    DEFAULT_MAX_LOST_ATTEMPTS, FINISHED_STATUSES, ConnectionIdentity, NewJob, Store, Watch,
+)
 from .registrations import Registrations
 from .workflows import Workflows
 from .types import (
@@ -265,10 +267,14 @@ class Queue(Workflows, Registrations):
                                        None if message is None else storable(str(message))):
             raise LeaseLost(job_id, token)
 
-    def reap(self) -> int:
+    def reap(self, *, max_lost_attempts: int = DEFAULT_MAX_LOST_ATTEMPTS) -> int:
         """Running jobs whose lease ran out go back to pending after backoff, or to dead
-        when out of attempts. Safe to run from many processes at once."""
-        return self.store.job_reap_expired(self.clock.now(), self.backoff.delay)
+        when out of attempts, or when their last ``max_lost_attempts`` attempts (this one
+        included) all lost their worker: a poison job, likely what kills them (0: never).
+        Safe to run from many processes at once."""
+        check_int("max_lost_attempts", max_lost_attempts, minimum=0)
+        return self.store.job_reap_expired(self.clock.now(), self.backoff.delay,
+                                           max_lost_attempts)
 
     # -- reading --------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ import time
 from ..checks import check_seconds
 from ..errors import JobqError
 from ..queue import Queue
+from ..store.base import DEFAULT_MAX_LOST_ATTEMPTS
 
 log = logging.getLogger("jobq.maintenance")
 
@@ -22,9 +23,11 @@ log = logging.getLogger("jobq.maintenance")
 class Reaper:
     """Reaps ``queue`` every ``interval`` seconds, when its owner asks (``run_if_due``)."""
 
-    def __init__(self, queue: Queue, *, interval: float = 30.0):
+    def __init__(self, queue: Queue, *, interval: float = 30.0,
+                 max_lost_attempts: int = DEFAULT_MAX_LOST_ATTEMPTS):
         check_seconds("reaper interval", interval, positive=True)
         self.queue = queue
+        self.max_lost_attempts = max_lost_attempts
         self.interval = float(interval)
         self._due = 0.0  # monotonic time of the next scheduled reap: the first is due at once
 
@@ -33,7 +36,7 @@ class Reaper:
         ``interval`` from now. Never raises: the next run tries again, and nothing is
         lost in between."""
         try:
-            n = self.queue.reap()
+            n = self.queue.reap(max_lost_attempts=self.max_lost_attempts)
             forgot = self.queue.forget_silent_workers()
         except JobqError as e:
             log.warning("reaper: %s", e)

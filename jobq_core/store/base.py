@@ -77,6 +77,19 @@ RetryDelay = Callable[[int], float]
 TAKEN_BACK = "taken back by an operator (retry --force): this worker's lease was revoked"
 
 
+# A job is taken for poison once this many of its attempts in a row lost their worker.
+DEFAULT_MAX_LOST_ATTEMPTS = 3
+
+
+def poisoned(lost: int) -> str:
+    """The error recorded for a job that lost its worker ``lost`` attempts in a row."""
+    return (f"poison job: its last {lost} attempts each ended with the worker lost (no "
+            "heartbeat until the lease expired), so it was not retried again: a handler that "
+            "crashes its process (a segfault, os._exit, the OOM killer) takes a thread-pool "
+            "worker down with every job it runs; run such kinds with --pool process, where "
+            "a crash fails only its own job")
+
+
 def lease_expired(lease_until: float, now: float) -> str:
     """The error recorded for an attempt whose lease the reaper found run out, with the
     moment in UTC and how long before the reap it was, for people to read. The worker is
@@ -248,10 +261,13 @@ class Store(Protocol):
         """Fenced: record progress (0..1) and a message. False: fenced out."""
         ...
 
-    def job_reap_expired(self, now: float, retry_delay: RetryDelay) -> int:
+    def job_reap_expired(self, now: float, retry_delay: RetryDelay,
+                         max_lost_attempts: int = DEFAULT_MAX_LOST_ATTEMPTS) -> int:
         """Running jobs whose lease ended before ``now`` go back to pending after
         ``retry_delay`` (or to dead when out of attempts; cancelled when cancellation was
-        requested), each attempt recorded as ``lease expired``. Each move is guarded by the
+        requested), each attempt recorded as ``lease expired``. A job whose latest
+        ``max_lost_attempts`` attempts (this one included) all ended so goes dead with the
+        ``poisoned`` error (0: never), read from the attempts already recorded. Each move is guarded by the
         token read, so a job completed or re-claimed meanwhile is left alone; safe to run
         from any number of processes at once. Returns how many jobs moved."""
         ...

@@ -87,6 +87,9 @@ LEAVE_RUNNING_RETURNING = LEAVE_RUNNING + " RETURNING {job_cols}"
 RECORD_ATTEMPT = ("INSERT INTO jobq_attempts(job_id, attempt, worker, token, started_at, "
                   "ended_at, outcome, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
 """An attempt that ended without success."""
+LAST_OUTCOMES = "SELECT outcome FROM jobq_attempts WHERE job_id=? ORDER BY seq DESC LIMIT ?"
+"""How a job's latest recorded attempts ended, newest first (the poison check of a reap).
+Parameters: job id, how many."""
 ATTEMPT_RECORDED = "SELECT outcome FROM jobq_attempts WHERE job_id=? AND token=?"
 """After a break mid-commit: did the attempt's end commit?"""
 QUARANTINE = ("UPDATE jobq_jobs SET status='dead', error=?, finished_at=?, lease_until=NULL, "

@@ -17,6 +17,7 @@ from ..errors import JobqError
 from ..maintenance import Reaper, Scheduler
 from ..queue import Queue
 from ..registry import JobContext, Registry, Task
+from ..store.base import DEFAULT_MAX_LOST_ATTEMPTS
 from ..types import Job, PoolKind
 from .claimer import Claimer
 from .completer import Completer
@@ -56,6 +57,9 @@ class Worker:
     caps a handler's result as JSON: a larger one is not stored and the job goes dead with
     an error saying so (in the process pool the child checks it, so it never reaches the
     worker's memory).
+    ``max_lost_attempts``: a job whose last that many attempts each lost their worker (no
+    heartbeat until the lease ran out: the process died) goes dead as a poison job when
+    this worker's reaper takes it back, instead of killing worker after worker (0: never).
     """
 
     def __init__(
@@ -74,6 +78,7 @@ class Worker:
         max_jobs_per_child: int | None = None,
         app: str | None = None,
         max_result_bytes: int | None = None,
+        max_lost_attempts: int = DEFAULT_MAX_LOST_ATTEMPTS,
     ):
         check_int("concurrency", concurrency, minimum=1)
         check_seconds("lease", lease, positive=True, maximum=MAX_LEASE)
@@ -90,6 +95,7 @@ class Worker:
         if max_result_bytes is None:
             max_result_bytes = queue.max_payload_bytes
         check_int("max_result_bytes", max_result_bytes, minimum=2)
+        check_int("max_lost_attempts", max_lost_attempts, minimum=0)
         self.max_result_bytes = max_result_bytes
         if isinstance(queues, str):
             queues = [queues]
@@ -116,7 +122,8 @@ class Worker:
         outbox = Outbox(state)
         self._executor = Executor(state, outbox, registry,
                                   self._make_pool(pool, registry, app, max_jobs_per_child))
-        self._reaper = Reaper(queue, interval=min(self.lease, 60.0))
+        self._reaper = Reaper(queue, interval=min(self.lease, 60.0),
+                              max_lost_attempts=max_lost_attempts)
         shortest = min([self.lease, *(t.lease for t in _tasks(registry) if t.lease)])
         self.beat_interval = shortest / 3  # recorded in the registry: judged late by it
         self._heartbeat = Heartbeat(queue, state, self._executor, self._reaper,
@@ -217,6 +224,7 @@ class Worker:
         except BaseException:
             self._executor.close()
             raise
+        self._tell_of_dead_workers()
         self._reaper.run_once()
         self._heartbeat.start()
         self._completer.start()
@@ -231,6 +239,23 @@ class Worker:
                                    queues=self.queues, concurrency=self.concurrency,
                                    beat_interval=self.beat_interval, lease=self.lease,
                                    pool=self.pool)
+
+    def _tell_of_dead_workers(self) -> None:
+        """Log a line for each worker of this host still registered whose process is gone:
+        it died without stopping (a stop deregisters), most likely the run before this
+        one. Its jobs come back when their leases run out; a job that kills worker after
+        worker goes dead after ``max_lost_attempts`` (the reaper's poison check)."""
+        host = socket.gethostname()
+        try:
+            gone = [w for w in self.queue.workers()
+                    if w.host == host and w.id != self.id and not _alive(w.pid)]
+        except JobqError:
+            return
+        for w in gone:
+            log.warning("worker %s (pid %d on this host) died without stopping: a crash, a "
+                        "kill or the OOM killer? Its jobs are retried once their leases run "
+                        "out; a handler that can crash its process belongs in --pool process",
+                        w.id, w.pid)
 
     def _shutdown(self) -> None:
         self._scheduler.close()
@@ -288,3 +313,13 @@ def find_app(registry: Registry) -> str:
     raise ValueError("pool='process' needs a registry the child processes can import by name "
                      f"(a module-level variable), and {registry!r:.80} is none: define it at "
                      "the top level of a module, or pass app='MODULE:ATTR'")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, ValueError, OverflowError):
+        return True  # another user's process, or a pid this system cannot name: not known dead
+    return True

@@ -171,3 +171,46 @@ def test_a_second_sigint_exits_at_once_leaving_the_lease_to_expire(db, queue, pr
     assert w.wait(5) == 130
     assert queue.get(job_id).status == "running"  # until its lease runs out and it is reaped
     assert "second signal: exiting now" in procs.log(w)
+
+
+@pytest.mark.slow
+def test_a_job_that_kills_its_thread_pool_worker_goes_dead_as_poison_after_three(
+        app_dir, db, queue):
+    """Each ``jobq run`` claims the job and dies with it (``os._exit``, as a segfault);
+    the next one logs that its predecessor died, its reaper takes the job back once the
+    lease (1 s) has run out, and at the third lost worker it is dead, not retried 20 times."""
+    import shutil
+    import time as _time
+    from pathlib import Path
+
+    shutil.copy(Path(__file__).with_name("crashapp.py"), app_dir / "crashapp.py")
+    crash = queue.enqueue("crash", max_attempts=20)
+    logs, deaths = [], 0
+    for _ in range(20):
+        p = subprocess.run([sys.executable, "-m", "jobq_cli.main", "run", "--app", "crashapp",
+                            "--lease", "1s", "--burst", "--db", db], cwd=app_dir,
+                           capture_output=True, text=True, timeout=60)
+        logs.append(p.stdout + p.stderr)
+        if queue.get(crash).status == "dead":
+            break
+        assert p.returncode in (0, 70), logs[-1]  # 0: the retry was not due yet
+        deaths += p.returncode == 70
+        _time.sleep(1.2)  # the lease runs out, the backoff passes
+    assert deaths == 3, logs
+    job = queue.get(crash)
+    assert job.status == "dead" and job.attempts == 3, logs
+    assert job.error.startswith("poison job: its last 3 attempts each ended with the worker lost")
+    assert [a.outcome for a in queue.attempts(crash)] == ["lease expired"] * 3
+    assert "died without stopping" in logs[1] and "--pool process" in logs[1], logs[1]
+    assert "died without stopping" not in logs[0], logs[0]
+    assert "dead as a poison job" in logs[-1], logs[-1]
+    # the worker that found it poisoned runs the next job and stops cleanly
+    fine = queue.enqueue("fine")
+    p = subprocess.run([sys.executable, "-m", "jobq_cli.main", "run", "--app", "crashapp",
+                        "--burst", "--db", db], cwd=app_dir, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0 and queue.get(fine).status == "succeeded", p.stderr
+    listed = subprocess.run([sys.executable, "-m", "jobq_cli.main", "list", "--status", "dead",
+                             "--db", db], cwd=app_dir, capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "COLUMNS": "200"}).stdout
+    assert "poison job" in listed, listed

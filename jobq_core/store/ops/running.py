@@ -15,7 +15,9 @@ from ...errors import JobqError
 from ...textsafe import clean
 from ...types import ExtendResult, Job, JobStatus, Outcome
 from .. import sql
-from ..base import Completion, Deps, NewJob, RetryDelay, lease_expired
+from ..base import (
+    DEFAULT_MAX_LOST_ATTEMPTS, Completion, Deps, NewJob, RetryDelay, lease_expired, poisoned,
+)
 from ..rows import claimed_job, job_from_row, unreadable
 from ..dialect import Dialect
 from ._base import Operations
@@ -310,7 +312,8 @@ class Running(Operations):
 
     # -- the reaper ---------------------------------------------------------------------
 
-    def job_reap_expired(self, now: float, retry_delay: RetryDelay) -> int:
+    def job_reap_expired(self, now: float, retry_delay: RetryDelay,
+                         max_lost_attempts: int = DEFAULT_MAX_LOST_ATTEMPTS) -> int:
         """Each row moves behind its own savepoint: a row the database refuses to write
         (a kind written past enqueue's checks whose dead-marking overflows an index row)
         is set aside with a warning naming it, stays running, and is skipped by the later
@@ -328,7 +331,8 @@ class Running(Operations):
                         continue
                     try:
                         with self.b.savepoint(c):
-                            status = self._reap_one(c, row, now, retry_delay)
+                            status = self._reap_one(c, row, now, retry_delay,
+                                                    max_lost_attempts)
                     except Exception as e:  # noqa: BLE001 - one row must not stop the rest
                         unwritable.add(row[0])
                         log.warning("job %s: the reaper cannot write it, left running: %s",
@@ -352,8 +356,18 @@ class Running(Operations):
         self.b.run(lambda c, _again: self._sweep_waiting(c, now))
         return reaped
 
-    def _reap_one(self, c, row, now: float, retry_delay: RetryDelay) -> JobStatus | None:
-        """Move one expired job on; its new status, or None when fenced out."""
+    def _lost_in_a_row(self, c, job_id: int, n: int) -> bool:
+        """The job's latest ``n`` recorded attempts all ended with their lease expired."""
+        if n <= 0:
+            return True
+        rows = c.execute(self.q.LAST_OUTCOMES, (job_id, n)).fetchall()
+        return len(rows) == n and all(r[0] == Outcome.LEASE_EXPIRED for r in rows)
+
+    def _reap_one(self, c, row, now: float, retry_delay: RetryDelay,
+                  max_lost: int) -> JobStatus | None:
+        """Move one expired job on; its new status, or None when fenced out. A job that
+        lost its worker ``max_lost`` attempts in a row (its latest ``max_lost - 1``
+        recorded, and this one) goes dead: it is likely what kills them."""
         job_id, token, attempts, max_attempts, worker, started, lease, cancel, _queue, \
             dependents = row
         bad = unreadable(attempts=attempts, max_attempts=max_attempts)
@@ -367,11 +381,19 @@ class Running(Operations):
                      f"under worker {worker!r}: taken back by the reaper")
         status, run_at, finished = after_attempt(attempts, max_attempts, bool(cancel), now,
                                                  retry_delay)
-        if c.execute(self.q.LEAVE_RUNNING, (str(status), run_at, attempts, error, finished,
+        stored = error
+        if status == JobStatus.PENDING and max_lost and self._lost_in_a_row(c, job_id, max_lost - 1):
+            status, run_at, finished = JobStatus.DEAD, now, now
+            stored = poisoned(max_lost)
+        if c.execute(self.q.LEAVE_RUNNING, (str(status), run_at, attempts, stored, finished,
                                             job_id, token)).rowcount != 1:
             return None
         c.execute(self.q.RECORD_ATTEMPT, (job_id, attempts, worker, token, started, now,
                                           str(Outcome.LEASE_EXPIRED), error))
+        if stored is not error:
+            log.warning("job %s: dead as a poison job, its last %d attempts each lost their "
+                        "worker (last: %s); handlers that can crash belong in --pool process",
+                        job_id, max_lost, clean(str(worker), limit=80))
         if status != JobStatus.PENDING and dependents:
             self._settle(c, job_id, status, now)
         return status
