@@ -23,6 +23,7 @@ def jobq(*args, env=None, input=None):
     return result
 
 
+@pytest.mark.slow  # real processes or the real clock: seconds
 def test_the_commands_work_on_a_postgresql_url(pg_url, app_dir):
     log = app_dir / "runs.log"
     env = {"JOBQ_DB": pg_url}
@@ -64,6 +65,7 @@ def test_the_demo_runs_on_a_postgresql_url(pg_url, app_dir):
         assert q.count("succeeded") > 0
 
 
+@pytest.mark.slow  # real processes or the real clock: seconds
 def test_jobq_copy_moves_pending_and_dead_jobs_to_postgresql_and_back(pg_url, app_dir):
     sqlite_db = str(app_dir / "old.db")
     with Queue(sqlite_db) as q:

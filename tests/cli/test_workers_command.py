@@ -55,6 +55,7 @@ def test_workers_judges_each_by_its_own_beat_and_no_longer_lists_the_long_silent
     assert {w["id"]: w["beat_interval"] for w in listed}["beats-60s-silent-40s"] == 60.0
 
 
+@pytest.mark.slow  # real processes or the real clock: seconds
 def test_workers_forget_lost_deletes_the_lost_entries_and_says_which(app_dir, db):
     registered(db)
     r = jobq(app_dir, "workers", "--forget-lost", "--db", db)

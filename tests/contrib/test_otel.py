@@ -143,6 +143,7 @@ registry.task("k")(lambda p: os.getpid())
 '''
 
 
+@pytest.mark.slow  # real processes or the real clock: seconds
 def test_a_process_pools_children_trace_their_own_runs(tmp_path):
     import json
     import os

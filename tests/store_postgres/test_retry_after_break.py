@@ -40,6 +40,7 @@ def test_a_batch_of_completions_that_committed_is_accepted(pg_queue, twice):
     assert pg_queue.complete_many([(j.id, j.token, None) for j in jobs]) == [True] * 3
 
 
+@pytest.mark.slow  # real processes or the real clock: seconds
 def test_a_failure_that_committed_is_reported_once_with_one_attempt_row(pg_queue, twice):
     pg_queue.enqueue("k")
     job = pg_queue.claim("w")

@@ -98,6 +98,7 @@ def test_a_bad_port_or_host_is_one_clear_error(url):
         parse_url(url)
 
 
+@pytest.mark.slow  # real processes or the real clock: seconds
 def test_jobq_stats_opens_a_multi_host_url_and_shows_it(pg_url):
     Queue(pg_url).close()
     host, port, db = _parts(pg_url)

@@ -100,6 +100,7 @@ async def test_j_k_and_arrows_move_the_cursor(db, clock):
         assert app.table().cursor_row == 1
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_enter_opens_the_job_detail_and_esc_goes_back(db, clock):
     app = make_app(db, clock)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -117,6 +118,7 @@ async def test_enter_opens_the_job_detail_and_esc_goes_back(db, clock):
         assert not isinstance(app.screen, DetailScreen)
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_the_job_detail_follows_the_job_live_and_stops_while_paused(tmp_path, clock):
     path = tmp_path / "live.db"
     with Queue(path, clock=clock) as q:
@@ -163,6 +165,7 @@ async def test_enter_on_a_dead_group_lists_its_jobs(db, clock):
         assert "kind:build_report" in app.filter.text
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_filter_with_prefixes_and_esc_clears_it(db, clock):
     app = make_app(db, clock)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -180,6 +183,7 @@ async def test_filter_with_prefixes_and_esc_clears_it(db, clock):
         assert app.filter.empty and len(rows(app)) > 1
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_free_words_filter_the_rows_shown(db, clock):
     app = make_app(db, clock)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -189,6 +193,7 @@ async def test_free_words_filter_the_rows_shown(db, clock):
         assert [r[0] for r in rows(app)] == ["⊘57"]
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_a_bad_filter_is_explained_and_not_applied(db, clock):
     app = make_app(db, clock)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -215,6 +220,7 @@ async def test_s_sorts_by_the_next_column_and_S_reverses(db, clock):
         assert "▼" not in app.table().render_line(0).text
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_R_retries_the_selected_dead_job_after_confirmation(db, clock):
     app = make_app(db, clock)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -232,6 +238,7 @@ async def test_R_retries_the_selected_dead_job_after_confirmation(db, clock):
         assert q.get(job_id).status == "pending"
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_R_on_a_group_and_A_retry_everything_matching_after_saying_how_many(db, clock):
     app = make_app(db, clock)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -253,6 +260,7 @@ async def test_R_on_a_group_and_A_retry_everything_matching_after_saying_how_man
         assert q.count("dead") == 5
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_A_refuses_filter_terms_it_cannot_honour(db, clock):
     app = make_app(db, clock)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -265,6 +273,7 @@ async def test_A_refuses_filter_terms_it_cannot_honour(db, clock):
         assert "remove worker:, status: and key:" in str(app.query_one("#status").render())
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_space_marks_dead_jobs_and_R_retries_only_the_marked_ones(db, clock):
     app = make_app(db, clock)
     async with app.run_test(size=(80, 24)) as pilot:

@@ -2,6 +2,8 @@
 judged by its own heartbeat, rows marked by their worker's state, rates that track."""
 import re
 
+import pytest
+
 from conftest import make_app, settle
 from jobq_core import Queue
 from jobq_core.testing import FakeClock
@@ -63,6 +65,7 @@ def _one_worker_db(path, clock, *, beat_interval, jobs=1, concurrency=4):
         q.claim_many("w-fast", jobs, lease=3 * beat_interval)
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_a_worker_is_late_and_lost_by_its_own_beat_and_its_jobs_rows_say_so(tmp_path):
     clock = FakeClock(T0)
     path = tmp_path / "jobs.db"
@@ -167,6 +170,7 @@ def test_the_rate_counts_the_second_under_way_for_what_it_is_and_tracks_within_t
     assert rates(seconds(500, 500, 500, 500, 0, 0, last=T0 + 1), T0 + 2.0)[0] == 0.0
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_X_in_the_workers_view_forgets_the_lost_workers_after_confirmation(db, clock):
     from jobq_tui.screens import ConfirmScreen
 
@@ -195,6 +199,7 @@ async def test_X_in_the_workers_view_forgets_the_lost_workers_after_confirmation
         assert not isinstance(app.screen, ConfirmScreen)
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_dead_groups_keep_status_codes_apart_and_R_retries_only_its_group(tmp_path):
     from jobq_tui.screens import ConfirmScreen
 
@@ -341,6 +346,7 @@ async def test_lost_workers_are_forgotten_after_five_minutes_deregistered_ones_a
         assert rows(app) == [] and "lost worker" not in header(app)
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_try_shows_the_limit_that_applies_the_tasks_when_it_is_lower(tmp_path):
     """A job enqueued with 20 attempts, of a task that allows 3: a worker claims it with
     its tasks' limits (as ``Worker`` does), and every view and the detail show n/3."""

@@ -31,6 +31,7 @@ def _assert_safe(text: str) -> None:
     assert not bad, f"raw control characters {bad!r} in {text!r}"
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_every_view_and_the_detail_show_hostile_text_literally(hostile_db):
     path, clock = hostile_db
     app = make_app(path, clock)

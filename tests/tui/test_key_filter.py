@@ -1,5 +1,7 @@
 """``key:`` in the monitor's filter: a concurrency key's jobs in every job view (the
 database narrows by it), and the detail screen shows a job's key."""
+import pytest
+
 from conftest import make_app, settle
 from jobq_core import Queue
 from jobq_tui.filters import parse_filter
@@ -16,6 +18,7 @@ def test_key_is_a_filter_term():
     assert (f.key, f.queue, f.words) == ("customer:7", "mail", ("late",))
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_a_key_filter_narrows_the_all_running_and_dead_views_to_that_keys_jobs(
         tmp_path, clock):
     db = tmp_path / "jobs.db"

@@ -1,5 +1,6 @@
 """Keys as an operator types them, over ssh: in bursts, into the filter as they arrive,
 and never acting on a row the operator cannot see."""
+import pytest
 from textual import events
 from textual.keys import _character_to_key
 
@@ -45,6 +46,7 @@ async def test_a_filter_typed_in_one_burst_goes_into_the_filter_and_does_not_qui
         assert app.table().current_row().job_id != 57  # moved off the first row
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_the_filter_applies_as_you_type_and_queue_and_kind_match_prefixes(db, clock):
     app = make_app(db, clock)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -62,6 +64,7 @@ async def test_the_filter_applies_as_you_type_and_queue_and_kind_match_prefixes(
         assert app.focused is app.table()
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_free_words_search_the_whole_database_not_only_the_rows_loaded(tmp_path):
     from jobq_core.testing import FakeClock
 
@@ -95,6 +98,7 @@ async def test_hash_and_an_id_in_the_filter_box_opens_that_job(db, clock):
         assert "a.png" in str(app.screen.query_one("#detail-body").render())
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_A_retries_the_dead_jobs_a_prefix_and_words_select_and_says_so_first(db, clock):
     from jobq_tui.screens import ConfirmScreen
 
@@ -112,6 +116,7 @@ async def test_A_retries_the_dead_jobs_a_prefix_and_words_select_and_says_so_fir
         assert [j.kind for j in q.list("dead")] == ["resize"]
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_the_highlighted_row_stays_in_view_as_new_rows_arrive_above_it(tmp_path):
     from jobq_core.testing import FakeClock
 
@@ -165,6 +170,7 @@ async def test_enter_and_j_on_a_row_scrolled_out_of_view_first_show_it(tmp_path)
         assert table.cursor_row == 0 and table.scroll_offset.y == 0
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_text_is_cut_only_when_the_screen_is_full_and_errors_keep_their_telling_end(
         tmp_path):
     from jobq_core.testing import FakeClock
@@ -277,6 +283,7 @@ async def test_every_key_typed_after_slash_is_filter_text_never_a_command(db, cl
         assert app.focused.id == "filter"
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_pgup_and_pgdn_scroll_the_help_a_page(db, clock):
     from jobq_tui.screens import HelpScreen
 
@@ -297,6 +304,7 @@ async def test_pgup_and_pgdn_scroll_the_help_a_page(db, clock):
         assert scroll.scroll_offset.y == 0
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_the_dead_views_status_line_shows_its_filter(db, clock):
     app = make_app(db, clock)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -310,6 +318,7 @@ async def test_the_dead_views_status_line_shows_its_filter(db, clock):
         assert "filter kind:build" in status(app) and "one row per job" in status(app)
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_free_words_in_the_dead_view_search_every_dead_job_not_the_groups_loaded(
         tmp_path):
     from jobq_core.testing import FakeClock

@@ -47,6 +47,7 @@ async def test_every_view_shows_the_same_rows_as_on_sqlite(pg_fixture, tmp_path)
     assert all(on_pg[v] for v in ("running", "queues", "retries", "dead", "all"))
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_retrying_a_dead_job_from_the_monitor_works_on_postgresql(pg_fixture):
     url, clock = pg_fixture
     app = make_app(url, FakeClock(clock.now()))

@@ -1,6 +1,8 @@
 """Queue controls and schedules in the monitor: paused queues marked in the header and the
 Queues view, limits beside the running count, ``P`` pausing or resuming the selected
 queue after a confirmation, schedules with a countdown to their next tick."""
+import pytest
+
 from conftest import make_app, settle
 from jobq_core import Queue
 from jobq_tui.screens import ConfirmScreen
@@ -29,6 +31,7 @@ async def test_a_paused_queue_is_marked_in_the_header_and_limits_show_beside_run
         assert by_name["crm"][6] == "100/m" and by_name["crm"][1] == "active"
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_P_pauses_the_selected_queue_after_confirmation_and_P_again_resumes_it(db, clock):
     app = make_app(db, clock)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -54,6 +57,7 @@ async def test_P_pauses_the_selected_queue_after_confirmation_and_P_again_resume
             assert not q.queues()["crm"].paused
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_P_is_hidden_in_a_read_only_monitor_and_outside_the_queues_view(db, clock):
     app = make_app(db, clock, read_only=True)
     async with app.run_test(size=(80, 24)) as pilot:

@@ -7,6 +7,7 @@ from jobq_core import LeaseLost, Queue
 from jobq_tui.screens import ConfirmScreen
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_R_in_the_running_view_takes_the_selected_job_back_after_confirmation(db, clock):
     app = make_app(db, clock)
     async with app.run_test(size=(80, 24)) as pilot:

@@ -1,5 +1,7 @@
 """The monitor and job dependencies: the header counts waiting jobs, the All view filters
 them, the detail names both ends and says why a job is not running."""
+import pytest
+
 from conftest import make_app, settle
 from jobq_core import Queue
 from jobq_tui.screens import DetailScreen
@@ -7,6 +9,7 @@ from jobq_tui.screens import DetailScreen
 from test_app import rows, start, type_filter
 
 
+@pytest.mark.slow  # a pilot session through views and dialogs: seconds
 async def test_waiting_jobs_are_counted_filtered_and_explained(tmp_path, clock):
     path = tmp_path / "flow.db"
     with Queue(path, clock=clock) as q:
