@@ -11,6 +11,9 @@ from history import HistoryWriter
 from jobq_core import Queue
 
 pytestmark = pytest.mark.slow
+# Times written by two workers, each from its own estimate of the server clock (PostgreSQL),
+# agree within milliseconds, not exactly: an order between them is judged within this.
+CLOCK_ESTIMATES_AGREE = 0.05  # seconds
 
 
 @pytest.mark.parametrize("store", ["chaos", "pg_chaos"])
@@ -50,6 +53,10 @@ def test_a_group_callback_runs_after_all_members_succeeded_under_sigkills(reques
         assert job.status == "succeeded"
         last_member = max(j.finished_at for j in done)
         starts = [a.started_at for a in q.attempts(callback)]
-        assert starts and min(starts) >= last_member, (starts, last_member)
+        # Two workers wrote these times, each from its own estimate of the server's clock
+        # (on PostgreSQL): the estimates agree within milliseconds, not exactly. A callback
+        # started before its members had all run would be early by a member's run.
+        assert starts and min(starts) >= last_member - CLOCK_ESTIMATES_AGREE, (
+            starts, last_member)
     accepted = [e for e in chaos.events() if e["ev"] == "accepted" and e["job"] == callback]
     assert len(accepted) == 1
