@@ -11,6 +11,7 @@ import time
 from appdb import AppDB
 
 from jobq_core import Queue
+from jobq_core.testing import wait_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -71,12 +72,11 @@ class AppRun:
             return s.pending + s.running
 
     def wait_for(self, condition, timeout: float, what: str) -> None:
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout}s waiting for {what}; "
-                                     f"logs in {self.tmp}")
-            time.sleep(0.05)
+        try:
+            wait_for(condition, timeout, interval=0.05)
+        except AssertionError:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}; "
+                                 f"logs in {self.tmp}") from None
 
     def stop_all(self) -> None:
         for p in self.procs:

@@ -5,13 +5,13 @@ import resource
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 from checker import check
 from history import read_history
 
 from jobq_core import Queue
+from jobq_core.testing import wait_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -69,12 +69,11 @@ class ChaosRun:
         return read_history(self.history)
 
     def wait_for(self, condition, timeout: float, what: str) -> None:
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout}s waiting for {what}; "
-                                     f"logs in {self.logs}")
-            time.sleep(0.02)
+        try:
+            wait_for(condition, timeout, interval=0.02)
+        except AssertionError:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}; "
+                                 f"logs in {self.logs}") from None
 
     def unfinished(self) -> int:
         with Queue(self.db, read_only=True) as q:

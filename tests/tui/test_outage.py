@@ -26,6 +26,16 @@ def _seconds_until_unavailable(s: Source, limit: float) -> float | None:
     return None
 
 
+def _watched(database) -> Source:
+    """A monitor's source on ``database``, holding one pending job, read once."""
+    with Queue(database) as q:
+        q.enqueue("report.build")
+    s = Source(database, read_only=True)
+    s.open()
+    assert s.poll(VIEWS["running"], Filter()).stats.pending == 1
+    return s
+
+
 def _polls_again(s: Source, limit: float = 15.0):
     deadline = time.monotonic() + limit
     while True:
@@ -41,12 +51,8 @@ def test_a_stopped_postgresql_server_shows_within_two_refreshes_and_the_monitor_
         pg_server, pg_url):
     if not pg_server.restartable:
         pytest.skip(f"the server ({pg_server.origin}) cannot be stopped by a test")
-    with Queue(pg_url) as q:
-        q.enqueue("report.build")
-    s = Source(pg_url, read_only=True)
-    s.open()
+    s = _watched(pg_url)
     try:
-        assert s.poll(VIEWS["running"], Filter()).stats.pending == 1
         with pg_server.halted():
             took = _seconds_until_unavailable(s, 2 * REFRESH + 1.0)
             assert took is not None and took <= 2 * REFRESH, (
@@ -58,12 +64,8 @@ def test_a_stopped_postgresql_server_shows_within_two_refreshes_and_the_monitor_
 
 def test_a_sqlite_file_that_went_away_shows_within_two_refreshes(tmp_path):
     db = tmp_path / "jobs.db"
-    with Queue(db) as q:
-        q.enqueue("report.build")
-    s = Source(db, read_only=True)
-    s.open()
+    s = _watched(db)
     try:
-        assert s.poll(VIEWS["running"], Filter()).stats.pending == 1
         moved = tmp_path / "moved"
         moved.mkdir()
         for name in ("jobs.db", "jobs.db-wal", "jobs.db-shm"):
