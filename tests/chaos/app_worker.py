@@ -97,9 +97,12 @@ def main() -> int:
     os.environ["APP_MODE"] = args.mode
     if args.freeze_first:
         os.environ["APP_FREEZE_MARKER"], os.environ["APP_FREEZE_GO"] = args.freeze_first
+    # Poison detection off: these scenarios kill workers at random, and a job that loses
+    # three in a row (or is frozen once, then loses two) must still run to its end.
     with Queue(args.db) as queue:
         Worker(queue, registry, concurrency=args.concurrency, lease=args.lease, grace=5.0,
-               poll_interval=0.01, pool=args.pool).run()
+               poll_interval=0.01, pool=args.pool,
+               max_lost_attempts=0).run()
     return 0
 
 

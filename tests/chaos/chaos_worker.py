@@ -121,8 +121,11 @@ def main() -> int:
     skewed = args.clock_offset or args.clock_jump
     clock = OffsetClock(args.clock_offset, args.clock_jump, args.clock_jump_after) if skewed else None
     queue = ObservedQueue(args.db, history(), clock=clock, backoff=Backoff(base=0.05, cap=0.5))
+    # Poison detection off: these scenarios kill workers at random, and a job that loses
+    # three in a row (or is frozen once, then loses two) must still run to its end.
     worker = Worker(queue, registry, concurrency=args.concurrency,
-                    lease=args.lease, grace=args.grace, poll_interval=0.01, pool=args.pool)
+                    lease=args.lease, grace=args.grace, poll_interval=0.01, pool=args.pool,
+                    max_lost_attempts=0)
     history().write("worker", id=worker.id)
     worker.run(burst=args.burst)
     queue.close()

@@ -60,9 +60,11 @@ def main() -> int:
     logging.basicConfig(level=logging.WARNING, format=f"[{os.getpid()}] %(message)s")
     os.environ["APP_DB"] = args.db
     queues = args.queues.split(",") if args.queues else None
+    # Poison detection off: these scenarios kill workers at random, and a job that loses
+    # three in a row (or is frozen once, then loses two) must still run to its end.
     with Queue(args.db) as queue:
         Worker(queue, registry, concurrency=args.concurrency, lease=args.lease, grace=5.0,
-               poll_interval=0.01, queues=queues).run()
+               poll_interval=0.01, queues=queues, max_lost_attempts=0).run()
     return 0
 
 

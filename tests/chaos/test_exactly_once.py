@@ -79,7 +79,9 @@ def test_every_row_ends_at_exactly_one_with_workers_killed_and_one_frozen_past_i
 
     counts, jobs = run.counts(), run.jobs()
     assert "LeaseLost" in (run.tmp / "frozen.done").read_text()
-    assert [r for r, n in counts.items() if n != 1] == [], counts
+    off = {r: n for r, n in counts.items() if n != 1}
+    assert off == {}, [(j.id, j.status, j.attempts, j.error) for j in jobs
+                       if j.status != "succeeded"]
     assert sorted(j.id for j in jobs) == sorted(ids)
     assert {j.status for j in jobs} == {"succeeded"}
     with Queue(run.db) as q:
