@@ -20,7 +20,7 @@ The metrics:
   run hit its task's timeout; the job is retried or dead as for any failure), plus
   ``cancelled`` and ``released`` (handed back at shutdown), so that the outcomes add up
   to the runs; and ``jobq_job_duration_seconds{queue,kind}``, a histogram of how long
-  handlers ran, observed when each run ended, whatever its outcome. Their labels are
+  handlers ran, observed with each run's outcome, whatever it is. Their labels are
   bounded: a kind without a handler in this worker, a kind beyond ``MAX_KIND_LABELS`` and a
   queue beyond ``MAX_QUEUE_LABELS`` are counted as ``OTHER_LABEL`` (``(other)``).
 

@@ -1,13 +1,36 @@
 """A worker's own metrics: outcome counts and handler durations by queue and kind, since it
-started. Plain integers, counted under the worker's state lock on the hot path; the
-exporter (``jobq_core/prometheus.py``) renders a ``snapshot``. Names and buckets:
-``jobq_core/metrics.py``."""
+started. Plain integers, counted under the worker's state lock when outcomes are counted
+(a batch of completions at a time); the exporter (``jobq_core/prometheus.py``) renders a
+``snapshot``. Names and buckets: ``jobq_core/metrics.py``."""
 from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from ..metrics import BUCKETS, MAX_KIND_LABELS, MAX_QUEUE_LABELS, OTHER_LABEL
+from ..metrics import BUCKETS, MAX_KIND_LABELS, MAX_QUEUE_LABELS, OTHER_LABEL, OUTCOMES
+
+if TYPE_CHECKING:
+    from .runs import Run
+
+_OUTCOME_INDEX = {name: i for i, name in enumerate(OUTCOMES)}
+
+
+class _Series:
+    """One (queue, kind) label pair's counts: runs by outcome (in ``OUTCOMES`` order), and
+    handler durations as a histogram (a count per bucket, the last above every bound, then
+    the sum)."""
+
+    __slots__ = ("outcomes", "durations")
+
+    def __init__(self) -> None:
+        self.outcomes = [0] * len(OUTCOMES)
+        self.durations: list = [0] * (len(BUCKETS) + 1) + [0.0]
+
+    def copy(self) -> _Series:
+        c = _Series()
+        c.outcomes, c.durations = list(self.outcomes), list(self.durations)
+        return c
 
 
 class RunMetrics:
@@ -18,38 +41,67 @@ class RunMetrics:
     for (or past the first ``MAX_KIND_LABELS`` of its registry, in sorted order) and a
     queue first seen after ``MAX_QUEUE_LABELS`` others are counted as ``OTHER_LABEL``."""
 
-    __slots__ = ("outcomes", "durations", "_kinds", "_queues")
+    __slots__ = ("_series", "_kinds", "_queues")
 
     def __init__(self, kinds: Iterable[str] = ()) -> None:
-        self.outcomes: dict[tuple[str, str, str], int] = {}  # (queue, kind, outcome) -> n
-        # (queue, kind) -> [count per bucket (the last: above every bound)..., sum]
-        self.durations: dict[tuple[str, str], list] = {}
+        # (queue label, kind label) -> its counts. A job whose queue and kind are their own
+        # labels finds its series with one lookup of (queue, kind); the others resolve
+        # their labels first (``_series_of``).
+        self._series: dict[tuple[str, str], _Series] = {}
         self._kinds = {k: k for k in sorted(kinds)[:MAX_KIND_LABELS]}
         self._queues: dict[str, str] = {}
 
-    def _labels(self, queue: str, kind: str) -> tuple[str, str]:
+    def _series_of(self, queue: str, kind: str) -> _Series:
         q = self._queues.get(queue)
         if q is None:
             q = queue if len(self._queues) < MAX_QUEUE_LABELS else OTHER_LABEL
             if q is queue:
                 self._queues[queue] = queue
-        return q, self._kinds.get(kind, OTHER_LABEL)
+        labels = (q, self._kinds.get(kind, OTHER_LABEL))
+        s = self._series.get(labels)
+        if s is None:
+            s = self._series[labels] = _Series()
+        return s
+
+    def ended(self, runs: list[Run], outcome: str) -> None:
+        """Each of ``runs`` ended with ``outcome`` (a name in ``OUTCOMES``): counted, and its
+        handler's duration (``Run.ran_for``, set when it stopped running) observed."""
+        i = _OUTCOME_INDEX[outcome]
+        series = self._series
+        for run in runs:
+            job = run.job
+            s = series.get((job.queue, job.kind)) or self._series_of(job.queue, job.kind)
+            s.outcomes[i] += 1
+            took = run.ran_for
+            if took is not None:
+                h = s.durations
+                h[bisect.bisect_left(BUCKETS, took)] += 1
+                h[-1] += took
 
     def outcome(self, queue: str, kind: str, outcome: str) -> None:
-        queue, kind = self._labels(queue, kind)
-        key = (queue, kind, outcome)
-        self.outcomes[key] = self.outcomes.get(key, 0) + 1
+        """One run of ``kind`` in ``queue`` ended with ``outcome``."""
+        self._series_of(queue, kind).outcomes[_OUTCOME_INDEX[outcome]] += 1
 
     def duration(self, queue: str, kind: str, seconds: float) -> None:
-        queue, kind = self._labels(queue, kind)
-        h = self.durations.get((queue, kind))
-        if h is None:
-            h = self.durations[(queue, kind)] = [0] * (len(BUCKETS) + 1) + [0.0]
+        """One handler of ``kind`` in ``queue`` ran ``seconds``."""
+        h = self._series_of(queue, kind).durations
         h[bisect.bisect_left(BUCKETS, seconds)] += 1
         h[-1] += seconds
 
+    @property
+    def outcomes(self) -> dict[tuple[str, str, str], int]:
+        """(queue, kind, outcome) -> runs, for the outcomes that occurred."""
+        return {(q, k, name): n for (q, k), s in self._series.items()
+                for name, n in zip(OUTCOMES, s.outcomes) if n}
+
+    @property
+    def durations(self) -> dict[tuple[str, str], list]:
+        """(queue, kind) -> [count per bucket (the last: above every bound)..., sum], for
+        the pairs with at least one observed duration."""
+        return {labels: list(s.durations) for labels, s in self._series.items()
+                if any(s.durations[:-1])}
+
     def snapshot(self) -> RunMetrics:
         copy = RunMetrics()
-        copy.outcomes = dict(self.outcomes)
-        copy.durations = {k: list(v) for k, v in self.durations.items()}
+        copy._series = {labels: s.copy() for labels, s in self._series.items()}
         return copy

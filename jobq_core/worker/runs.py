@@ -81,6 +81,7 @@ class Run:
     outcome: Outcome | None = None  # set when the run leaves RUNNING
     write_until: float | None = None  # monotonic: retry writing the outcome until then
     write_failures: int = 0  # times its completion alone failed: tried after the others
+    ran_for: float | None = None  # seconds its handler ran: set when it leaves RUNNING
 
     def describe(self) -> str:
         """The run as log lines name it: ``job=42 kind=email.send attempt=1/5``."""

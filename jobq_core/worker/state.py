@@ -57,9 +57,10 @@ class State:
 
     def leave_running(self, run: Run, state: RunState) -> None:
         """Move ``run`` out of RunState.RUNNING, freeing its slot (the caller holds ``lock`` and has
-        seen it RunState.RUNNING). The handler's duration is recorded here, once per run."""
+        seen it RunState.RUNNING). The handler's duration is taken here, once per run, and
+        observed in the metrics when the run's outcome is counted."""
         run.state = state
-        self.metrics.duration(run.job.queue, run.job.kind, run.took())
+        run.ran_for = run.took()
         self.running -= 1
         if run.deadline is not None:
             self.timed -= 1
@@ -85,5 +86,4 @@ class State:
         label = OUTCOME_LABELS[what]
         with self.lock:
             self.counts[what] += len(runs)
-            for run in runs:
-                self.metrics.outcome(run.job.queue, run.job.kind, label)
+            self.metrics.ended(runs, label)
