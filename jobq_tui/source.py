@@ -47,7 +47,8 @@ SPARK_BUCKET = 10.0  # seconds per sparkline bucket
 SPARK_SPAN = 300.0  # seconds of history in the sparklines
 RATE_SPAN = 6.0  # seconds of one-second buckets read for the headline rates (``rates``)
 HOUR = 3600.0  # the header's "last hour" counts (wide layout)
-HOUR_EVERY = 30.0  # ... are read again at most this often (``Source._stats``)
+HOUR_EVERY = 30.0  # ... are read again at most this often when that read is costly,
+HOUR_CHEAP = 0.005  # ... and at every fresh read while it costs less CPU than this
 READ_BUSY_TIMEOUT = 1.0  # a poll never waits long on a lock: it reports and tries again
 WRITE_BUSY_TIMEOUT = 5.0
 
@@ -78,6 +79,7 @@ class Source:
         self._changes = 0  # how many changes the watch has reported (see ``version``)
         self._last: Snapshot | None = None
         self._hour: Stats | None = None  # the last read of the last hour's counts
+        self._hour_cpu = 0.0  # what that read cost (its thread's CPU)
         self._spark: Throughput | None = None  # one-second buckets at the last read
         self._spark_at = 0.0
 
@@ -167,7 +169,7 @@ class Source:
         started, cpu = time.monotonic(), time.thread_time()
         stats = self._stats(q, now, force)
         history = self._history(q, now)
-        throughput, recent = _sparklines(history), _last_seconds(history, RATE_SPAN)
+        recent = _last_seconds(history, RATE_SPAN)
         workers = tuple(q.workers())
         # Unfiltered: the header's expired-lease warning must see every running job.
         running = tuple(q.list("running", limit=ROW_LIMIT, payloads=False))
@@ -179,19 +181,23 @@ class Source:
         else:
             rows, rows_at = v.read(q, filt, grouped), now
         return Snapshot(v.name, filt, grouped, version, now, now, time.monotonic() - started,
-                        time.thread_time() - cpu, stats, throughput, recent, _shown(workers),
+                        time.thread_time() - cpu, stats, history, recent, _shown(workers),
                         _shown(running), _shown(rows), rows_at, frozen=q.frozen,
                         blockers=tuple(q.write_blockers()))
 
     def _stats(self, q: Queue, now: float, force: bool) -> Stats:
-        """The counts, with the last hour's finished counts read again only every
-        ``HOUR_EVERY`` seconds: counting an hour of finished jobs is most of a read during
-        a drain (53 of 70 ms at 5,000 jobs/s), and the header's "last hour" needs no
-        more. Between, the counts of the last second are read (an index range of a
-        second's jobs) and the hour's from the last full read are shown."""
+        """The counts, with the last hour's finished counts read again at every read while
+        that costs little, else only every ``HOUR_EVERY`` seconds: counting an hour of
+        finished jobs is most of a read during a drain (53 of 70 ms at 5,000 jobs/s), and
+        the header's "last hour" needs no more. Between, the counts of the last second
+        are read (an index range of a second's jobs) and the hour's from the last full
+        read are shown."""
         hour = self._hour
-        if force or hour is None or not 0 <= now - hour.now < HOUR_EVERY:
+        if (force or hour is None or self._hour_cpu < HOUR_CHEAP
+                or not 0 <= now - hour.now < HOUR_EVERY):
+            cpu = time.thread_time()
             stats = self._hour = q.stats(window=HOUR)
+            self._hour_cpu = time.thread_time() - cpu
             return stats
         return replace(q.stats(window=1.0), window=HOUR,
                        succeeded_recent=hour.succeeded_recent, dead_recent=hour.dead_recent,
@@ -330,13 +336,17 @@ def rates(recent: Throughput, at: float, window: float = 2.0) -> tuple[float, fl
     return done / elapsed, fail / elapsed
 
 
-def _sparklines(history: Throughput) -> Throughput:
-    """The sparklines' ``SPARK_BUCKET`` buckets from one-second ones, aligned as
-    ``Queue.throughput`` aligns them (the last one is filling)."""
-    b, n = round(SPARK_BUCKET), round(SPARK_SPAN / SPARK_BUCKET)
-    first, seconds = round(history.start), len(history.succeeded)
-    end = (math.floor((first + seconds - 1) / b) + 1) * b
-    start = end - n * b
+def spark_buckets(history: Throughput, at: float) -> Throughput:
+    """The sparklines' ``SPARK_BUCKET``-second buckets from one-second ones, the last
+    ending with the second ``at`` is in and each before it the seconds before that, as far
+    back as ``history`` goes. ``at`` is the time the data is complete up to
+    (``Snapshot.checked_at``, or earlier): the seconds between the read and then count 0,
+    so the buckets slide on while a snapshot is reused, and a drain shows in the last
+    bucket at the next draw (buckets aligned to the read would keep it in a filling bucket
+    that is not drawn until a new read, up to ``max_reuse`` seconds later)."""
+    b, first = round(SPARK_BUCKET), round(history.start)
+    end = math.floor(at) + 1
+    start = end - (end - first) // b * b
 
     def fold(counts: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(sum(counts[max(0, t - first):max(0, t + b - first)])
@@ -377,4 +387,5 @@ def _plain_error(e: BaseException) -> str:
     return str(e) or type(e).__name__
 
 
-__all__ = ["ReadOnly", "Snapshot", "Source", "SourceError", "Unavailable", "rates"]
+__all__ = ["ReadOnly", "Snapshot", "Source", "SourceError", "Unavailable", "rates",
+           "spark_buckets"]

@@ -20,7 +20,7 @@ from jobq_core.display import duration, masked_url
 
 from ..pacer import stale_after
 from ..snapshot import Snapshot
-from ..source import rates
+from ..source import rates, spark_buckets
 from ..views.cells import BAD, DIM, OK, WARN, age, literal
 
 _BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -109,16 +109,17 @@ def header_text(snap: Snapshot | None, now: float, st: HeaderState, wide: bool,
         t.append(f"✓ {s.succeeded_recent} ok  ✗ {s.dead_recent} dead  "
                  f"⊘ {s.cancelled_recent} cancelled")
     t.append("\n")
-    tp = snap.throughput
-    # The headline rates: the last two seconds and the one under way (``rates``), at the
-    # time the data is complete up to. The sparklines: full buckets only.
-    done, fail = rates(snap.recent, min(at, snap.checked_at))
+    # The headline rates (the last two seconds and the one under way) and the sparklines'
+    # buckets (the last ends with this second), at the time the data is complete up to.
+    complete = min(at, snap.checked_at)
+    done, fail = rates(snap.recent, complete)
+    tp = spark_buckets(snap.history, complete)
     width = 29 if wide else 20
     t.append(f"{_rate(done)}/s ok ", OK)
-    t.append(sparkline(tp.succeeded[:-1], width))
+    t.append(sparkline(tp.succeeded, width))
     t.append(f"   {_rate(fail)}/s fail ", BAD if fail else DIM)
-    t.append(sparkline(tp.failed[:-1], width))
-    span = int(tp.bucket * min(width, len(tp.succeeded) - 1))
+    t.append(sparkline(tp.failed, width))
+    span = int(tp.bucket * min(width, len(tp.succeeded)))
     t.append(f"   ({duration(span)})", DIM)
     return t
 

@@ -50,7 +50,7 @@ def test_snapshot_has_counts_lists_and_throughput(db, clock):
     snap = opened(db, clock).poll(VIEWS["running"], Filter())
     assert snap.stats.running == 5 and snap.stats.dead == 6
     assert len(snap.running) == 5 and len(snap.workers) == 3
-    assert sum(snap.throughput.succeeded) > 0
+    assert sum(snap.history.succeeded) > 0
 
 
 def test_each_view_reads_its_own_rows(db, clock):
@@ -223,9 +223,65 @@ def test_the_sparklines_and_rates_count_again_only_the_seconds_that_can_still_ch
                     job = q.claim("w")
                     q.complete(job.id, job.token)
                 snap = s.poll(VIEWS["running"], Filter(), force=True)
-                assert snap.throughput == q.throughput(span=300, bucket=10), step
+                assert snap.history == q.throughput(span=300, bucket=1), step
                 assert snap.recent == q.throughput(span=6, bucket=1), step
     finally:
         s.close()
     # The first read counts 300 s; each later one the seconds since the last, and two more.
     assert spans[0] == 300 and max(spans[1:]) <= 7 + 2
+
+
+def _ok_sparkline(snap, now) -> str:
+    from jobq_tui.widgets.header import HeaderState, header_text
+
+    text = header_text(snap, now, HeaderState("jobs.db", True, 1.0, True, 10.0), wide=False)
+    line = text.plain.split("\n")[2]
+    return line.split("/s ok ", 1)[1][:20]  # 20 buckets wide at 80 columns
+
+
+def test_a_drain_shows_in_the_sparkline_at_once_and_slides_on_while_nothing_changes(tmp_path):
+    """Buckets aligned to the read kept a drain in the filling bucket, which is not drawn,
+    until a fresh read: up to 30 s while nothing else changed."""
+    from jobq_core.testing import FakeClock
+
+    clock = FakeClock(1_767_225_603.0)  # 3 s into a ten-second bucket
+    path = tmp_path / "jobs.db"
+    Queue(path, clock=clock).close()
+    s = opened(path, clock, read_only=True)
+    try:
+        assert set(_ok_sparkline(s.poll(VIEWS["running"], Filter()), clock.now())) == {"▁"}
+        with Queue(path, clock=clock) as q:
+            q.enqueue_many([("k", None)] * 50)
+            for _ in range(50):
+                job = q.claim("w")
+                q.complete(job.id, job.token)
+        clock.advance(0.5)
+        snap = s.poll(VIEWS["running"], Filter())
+        assert _ok_sparkline(snap, clock.now())[-1] == "█"
+        for _ in range(15):  # nothing changes: the snapshot is reused, the buckets slide
+            clock.advance(1.0)
+            snap = s.poll(VIEWS["running"], Filter())
+            assert snap.reused
+        assert _ok_sparkline(snap, clock.now())[-2:] == "█ "  # 15 s on: the bucket before
+    finally:
+        s.close()
+
+
+def test_the_last_hours_counts_follow_each_read_while_counting_them_is_cheap(tmp_path):
+    from jobq_core.testing import FakeClock
+
+    clock = FakeClock(1_767_225_600.0)
+    path = tmp_path / "jobs.db"
+    Queue(path, clock=clock).close()
+    s = opened(path, clock, read_only=True)
+    try:
+        assert s.poll(VIEWS["running"], Filter()).stats.succeeded_recent == 0
+        with Queue(path, clock=clock) as q:
+            q.enqueue_many([("k", None)] * 3)
+            for _ in range(3):
+                job = q.claim("w")
+                q.complete(job.id, job.token)
+        clock.advance(1.0)
+        assert s.poll(VIEWS["running"], Filter()).stats.succeeded_recent == 3
+    finally:
+        s.close()
