@@ -51,6 +51,13 @@ def app() -> AppDB:
     return db
 
 
+def _publish(path: Path, text: str) -> None:
+    """Write ``path`` whole: the test polls for it to exist, then reads it."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
 def _die_if(variable: str, job_id: int) -> None:
     if os.environ.get(variable) == str(job_id):
         os.kill(os.getpid(), signal.SIGKILL)
@@ -62,7 +69,7 @@ def add(payload, ctx):
     freeze = os.environ.get("APP_FREEZE_MARKER")
     frozen = bool(freeze) and _frozen_once.acquire(blocking=False)
     if frozen:
-        Path(freeze).write_text(str(ctx.job_id))
+        _publish(Path(freeze), str(ctx.job_id))
         go = Path(os.environ["APP_FREEZE_GO"])
         while not go.exists():
             time.sleep(0.01)
@@ -77,7 +84,7 @@ def add(payload, ctx):
     except BaseException as e:
         db.rollback()
         if frozen and isinstance(e, LeaseLost):
-            Path(freeze + ".done").write_text(f"LeaseLost for job {ctx.job_id}")
+            _publish(Path(freeze + ".done"), f"LeaseLost for job {ctx.job_id}")
         raise
     _die_if("APP_DIE_AFTER_COMMIT", ctx.job_id)
     return {"row": payload["row"]}

@@ -17,13 +17,13 @@ from .terminal import jobq, table
 # beats) and lost (2.5 beats) lines are wide enough for a slow subprocess start.
 WORKERS = [
     ("beats-10s-just-seen", 10.0, 2.0),      # ok
-    ("beats-10s-silent-16s", 10.0, 16.0),    # late: 1.5 to 2.5 of its beats (9 s from lost)
+    ("beats-60s-silent-100s", 60.0, 100.0),  # late: 1.5 to 2.5 of its beats (50 s from lost)
     ("beats-10s-silent-40s", 10.0, 40.0),    # lost: 4 of its beats
     ("beats-60s-silent-40s", 60.0, 40.0),    # ok: as silent, but it beats every minute
     ("beat-unrecorded-silent-40s", None, 40.0),  # lost: judged by the default 10 s
     ("beats-10s-silent-10m", 10.0, FORGET_AFTER + 300),  # forgotten: not listed
 ]
-STATES = {"beats-10s-just-seen": "ok", "beats-10s-silent-16s": "late",
+STATES = {"beats-10s-just-seen": "ok", "beats-60s-silent-100s": "late",
           "beats-10s-silent-40s": "lost", "beats-60s-silent-40s": "ok",
           "beat-unrecorded-silent-40s": "lost"}
 
@@ -64,11 +64,11 @@ def test_workers_forget_lost_deletes_the_lost_entries_and_says_which(app_dir, db
     assert said == "forgot 2 lost worker(s)" and "\n" not in names
     assert set(names.split(", ")) == {"beats-10s-silent-40s", "beat-unrecorded-silent-40s"}
     _, rows = table(r.stdout, "WORKER")
-    assert {row[0] for row in rows} == {"beats-10s-just-seen", "beats-10s-silent-16s",
+    assert {row[0] for row in rows} == {"beats-10s-just-seen", "beats-60s-silent-100s",
                                         "beats-60s-silent-40s"}
     with Queue(db) as q:
         kept = {w.id for w in q.workers(forgotten=True)}
-    assert "beats-10s-silent-40s" not in kept and "beats-10s-silent-16s" in kept
+    assert "beats-10s-silent-40s" not in kept and "beats-60s-silent-100s" in kept
     again = jobq(app_dir, "workers", "--forget-lost", "--json", "--db", db)
     assert json.loads(again.stdout)["forgotten"] == [] and again.stderr == ""
 

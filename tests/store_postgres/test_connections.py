@@ -92,7 +92,10 @@ def test_a_worker_rides_out_its_connections_killed_twice(pg_url, jobq_log):
     messages = _drain_through(pg_url, kill_twice, jobq_log)
     lost = [m for m in messages if "lost the connection" in m]
     assert 1 <= len(lost) <= 4  # one line per outage, for each of the two queues' stores
-    assert not [m for m in messages if "failed" in m and "LISTEN" not in m], messages
+    # No operation failed: the outage lines themselves may quote the driver's "consuming
+    # input failed", depending on where the kill found the connection.
+    assert not [m for m in messages if "failed" in m and "LISTEN" not in m
+                and "lost the connection" not in m], messages
 
 
 @pytest.mark.slow
