@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -24,6 +24,11 @@ _ENQUEUE_KEYS = frozenset(
      "key"}
 )
 
+
+current_trace_context: Callable[[], str | None] | None = None
+"""Set while tracing is on (``jobq_core.contrib.otel.instrument``): the trace context to
+store with a job made now (``Job.trace_context``: its enqueue's producer span), or None.
+None (no tracing): making a job costs one test of it."""
 
 _JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
@@ -83,13 +88,14 @@ def completions(items: Iterable[tuple[int, int, Any]]) -> list[Completion]:
 
 def copied_job(job: Job) -> CopiedJob:
     """A pending or dead job read from another queue, as ``Queue.copy_in`` writes it: the
-    payload as it was stored (a ``RawJSON`` one is not re-encoded)."""
+    payload as it was stored (a ``RawJSON`` one is not re-encoded), its key and trace
+    context kept."""
     if job.status not in (JobStatus.PENDING, JobStatus.DEAD):
         raise InvalidState(f"job {job.id} is {job.status}; only pending and dead jobs "
                            "can be copied")
     payload = str(job.payload) if isinstance(job.payload, RawJSON) else encode_json(job.payload)
     new = NewJob(job.kind, payload, job.queue, job.priority, job.run_at, job.max_attempts,
-                 job.unique_key, job.key)
+                 job.unique_key, job.key, job.trace_context)
     return CopiedJob(new, str(job.status), job.attempts, job.error, job.created_at,
                      job.finished_at)
 
@@ -139,8 +145,9 @@ class JobMaker:
     def default_job(self, kind: Any, payload: Any, now: float) -> NewJob:
         """A job with every option at its default: only the kind needs checking."""
         check_name("kind", kind)
-        return NewJob(kind, self.payload_text(payload), "default", 0, now, self.max_attempts,
-                      None)
+        job = NewJob(kind, self.payload_text(payload), "default", 0, now, self.max_attempts,
+                     None)
+        return job if current_trace_context is None else _traced(job)
 
     def new_job(self, kind, payload, queue, priority, delay, run_at, max_attempts, unique_key,
                 now, key=None) -> NewJob:
@@ -154,8 +161,9 @@ class JobMaker:
             check_name("unique_key", unique_key)
         if key is not None:
             check_name("key", key)
-        return NewJob(kind, self.payload_text(payload), queue, priority,
-                      _start_time(delay, run_at, now), max_attempts, unique_key, key)
+        job = NewJob(kind, self.payload_text(payload), queue, priority,
+                     _start_time(delay, run_at, now), max_attempts, unique_key, key)
+        return job if current_trace_context is None else _traced(job)
 
     def payload_text(self, payload: Any) -> str:
         text = encode_json(payload)
@@ -164,6 +172,11 @@ class JobMaker:
             if size > self.max_payload_bytes:
                 raise PayloadTooLarge(size, self.max_payload_bytes)
         return text
+
+
+def _traced(job: NewJob) -> NewJob:
+    hook = current_trace_context  # read once: tracing may stop meanwhile
+    return job if hook is None else job._replace(trace_context=hook())
 
 
 def _start_time(delay: Any, run_at: float | datetime | None, now: float) -> float:

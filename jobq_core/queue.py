@@ -377,9 +377,10 @@ class Queue(Workflows, Registrations):
 
     def copy_in(self, jobs: Iterable[Job]) -> list[int]:
         """Add pending and dead jobs read from another queue (``other.list(status=...)``
-        with payloads), as they were: status, attempts, last error, times, unique key. One
-        transaction; the new ids in order. Their attempt history stays behind. A pending
-        job whose unique key a live job here holds yields that job's id instead."""
+        with payloads), as they were: status, attempts, last error, times, unique key, key
+        and trace context. One transaction; the new ids in order. Their attempt history
+        stays behind. A pending job whose unique key a live job here holds yields that
+        job's id instead."""
         copied = [copied_job(job) for job in jobs]
         return self.store.job_copy_in(copied) if copied else []
 

@@ -110,7 +110,7 @@ def _run(q: Queue, registry: Registry, job: Job) -> RunOutcome:
                          f"{', '.join(registry.kinds()) or 'none'})")
     else:
         try:
-            value = call_handler(task, job.payload, ctx, job.queue)
+            value = call_handler(task, job.payload, ctx, job.queue, job.trace_context)
             if task.is_async:
                 value = _await(value)
             outcome = returned(value, q.max_payload_bytes)

@@ -71,6 +71,10 @@ class Job:
     cancel_requested: bool = False
     heartbeat_at: float | None = None
     key: str | None = None  # its concurrency key (``enqueue(key=...)``), for key limits
+    # The W3C trace context of the span that enqueued it, as stored: the ``traceparent``
+    # header's value, then a space and ``tracestate``'s when there is one. None: enqueued
+    # with tracing off (``jobq_core.contrib.otel``). Kept as text: only tracing reads it.
+    trace_context: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,6 +342,7 @@ class NewJob(NamedTuple):
     max_attempts: int
     unique_key: str | None
     key: str | None = None
+    trace_context: str | None = None  # see ``Job.trace_context``
 
 
 @dataclass(frozen=True, slots=True)

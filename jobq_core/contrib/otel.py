@@ -1,32 +1,39 @@
 """OpenTelemetry tracing for jobq (``jobq[otel]``): a producer span per enqueue, a
-consumer span per run, with the messaging semantic conventions' attributes.
+consumer span per run that continues the enqueue's trace, with the messaging semantic
+conventions' attributes.
 
     from jobq_core.contrib import otel
     otel.instrument()                       # the global tracer provider, or tracer_provider=
 
 Nothing is traced until ``instrument()`` is called, and jobq never imports OpenTelemetry
-by itself: without the extra, or before the call, an enqueue runs no tracing code and a
-run costs one test of ``worker.runs.around_handler``.
+by itself: without the extra, or before the call, an enqueue runs no tracing code (one
+test of ``new_jobs.current_trace_context`` per job) and a run costs one test of
+``worker.runs.around_handler``.
 
 Spans (names ``{operation} {queue}``):
 
 * ``send <queue>`` (PRODUCER) around ``Queue.enqueue`` (so ``Task.enqueue`` and the
-  Django backend too), ``send`` around ``Queue.enqueue_many`` with the batch's size;
+  Django backend too), ``send`` around ``Queue.enqueue_many``, ``Queue.chain`` and
+  ``Queue.group`` with the batch's size;
 * ``process <queue>`` (CONSUMER) around each run of a handler, on the thread, child
   process or event loop that runs it: the handler's own spans are its children. A failed
   run records the exception and an ERROR status.
 
+Trace context: each job made while instrumented stores the W3C trace context of the span
+current then (the producer span, ``Job.trace_context``: ``traceparent``, then a space and
+``tracestate`` when there is one). Each run's consumer span is that span's child, with a
+link to it too, so a trace runs from the web request through the enqueue to every
+attempt of the job. A job enqueued with tracing off stores nothing, and its runs' spans
+start from the context current where they run (a root, in a worker).
+
 Attributes: ``messaging.system`` = ``jobq``, ``messaging.destination.name`` (the queue),
 ``messaging.operation.type`` (``send``/``process``), ``messaging.operation.name``
-(``enqueue``/``enqueue_many``/``run``), ``messaging.message.id`` (the job id),
-``messaging.batch.message_count``, and jobq's own ``messaging.jobq.kind`` and
+(``enqueue``/``enqueue_many``/``chain``/``group``/``run``), ``messaging.message.id`` (the
+job id), ``messaging.batch.message_count``, and jobq's own ``messaging.jobq.kind`` and
 ``messaging.jobq.attempt`` (1 on the first run).
 
 A process pool's children trace only if they call ``instrument()`` too: call it in the
 module that defines the registry, which every child imports.
-
-The consumer span is not yet the producer span's child: that needs the producer's trace
-context stored with the job, in a column of its own (see the tracing guide).
 """
 from __future__ import annotations
 
@@ -35,13 +42,20 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.trace import Link, SpanKind, Status, StatusCode
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
+from .. import new_jobs
 from ..queue import Queue
 from ..worker import runs
 
 SYSTEM = "jobq"
+_BATCHES = {"enqueue_many": len, "chain": len,
+            "group": lambda made: len(made[0]) + 1}  # (the group's ids, then's id)
+"""The producing methods traced as one ``send`` span per call, and how many jobs each made."""
+_W3C = TraceContextTextMapPropagator()
 _lock = threading.Lock()
 _originals: dict[str, Callable] = {}
 
@@ -51,20 +65,48 @@ def instrument(*, tracer_provider: trace.TracerProvider | None = None) -> None:
     tracer = trace.get_tracer("jobq", tracer_provider=tracer_provider)
     with _lock:
         if not _originals:
-            _originals["enqueue"] = Queue.enqueue
-            _originals["enqueue_many"] = Queue.enqueue_many
+            for name in ("enqueue", *_BATCHES):
+                _originals[name] = getattr(Queue, name)
         Queue.enqueue = _traced_enqueue(tracer, _originals["enqueue"])
-        Queue.enqueue_many = _traced_enqueue_many(tracer, _originals["enqueue_many"])
+        for name, count in _BATCHES.items():
+            setattr(Queue, name, _traced_batch(tracer, name, _originals[name], count))
+        new_jobs.current_trace_context = stored_context
         runs.around_handler = functools.partial(_around_handler, tracer)
 
 
 def uninstrument() -> None:
     """Stop tracing: jobq back as it was before ``instrument()``."""
     with _lock:
-        if _originals:
-            Queue.enqueue = _originals.pop("enqueue")
-            Queue.enqueue_many = _originals.pop("enqueue_many")
+        for name, method in _originals.items():
+            setattr(Queue, name, method)
+        _originals.clear()
+        new_jobs.current_trace_context = None
         runs.around_handler = None
+
+
+def stored_context() -> str | None:
+    """The current span's W3C trace context as a job stores it: ``traceparent``, then a
+    space and ``tracestate`` when there is one (a ``traceparent`` has no space); None
+    outside any span."""
+    carrier: dict[str, str] = {}
+    _W3C.inject(carrier)
+    traceparent = carrier.get("traceparent")
+    if traceparent is None:
+        return None
+    state = carrier.get("tracestate")
+    return f"{traceparent} {state}" if state else traceparent
+
+
+def parent_of(stored: object) -> otel_context.Context | None:
+    """The context a run's span starts in: the one a job stored (``stored_context``), or
+    None (the current one) when it stored none or what it stored is not a trace context
+    (another program wrote the column)."""
+    if not isinstance(stored, str):
+        return None
+    traceparent, _, state = stored.partition(" ")
+    carrier = {"traceparent": traceparent, **({"tracestate": state} if state else {})}
+    parent = _W3C.extract(carrier)
+    return parent if trace.get_current_span(parent).get_span_context().is_valid else None
 
 
 def _traced_enqueue(tracer: trace.Tracer, enqueue: Callable) -> Callable:
@@ -81,32 +123,36 @@ def _traced_enqueue(tracer: trace.Tracer, enqueue: Callable) -> Callable:
     return traced
 
 
-def _traced_enqueue_many(tracer: trace.Tracer, enqueue_many: Callable) -> Callable:
-    @functools.wraps(enqueue_many)
-    def traced(self: Queue, items: Any, **options: Any) -> list[int]:
+def _traced_batch(tracer: trace.Tracer, name: str, method: Callable,
+                  count: Callable[[Any], int]) -> Callable:
+    @functools.wraps(method)
+    def traced(self: Queue, *args: Any, **options: Any) -> Any:
         with tracer.start_as_current_span(
                 "send", kind=SpanKind.PRODUCER,
                 attributes={"messaging.system": SYSTEM, "messaging.operation.type": "send",
-                            "messaging.operation.name": "enqueue_many"}) as span:
-            ids = enqueue_many(self, items, **options)
-            span.set_attribute("messaging.batch.message_count", len(ids))
-            return ids
+                            "messaging.operation.name": name}) as span:
+            made = method(self, *args, **options)
+            span.set_attribute("messaging.batch.message_count", count(made))
+            return made
 
     return traced
 
 
 def _around_handler(tracer: trace.Tracer, call: Callable[[], Any], task: Any, ctx: Any,
-                    queue: str) -> Any:
+                    queue: str, trace_context: str | None) -> Any:
     attributes = _attributes(queue, "process", "run", kind=task.kind)
     attributes["messaging.message.id"] = str(ctx.job_id)
     attributes["messaging.jobq.attempt"] = ctx.attempt
-    name = f"process {queue}"
+    parent = parent_of(trace_context)
+    links = None if parent is None else [
+        Link(trace.get_current_span(parent).get_span_context())]
+    start = functools.partial(tracer.start_as_current_span, f"process {queue}",
+                              context=parent, kind=SpanKind.CONSUMER, attributes=attributes,
+                              links=links, record_exception=False,
+                              set_status_on_exception=False)
     if task.is_async:
         async def traced() -> Any:
-            with tracer.start_as_current_span(name, kind=SpanKind.CONSUMER,
-                                              attributes=attributes,
-                                              record_exception=False,
-                                              set_status_on_exception=False) as span:
+            with start() as span:
                 try:
                     return await call()
                 except BaseException as e:
@@ -114,9 +160,7 @@ def _around_handler(tracer: trace.Tracer, call: Callable[[], Any], task: Any, ct
                     raise
 
         return traced()
-    with tracer.start_as_current_span(name, kind=SpanKind.CONSUMER, attributes=attributes,
-                                      record_exception=False,
-                                      set_status_on_exception=False) as span:
+    with start() as span:
         try:
             return call()
         except BaseException as e:

@@ -42,16 +42,17 @@ FENCE = fence()
 # -- producing --------------------------------------------------------------------------------
 
 INSERT_COLUMNS = ("kind, payload, queue, priority, run_at, max_attempts, unique_key, key, "
-                  "created_at")
-INSERT = f"INSERT INTO jobq_jobs({INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-"""One job; parameters: ``NewJob``'s fields, then ``created_at``."""
+                  "trace_context, created_at")
+INSERT = f"INSERT INTO jobq_jobs({INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+"""One job; parameters: ``NewJob``'s fields, then ``created_at`` (a None for each of
+unique key, key and trace context the job has not)."""
 INSERT_BARE = ("INSERT INTO jobq_jobs(kind, payload, queue, priority, run_at, max_attempts, "
                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
-"""One job with neither unique key nor key (the usual one): parameters ``NewJob``'s first
-six fields, then ``created_at``. It binds no None: CPython's sqlite3 passes a None
-parameter through its adapter lookup, about 3,700 instructions each, 3.4 % of an enqueue
-(callgrind, ``tests/perf/instr_child.py enqueue``: 112,232 a job with one None bound,
-108,491 with NULL written in the statement instead)."""
+"""One job with no unique key, key or trace context (the usual one): parameters
+``NewJob``'s first six fields, then ``created_at``. It binds no None: CPython's sqlite3
+passes a None parameter through its adapter lookup, about 3,700 instructions each, 3.4 %
+of an enqueue (callgrind, ``tests/perf/instr_child.py enqueue``: 112,232 a job with one
+None bound, 108,491 with NULL written in the statement instead)."""
 INSERT_UNIQUE = (INSERT + " ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL "
                  "AND status IN ('pending','running') DO NOTHING RETURNING id")
 """One job with a unique key: its id, or no row when a live job holds the key."""

@@ -5,7 +5,9 @@ lines (``channel.py``): *jobs*, read by the main thread between handlers, and *c
 read all the time by a thread of its own (``jobq-child-control``).
 
 Messages, worker -> child, on jobs:
-  {"op": "run", "id", "token", "kind", "queue", "attempt", "lease", "payload"}   start a handler
+  {"op": "run", "id", "token", "kind", "queue", "attempt", "lease", "payload", "trace"}
+                                                    start a handler ("trace": the job's
+                                                    trace context, or null)
 on control:
   {"op": "cancel", "id"}                            set that run's ``ctx.cancelled``
   {"op": "reply", "call", "error"?, "message"?, "cancelled"?, "now"?}   answers a ctx call
@@ -257,7 +259,8 @@ class Runner:
             if task.is_async and self._loop is None:  # one loop per child, kept:
                 self._loop = asyncio.new_event_loop()  # loop-bound clients survive jobs
                 asyncio.set_event_loop(self._loop)
-            result = call_handler(task, message["payload"], ctx, message.get("queue", ""))
+            result = call_handler(task, message["payload"], ctx, message.get("queue", ""),
+                                  message.get("trace"))
             if task.is_async:
                 result = self._loop.run_until_complete(result)
         except BaseException as e:  # noqa: BLE001 - a handler's failure is data, never ours

@@ -206,7 +206,7 @@ class ProcessPool:
         job = run.job
         child.jobs.send(encode({"op": "run", "id": job.id, "token": job.token, "kind": job.kind,
                                 "queue": job.queue, "attempt": job.attempts, "lease": run.lease,
-                                "payload": job.payload}))
+                                "payload": job.payload, "trace": job.trace_context}))
 
     def _retire(self, child: Child) -> None:
         if child.state is ChildState.IDLE:

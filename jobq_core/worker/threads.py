@@ -63,16 +63,18 @@ class ThreadPool:
         if run.state is not RunState.RUNNING:  # abandoned while waiting for a thread
             return
         try:
-            outcome = returned(call_handler(run.task, run.job.payload, run.ctx, run.job.queue),
-                                self._max_result)
+            job = run.job
+            outcome = returned(call_handler(run.task, job.payload, run.ctx, job.queue,
+                                            job.trace_context), self._max_result)
         except BaseException as e:  # noqa: BLE001 - a handler's failure is data, never ours
             outcome = raised(e)
         self._finished(run, outcome)
 
     async def _call_async(self, run: Run) -> None:
         try:
-            outcome = returned(await call_handler(run.task, run.job.payload, run.ctx,
-                                                  run.job.queue), self._max_result)
+            job = run.job
+            outcome = returned(await call_handler(run.task, job.payload, run.ctx, job.queue,
+                                                  job.trace_context), self._max_result)
         except BaseException as e:  # noqa: BLE001
             outcome = raised(e)
         self._finished(run, outcome)

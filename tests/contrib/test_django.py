@@ -198,3 +198,34 @@ def test_drain_runs_django_tasks_in_the_callers_thread(site):
         print(json.dumps([[r.kind, r.result] for r in ran] + [result.return_value]))
     """)
     assert out == [["shop.tasks.double", 10], 10]
+
+
+def test_a_traced_enqueue_in_an_atomic_block_is_the_parent_of_its_run(site):
+    pytest.importorskip("opentelemetry.sdk")
+    out = site.shell("""
+        import json
+        from django.db import transaction
+        from django_tasks import default_task_backend
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        from jobq_core.contrib import otel
+        from jobq_core.contrib.django.worker import registry
+        from jobq_core.testing import drain
+        from shop.tasks import double
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        otel.instrument(tracer_provider=provider)
+        with provider.get_tracer("web").start_as_current_span("POST /double"):
+            with transaction.atomic():
+                result = double.enqueue(5)
+        drain(default_task_backend.queue, registry)
+        spans = {s.kind.name: s for s in exporter.get_finished_spans()}
+        request, producer, run = spans["INTERNAL"], spans["PRODUCER"], spans["CONSUMER"]
+        print(json.dumps([producer.context.trace_id == request.context.trace_id,
+                          run.context.trace_id == request.context.trace_id,
+                          run.parent.span_id == producer.context.span_id,
+                          run.attributes["messaging.message.id"] == result.id]))
+    """)
+    assert out == [True, True, True, True]

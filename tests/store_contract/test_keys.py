@@ -12,6 +12,8 @@ from jobq_core import LeaseLost, Rate
 from jobq_core.checks import MAX_NAME_BYTES
 from jobq_core.store import controls
 
+from .helpers import old_schema
+
 SHAPES = {"one": ["api"], "several": ["api", "other"], "every": None}
 
 
@@ -296,43 +298,12 @@ def test_why_names_the_jobs_holding_a_key(queue, fresh):
     assert queue.why(free).reason == "ready"
 
 
-def _schema_v5(database: str) -> None:
-    """jobq's tables at schema version 5 (before keys), with one pending job."""
-    insert = ("INSERT INTO jobq_jobs(kind, queue, payload, max_attempts, run_at, created_at) "
-              "VALUES ('old', 'api', 'null', 3, 0, 0)")
-    meta = "INSERT INTO jobq_meta VALUES ('application', 'jobq'), ('schema_version', '5')"
-    if database.startswith("postgresql:"):
-        import psycopg
-
-        from jobq_core.store.postgres.schema import MIGRATIONS, TABLES
-        with psycopg.connect(database, autocommit=True) as c:
-            c.execute("DROP TABLE " + ", ".join(TABLES) + "; DROP SEQUENCE jobq_tokens")
-            for script in MIGRATIONS[:5]:
-                c.execute(script)
-            c.execute(meta)
-            c.execute(insert)
-        return
-    import sqlite3
-
-    from jobq_core.store.sqlite.schema import MIGRATIONS, _split_statements
-    c = sqlite3.connect(database, isolation_level=None)
-    c.execute("BEGIN IMMEDIATE")
-    for script in MIGRATIONS[:5]:
-        if callable(script):
-            script(c)
-        else:
-            for statement in _split_statements(script):
-                c.execute(statement)
-    c.execute(meta)
-    c.execute(insert)
-    c.execute("COMMIT")
-    c.close()
-
-
 def test_a_version_5_database_is_migrated_and_its_jobs_have_no_key(database, clock, fresh):
     from jobq_core import Queue
 
-    _schema_v5(database)
+    old_schema(database, sqlite=5, postgresql=5, statements=(
+        "INSERT INTO jobq_jobs(kind, queue, payload, max_attempts, run_at, created_at) "
+        "VALUES ('old', 'api', 'null', 3, 0, 0)",))
     with Queue(database, clock=clock) as q:
         [old] = q.list()
         assert (old.kind, old.key) == ("old", None)

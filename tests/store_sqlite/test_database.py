@@ -264,7 +264,7 @@ def test_a_version_1_database_is_migrated_and_its_workers_kept_with_no_recorded_
         assert q.store.integrity_check() == "ok"
     conn = sqlite3.connect(db_path)
     assert conn.execute("SELECT value FROM jobq_meta WHERE key='schema_version'"
-                        ).fetchone()[0] == str(SCHEMA_VERSION) == "7"
+                        ).fetchone()[0] == str(SCHEMA_VERSION) == "8"
     with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
         conn.execute("UPDATE jobq_jobs SET status='bogus'")
 
@@ -307,6 +307,7 @@ def test_version_6_keeps_the_trigger_only_where_a_rate_limit_is_set(tmp_path, li
             q.set_limit("mail", concurrency=1)
     conn = sqlite3.connect(db, isolation_level=None)
     conn.executescript(RATE_TRIGGER)  # as version 6 left every database
+    conn.execute("ALTER TABLE jobq_jobs DROP COLUMN trace_context")  # version 8's
     conn.execute("UPDATE jobq_meta SET value='6' WHERE key='schema_version'")
     conn.execute("PRAGMA user_version=6")
     conn.close()

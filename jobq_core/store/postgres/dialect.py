@@ -31,11 +31,11 @@ NOTIFY_CHANNEL = "jobq"
 # pg_notify of the queues due one (see ``notify.Notifier``) is sent when the insert commits.
 INSERT_MANY = (
     "WITH ins AS (INSERT INTO jobq_jobs(kind, payload, queue, priority, run_at, max_attempts, "
-    "unique_key, key, created_at) "
-    "SELECT k, p, q, pr, r, m, NULL, ky, %(now)s FROM unnest(%(kind)s::text[], "
+    "unique_key, key, trace_context, created_at) "
+    "SELECT k, p, q, pr, r, m, NULL, ky, tc, %(now)s FROM unnest(%(kind)s::text[], "
     "%(payload)s::text[], %(queue)s::text[], %(priority)s::bigint[], %(run_at)s::float8[], "
-    "%(max_attempts)s::bigint[], %(key)s::text[]) "
-    "WITH ORDINALITY AS v(k, p, q, pr, r, m, ky, n) ORDER BY n RETURNING id), "
+    "%(max_attempts)s::bigint[], %(key)s::text[], %(trace)s::text[]) "
+    "WITH ORDINALITY AS v(k, p, q, pr, r, m, ky, tc, n) ORDER BY n RETURNING id), "
     "sent AS (SELECT pg_notify('" + NOTIFY_CHANNEL + "', q) FROM unnest(%(notify)s::text[]) AS q) "
     # referencing ``sent`` makes PostgreSQL run it (an unreferenced SELECT CTE is skipped)
     "SELECT id FROM ins WHERE (SELECT count(*) FROM sent) >= 0"
@@ -265,8 +265,10 @@ class PostgresDialect(Dialect):
             "now": now, "kind": [j.kind for j in jobs], "payload": [j.payload for j in jobs],
             "queue": [j.queue for j in jobs], "priority": [j.priority for j in jobs],
             "run_at": [j.run_at for j in jobs], "max_attempts": [j.max_attempts for j in jobs],
-            # no array when no job has a key: unnest pads it with NULLs
+            # no array when no job has a key (or a trace context): unnest pads it with NULLs
             "key": [j.key for j in jobs] if any(j.key is not None for j in jobs) else None,
+            "trace": ([j.trace_context for j in jobs]
+                      if any(j.trace_context is not None for j in jobs) else None),
             "notify": notify,
         }).fetchall()
         return sorted(r[0] for r in rows)  # ids follow the batch's order

@@ -190,7 +190,15 @@ CREATE INDEX jobq_jobs_key ON jobq_jobs(queue, key, status, id)
   WHERE key IS NOT NULL AND status IN ('pending','running','waiting');
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6]
+# v7: the W3C trace context of the span that enqueued a job (``Job.trace_context``), written
+# only while tracing is on, so that each run's span continues the enqueue's trace. NULL
+# for every job before (a nullable column without a default: a change of the catalog
+# only, no row rewritten). No index: nothing looks a job up by it.
+_V7 = """
+ALTER TABLE jobq_jobs ADD COLUMN trace_context text;
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _OURS = (

@@ -203,13 +203,13 @@ class SqliteDialect(Dialect):
         if not jobs:
             return []
         # jobs here have no unique key (the engine inserts those one by one); without a key
-        # either, a job takes INSERT_BARE, which binds no None
+        # or a trace context either, a job takes INSERT_BARE, which binds no None
         if len(jobs) == 1 and not payload_is_big(jobs[0].payload):  # one statement: no BEGIN
             job = jobs[0]
-            if job.key is None:
+            if job.key is None and job.trace_context is None:
                 return [c.execute(sql.INSERT_BARE, (*job[:6], now)).lastrowid]
             return [c.execute(sql.INSERT, (*job, now)).lastrowid]
-        keyed = any(job.key is not None for job in jobs)
+        bare = all(job.key is None and job.trace_context is None for job in jobs)
         with write_transaction(c):
             rows, big = [], []
             for i, job in enumerate(jobs):
@@ -217,8 +217,8 @@ class SqliteDialect(Dialect):
                     big.append(i)
                     job = job._replace(payload=None)
                 # NewJob's fields are in sql.INSERT's column order (INSERT_BARE's first six)
-                rows.append((*job, now) if keyed else (*job[:6], now))
-            ids = self._insert_rows(c, rows, sql.INSERT if keyed else sql.INSERT_BARE)
+                rows.append((*job[:6], now) if bare else (*job, now))
+            ids = self._insert_rows(c, rows, sql.INSERT_BARE if bare else sql.INSERT)
             for i in big:
                 c.execute(INSERT_PAYLOAD, (ids[i], jobs[i].payload))
         return ids

@@ -245,8 +245,15 @@ def rate_trigger(c: sqlite3.Connection) -> None:
         c.execute("DROP TRIGGER IF EXISTS jobq_rate_window")
 
 
+# v8: the W3C trace context of the span that enqueued a job (``Job.trace_context``), written
+# only while tracing is on, so that each run's span continues the enqueue's trace. NULL
+# for every job before (adding a column without a default rewrites no row).
+_V8 = """
+ALTER TABLE jobq_jobs ADD COLUMN trace_context TEXT;
+"""
+
 MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
-    _V1, _V2, _V3, _V4, _v5, _V6, rate_trigger]
+    _V1, _V2, _V3, _V4, _v5, _V6, rate_trigger, _V8]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
