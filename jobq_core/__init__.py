@@ -29,7 +29,7 @@ from .types import (
 from .schedule import Schedule
 from .registry import JobContext, Registry
 from .tasks import Task
-from .types import WHY_REASONS, Dependencies, Link, Watch, Why
+from .types import WHY_REASONS, Dependencies, Hold, Link, Watch, Why
 
 if TYPE_CHECKING:
     from .worker import Worker
@@ -52,6 +52,6 @@ __all__ = [
     "Outcome", "PayloadTooLarge", "Queue", "QueueStats", "RawJSON", "Registry", "SchemaTooNew",
     "Stats", "StorageFull", "SystemClock", "UnusableConnection", "Worker", "WorkerInfo",
     "WorkerState", "DEFAULT_BEAT", "Task", "FORGET_AFTER", "Rate", "Schedule", "ScheduleInfo",
-    "Dependencies", "Link", "Snooze", "Why", "WHY_REASONS",
+    "Dependencies", "Hold", "Link", "Snooze", "Why", "WHY_REASONS",
     "PoolKind",
 ]

@@ -195,6 +195,10 @@ class QueueStats:
     key_concurrency: int | None = None  # at most this many running jobs per key
     ordered: bool = False  # jobs of one key run one at a time, in enqueue (id) order
     keys_busy: int = 0  # distinct keys of its running jobs
+    # The last rate window (under a rate limit): when it opened, and how many jobs it
+    # started. It is over once ``rate.per`` seconds have passed since it opened.
+    window_start: float | None = None
+    window_count: int = 0
 
     @property
     def limited(self) -> bool:
@@ -355,6 +359,18 @@ class Why:
     reason: str
     message: str
     details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """What other jobs' rows say holds a job back (``Queue.holds``): ``key_running``, how
+    many jobs of its key run in its queue now; ``key_earlier``, the first job of its key
+    in its queue before it that has not ended (None: none; what holds a key in an ordered
+    queue); ``waits_on``, how many of the jobs it waits on have not succeeded."""
+
+    key_running: int = 0
+    key_earlier: int | None = None
+    waits_on: int = 0
 
 
 WHY_REASONS = ("running", "waiting", "paused", "queue_limit", "rate_limit", "key_held",

@@ -6,15 +6,17 @@ waiting one what it waits on; a pending one what holds it back — its queue pau
 concurrency limit or out of its rate window, its key held (by running jobs of the key, or
 in an ordered queue by an earlier job of the key), a time in the future (first run or retry), no
 live worker serving its queue — or, when nothing does, how many ready jobs are ahead of it.
-Every read is one the monitor also makes; nothing is written.
+Which reason applies is decided in ``why_policy`` (shared with the monitor's WHY column);
+here are the reads for one job and the words. Nothing is written.
 """
 from __future__ import annotations
 
+from . import why_policy
 from .display import duration, timestamp
 from .errors import JobNotFound
 from .error_groups import error_line
 from .textsafe import clean
-from .types import DEFAULT_BEAT, Job, JobStatus, Why, WorkerState
+from .types import DEFAULT_BEAT, Hold, Job, JobStatus, QueueStats, Why, WorkerState
 
 AHEAD_CAP = 10_000  # "about N jobs ahead" counts no further
 HOLDERS_SHOWN = 8  # running jobs of a key named in a key_held message
@@ -26,17 +28,37 @@ def explain(q, job_id: int) -> Why:
     if job is None:
         raise JobNotFound(job_id)
     now = q.clock.now()
-    return (_finished(job) or _running(q, job, now) or _waiting(q, job)
-            or _held(q, job, now) or _ready(q, job, now))
+    queue, hold, served = _facts(q, job, now)
+    why = why_policy.reason(job, now, queue=queue, hold=hold, served=served)
+    if why in ("succeeded", "dead", "cancelled"):
+        return _finished(job)
+    if why == "running":
+        return _running(q, job, now)
+    if why == "waiting":
+        return _waiting(q, job)
+    if why == "ready":
+        return _ready(q, job, now)
+    assert queue is not None
+    return _held(q, job, now, why, queue, hold)
+
+
+def _facts(q, job: Job, now: float) -> tuple[QueueStats | None, Hold | None, bool]:
+    """What ``why_policy.reason`` needs to know of a pending job: its queue's controls,
+    what holds its key (read only where a key limit applies), whether a live worker
+    serves its queue. Of a job in another state, nothing."""
+    if job.status != JobStatus.PENDING:
+        return None, None, True
+    queue = q.store.queue_state(job.queue)
+    hold = (q.store.job_holds([job.id]).get(job.id)
+            if job.key is not None and queue.keyed else None)
+    return queue, hold, why_policy.serves(q.workers(), job.queue, now, DEFAULT_BEAT)
 
 
 def _why(job: Job, reason: str, message: str, **details) -> Why:
     return Why(job.id, reason, message, details)
 
 
-def _finished(job: Job) -> Why | None:
-    if job.status not in (JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED):
-        return None
+def _finished(job: Job) -> Why:
     when = timestamp(job.finished_at) if isinstance(job.finished_at, (int, float)) else "?"
     if job.status == JobStatus.SUCCEEDED:
         return _why(job, "succeeded", f"it succeeded at {when}", finished_at=job.finished_at)
@@ -49,9 +71,7 @@ def _finished(job: Job) -> Why | None:
                 finished_at=job.finished_at)
 
 
-def _running(q, job: Job, now: float) -> Why | None:
-    if job.status != JobStatus.RUNNING:
-        return None
+def _running(q, job: Job, now: float) -> Why:
     left = (job.lease_until or now) - now
     lease = f"its lease ends in {duration(left)}" if left >= 0 else \
         f"its lease ran out {duration(-left)} ago (the reaper takes it back)"
@@ -64,9 +84,7 @@ def _running(q, job: Job, now: float) -> Why | None:
                 worker_state=None if state is None else str(state))
 
 
-def _waiting(q, job: Job) -> Why | None:
-    if job.status != JobStatus.WAITING:
-        return None
+def _waiting(q, job: Job) -> Why:
     open_ = [x for x in q.dependencies(job.id).waits_on if x.status != JobStatus.SUCCEEDED]
     names = ", ".join(f"{x.job_id} ({x.status})" for x in open_[:8])
     more = f" and {len(open_) - 8} more" if len(open_) > 8 else ""
@@ -74,60 +92,51 @@ def _waiting(q, job: Job) -> Why | None:
                 waits_on=[{"id": x.job_id, "status": str(x.status)} for x in open_])
 
 
-def _held(q, job: Job, now: float) -> Why | None:
-    """A pending job held back by its queue's controls, its time, or no worker."""
-    queue = clean(job.queue, limit=80)
-    controls, running = q.store.queue_state(job.queue)
-    if controls is not None:
-        (paused, concurrency, rate_limit, rate_per, window_start, window_count,
-         key_concurrency, ordered) = controls
-        if paused:
-            return _why(job, "paused", f"its queue {queue} is paused (jobq resume)",
-                        queue=job.queue)
-        if concurrency is not None and running >= concurrency:
-            return _why(job, "queue_limit", f"its queue {queue} is at its concurrency limit: "
-                        f"{running}/{concurrency} running", queue=job.queue,
-                        running=running, limit=concurrency)
-        if (rate_limit is not None and window_start is not None
-                and window_start + rate_per > now and window_count >= rate_limit):
-            until = window_start + rate_per
-            return _why(job, "rate_limit", f"its queue {queue} started {window_count} of its "
-                        f"{rate_limit} jobs per {duration(rate_per)} in this window, which "
-                        f"ends at {timestamp(until)}", queue=job.queue, until=until)
-        if job.key is not None and (key_concurrency is not None or ordered):
-            held = _key_held(q, job, key_concurrency, bool(ordered))
-            if held is not None:
-                return held
-    if job.run_at > now:
-        if job.attempts:
-            return _why(job, "retry", f"attempt {job.attempts + 1}/{job.max_attempts} is due "
-                        f"at {timestamp(job.run_at)} (in {duration(job.run_at - now)})",
-                        run_at=job.run_at, attempt=job.attempts + 1)
-        return _why(job, "scheduled", f"it runs at {timestamp(job.run_at)} (in "
+def _held(q, job: Job, now: float, why: str, queue: QueueStats, hold: Hold | None) -> Why:
+    """A pending job held back by its queue's controls, its time, or no worker (``why``,
+    as ``why_policy.reason`` decided it), in words."""
+    name = clean(job.queue, limit=80)
+    if why == "paused":
+        return _why(job, why, f"its queue {name} is paused (jobq resume)", queue=job.queue)
+    if why == "queue_limit":
+        return _why(job, why, f"its queue {name} is at its concurrency limit: "
+                    f"{queue.running}/{queue.concurrency} running", queue=job.queue,
+                    running=queue.running, limit=queue.concurrency)
+    if why == "rate_limit":
+        until = why_policy.rate_window_end(queue, now)
+        assert queue.rate is not None and until is not None
+        return _why(job, why, f"its queue {name} started {queue.window_count} of its "
+                    f"{queue.rate.limit} jobs per {duration(queue.rate.per)} in this window, "
+                    f"which ends at {timestamp(until)}", queue=job.queue, until=until)
+    if why == "key_held":
+        assert hold is not None
+        return _key_held(q, job, queue, hold)
+    if why == "retry":
+        return _why(job, why, f"attempt {job.attempts + 1}/{job.max_attempts} is due "
+                    f"at {timestamp(job.run_at)} (in {duration(job.run_at - now)})",
+                    run_at=job.run_at, attempt=job.attempts + 1)
+    if why == "scheduled":
+        return _why(job, why, f"it runs at {timestamp(job.run_at)} (in "
                     f"{duration(job.run_at - now)})", run_at=job.run_at)
-    live = [w for w in q.workers() if w.state(now, DEFAULT_BEAT) != WorkerState.LOST
-            and (w.queues is None or job.queue in w.queues)]
-    if not live:
-        return _why(job, "no_worker", f"no live worker serves its queue {queue}",
-                    queue=job.queue)
-    return None
+    return _why(job, "no_worker", f"no live worker serves its queue {name}", queue=job.queue)
 
 
-def _key_held(q, job: Job, key_concurrency: int | None, ordered: bool) -> Why | None:
+def _key_held(q, job: Job, queue: QueueStats, hold: Hold) -> Why:
     """Its key's running jobs fill the queue's ``key_concurrency`` (or, ordered, one of
     them runs), or (ordered) an earlier job of its key has not ended."""
     key = clean(repr(job.key), limit=80)
-    running, earlier = q.store.key_holders(job.queue, job.key, job.id, HOLDERS_SHOWN)
-    if ordered and earlier is not None:
+    running, _ = q.store.key_holders(job.queue, job.key, job.id, HOLDERS_SHOWN)
+    earlier = why_policy.key_earlier(job, queue, hold)
+    if earlier is not None:
         return _why(job, "key_held", f"earlier job {earlier} with the same key {key} is not "
                     "done (its queue runs a key's jobs in order)", key=job.key,
                     earlier=earlier, running=running)
-    limit = 1 if ordered else key_concurrency
-    if limit is None or len(running) < limit:
-        return None
+    limit = why_policy.key_limit(queue)
     names = ", ".join(map(str, running))
-    holders = f"job {names}" if len(running) == 1 else f"jobs {names}"
-    return _why(job, "key_held", f"{key} held by {holders} ({len(running)}/{limit} "
+    more = f" and {hold.key_running - len(running)} more" if hold.key_running > len(running) \
+        else ""
+    holders = f"job {names}" if hold.key_running == 1 else f"jobs {names}{more}"
+    return _why(job, "key_held", f"{key} held by {holders} ({hold.key_running}/{limit} "
                 "running)", key=job.key, running=running, limit=limit)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from .checks import check_int
 from .store.base import Deps
-from .types import Dependencies, Why
+from .types import Dependencies, Hold, Why
 
 
 class Workflows:
@@ -51,6 +51,17 @@ class Workflows:
         from .why import explain
 
         return explain(self, job_id)
+
+    def holds(self, job_ids: Iterable[int]) -> dict[int, Hold]:
+        """What holds each of these jobs back that only other jobs' rows tell (``Hold``:
+        its key's running jobs and the first earlier open job of its key; the jobs it
+        waits on that have not succeeded), by id; ids of no job are left out. One read of
+        an index probe or two per job: what ``why`` decides for a page of jobs, with its
+        queue's controls (``stats``) and the workers, without asking once per job."""
+        ids = list(job_ids)
+        for job_id in ids:
+            check_int("job_ids", job_id, minimum=1)
+        return self.store.job_holds(ids) if ids else {}
 
     def _insert_linked(self, items: list, earlier: list, conn: Any) -> list[int]:
         """Items (each may carry ``after`` and ``allow_failed``) inserted in one

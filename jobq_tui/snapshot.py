@@ -5,10 +5,11 @@ keeps the last one, and none of them needs to import the others to share it.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobq_core import Job, Stats, Throughput, WorkerInfo
+from jobq_core import Hold, Job, Stats, Throughput, WorkerInfo
 
 from .filters import Filter
 
@@ -34,6 +35,8 @@ class Snapshot:
     running: tuple[Job, ...]
     rows: tuple[Any, ...] = field(default=())  # the view's own rows (``View.read``)
     rows_at: float = 0.0  # clock time ``rows`` were read (earlier than read_at if kept)
+    # what other jobs' rows say holds the rows' jobs back (``View.read_holds``), by job id
+    holds: Mapping[int, Hold] = field(default_factory=dict)
     reused: bool = False  # True: the database had not changed; these are the last rows
     frozen: bool = False  # True: a frozen copy (its directory is not writable): no live updates
     blockers: tuple[str, ...] = ()  # stopped processes holding the write lock

@@ -13,8 +13,9 @@ what it returns. Hazards and invariants:
   ``max_reuse`` seconds, because some counts (scheduled jobs becoming due) move with time
   alone.
 * Only what one screen shows is read: every list has a LIMIT and uses a partial index.
-  What a view reads is the view's own business (``View.read``): ``poll`` is handed the
-  view, never looks one up, and nothing here depends on which view it is.
+  What a view reads is the view's own business (``View.read``, and ``View.read_holds``
+  after it): ``poll`` is handed the view, never looks one up, and nothing here depends on
+  which view it is.
 * A locked, corrupt, replaced or deleted file raises ``Unavailable`` from ``poll``; the
   next ``poll`` tries again (reopening the file if it was replaced), so the app recovers
   when the database comes back.
@@ -177,12 +178,14 @@ class Source:
         if (v.groups and grouped and not force and last is not None
                 and (last.view, last.filter, last.grouped) == (v.name, filt, grouped)
                 and 0 <= now - last.rows_at < v.regroup_every):
-            rows, rows_at = last.rows, last.rows_at  # a costly grouping: not every second
+            # a costly grouping: not every second
+            rows, rows_at, holds = last.rows, last.rows_at, last.holds
         else:
             rows, rows_at = v.read(q, filt, grouped), now
+            holds = v.read_holds(q, rows)
         return Snapshot(v.name, filt, grouped, version, now, now, time.monotonic() - started,
                         time.thread_time() - cpu, stats, history, recent, _shown(workers),
-                        _shown(running), _shown(rows), rows_at, frozen=q.frozen,
+                        _shown(running), _shown(rows), rows_at, holds=holds, frozen=q.frozen,
                         blockers=tuple(q.write_blockers()))
 
     def _stats(self, q: Queue, now: float, force: bool) -> Stats:

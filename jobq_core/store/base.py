@@ -62,8 +62,8 @@ from typing import NamedTuple, Protocol
 from ..clock import Clock
 from ..display import duration, timestamp
 from ..types import (
-    Attempt, Dependencies, ErrorGroup, ExtendResult, Job, QueueStats, Rate, ScheduleInfo, Stats, Throughput,
-    NewJob, Watch, WorkerInfo,
+    Attempt, Dependencies, ErrorGroup, ExtendResult, Hold, Job, NewJob, QueueStats, Rate,
+    ScheduleInfo, Stats, Throughput, Watch, WorkerInfo,
 )
 
 FINISHED_STATUSES = ("succeeded", "dead", "cancelled")
@@ -280,10 +280,9 @@ class Store(Protocol):
         """The results of the jobs ``job_id`` waits on (None for one that did not succeed)."""
         ...
 
-    def queue_state(self, queue: str) -> tuple[tuple | None, int]:
-        """(The queue's controls: paused, concurrency, rate limit, rate window, window start,
-        window count, key concurrency, ordered — None for a queue without; its running
-        jobs), read in one snapshot."""
+    def queue_state(self, queue: str) -> QueueStats:
+        """The queue's controls (with its rate window; none for a queue without) and its
+        running jobs, read in one snapshot (the other counts are not read: zero)."""
         ...
 
     def key_holders(self, queue: str, key: str, job_id: int,
@@ -291,6 +290,12 @@ class Store(Protocol):
         """(Ids of the running jobs of ``key`` in ``queue``, at most ``cap``; the id of the
         first pending, running or waiting job of the key before ``job_id``, or None), read
         in one snapshot."""
+        ...
+
+    def job_holds(self, job_ids: Sequence[int]) -> dict[int, Hold]:
+        """What holds each of these jobs back in other jobs' rows (``Hold``), by id; an id
+        with no job is left out. One statement, an index probe or two per job: for a page
+        of jobs, not for a whole backlog."""
         ...
 
     def job_ahead(self, job: Job, now: float, cap: int) -> int:

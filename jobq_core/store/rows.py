@@ -133,14 +133,24 @@ def attempts_from_rows(job_id: int, ended: list[tuple], current: tuple | None) -
     return out
 
 
+def controls_from_row(row, running: int = 0) -> QueueStats:
+    """A row of QUEUE_STATE (paused, concurrency, rate limit, rate window, window start,
+    window count, key concurrency, ordered) as QueueStats carrying the controls (and
+    ``running``, when given); None (a queue without controls): none of them."""
+    if row is None:
+        return QueueStats(running=running)
+    (paused, concurrency, rate_limit, rate_per, window_start, window_count, key_concurrency,
+     ordered) = row
+    return QueueStats(running=running, paused=bool(paused), concurrency=concurrency,
+                      rate=None if rate_limit is None else Rate(rate_limit, rate_per),
+                      key_concurrency=key_concurrency, ordered=bool(ordered),
+                      window_start=window_start, window_count=window_count or 0)
+
+
 def controls_from_rows(rows) -> dict[str, QueueStats]:
-    """Rows of QUEUE_CONTROLS (name, paused, concurrency, rate limit, rate window, key
-    concurrency, ordered) as QueueStats carrying only the controls."""
-    return {name: QueueStats(paused=bool(paused), concurrency=concurrency,
-                             rate=None if rate_limit is None else Rate(rate_limit, rate_per),
-                             key_concurrency=key_concurrency, ordered=bool(ordered))
-            for name, paused, concurrency, rate_limit, rate_per, key_concurrency, ordered
-            in rows}
+    """Rows of QUEUE_CONTROLS (name, then QUEUE_STATE's columns) as QueueStats carrying
+    only the controls."""
+    return {row[0]: controls_from_row(row[1:]) for row in rows}
 
 
 def stats_from_rows(now: float, window: float, pending_rows, running_rows, dead_rows,
@@ -171,7 +181,9 @@ def stats_from_rows(now: float, window: float, pending_rows, running_rows, dead_
     for q, control in controls_from_rows(control_rows).items():
         queues.setdefault(q, {}).update(paused=control.paused, concurrency=control.concurrency,
                                         rate=control.rate, ordered=control.ordered,
-                                        key_concurrency=control.key_concurrency)
+                                        key_concurrency=control.key_concurrency,
+                                        window_start=control.window_start,
+                                        window_count=control.window_count)
     return Stats(
         now=now, window=window, pending=pending, scheduled=scheduled, retrying=retrying,
         running=running, dead=dead, succeeded_recent=recent.get("succeeded", 0),

@@ -203,9 +203,10 @@ DEAD_GROUPS = ("SELECT kind, {first_line}, {tail}, count(*), max(finished_at), m
 
 # -- why a job is not running ----------------------------------------------------------------
 
-QUEUE_STATE = (
-    "SELECT paused, concurrency, rate_limit, rate_per, window_start, window_count, "
-    "key_concurrency, ordered FROM jobq_queues WHERE name=?")
+_QUEUE_COLUMNS = ("paused, concurrency, rate_limit, rate_per, window_start, window_count, "
+                  "key_concurrency, ordered")
+"""A queue's controls, as ``rows.controls_from_row`` reads them."""
+QUEUE_STATE = f"SELECT {_QUEUE_COLUMNS} FROM jobq_queues WHERE name=?"
 RUNNING_IN_QUEUE = "SELECT count(*) FROM jobq_jobs WHERE status='running' AND queue=?"
 AHEAD = (
     "SELECT count(*) FROM (SELECT 1 FROM jobq_jobs WHERE status='pending' AND queue=? "
@@ -223,11 +224,20 @@ KEY_RUNNING = (f"SELECT id FROM jobq_jobs WHERE {KEY_OPEN} AND status='running' 
 KEY_EARLIER = (f"SELECT id FROM jobq_jobs WHERE queue=? AND key=? AND {KEY_OPEN} AND id<? "
                "ORDER BY id LIMIT 1")
 """The first open job of a key before a given one (what holds an ordered key)."""
+HOLDS = (
+    "SELECT j.id, CASE WHEN j.key IS NULL THEN 0 ELSE (SELECT count(*) FROM jobq_jobs WHERE "
+    f"{KEY_OPEN} AND status='running' AND queue=j.queue AND key=j.key) END, "
+    "CASE WHEN j.key IS NULL THEN NULL ELSE (SELECT min(id) FROM jobq_jobs WHERE "
+    f"queue=j.queue AND key=j.key AND {KEY_OPEN} AND id<j.id) END, "
+    "(SELECT count(*) FROM jobq_deps d JOIN jobq_jobs x ON x.id=d.depends_on "
+    "WHERE d.job_id=j.id AND x.status<>'succeeded') FROM jobq_jobs j WHERE j.id IN {ids}")
+"""Per job: the running jobs of its key, the first open job of its key before it (the
+reads of KEY_RUNNING and KEY_EARLIER, counted), and the jobs it waits on that have not
+succeeded: each a probe of an index, for a page of jobs in one statement."""
 
 # -- queue controls ----------------------------------------------------------------------------
 
-QUEUE_CONTROLS = ("SELECT name, paused, concurrency, rate_limit, rate_per, key_concurrency, "
-                  "ordered FROM jobq_queues ORDER BY name")
+QUEUE_CONTROLS = f"SELECT name, {_QUEUE_COLUMNS} FROM jobq_queues ORDER BY name"
 KEYED = "(key_concurrency IS NOT NULL OR ordered)"
 """A queue row with a key limit (its claims carry the key filter)."""
 CONTROL_STATE = (

@@ -9,11 +9,12 @@ from .cells import (
     Timed, age, badge, error_cell, fixed, name_cell, number, tries, worker_cell,
 )
 from .keys import CANCEL, RETRY, RETRY_ALL
+from .why import WHY, Facts, RowFacts, why_cell, why_sort
 
 COLUMNS = (Column("id", "ID"), Column("status", "STATUS"),
            Column("kind", "KIND", shrink=4, least=10, want=20),
            Column("queue", "QUEUE", shrink=3, least=6, want=10),
-           Column("try", "TRY"), Column("age", "AGE"),
+           Column("try", "TRY"), Column("age", "AGE"), WHY,
            Column("worker", "WORKER", True, shrink=2, least=8, want=14, middle=True),
            Column("error", "LAST ERROR", True, shrink=1, least=20, want=40, middle=True))
 
@@ -25,20 +26,30 @@ class AllJobs(View):
     def read(self, q, filt, grouped):
         return tuple(q.list(filt.status, **narrow(filt)))
 
+    def read_holds(self, q, rows):
+        """For the WHY column: the keys of the pending jobs that have one, and what the
+        waiting jobs wait on (one read for the page)."""
+        ids = [j.id for j in rows if j.status == JobStatus.WAITING
+               or (j.status == JobStatus.PENDING and j.key is not None)]
+        return q.holds(ids) if ids else {}
+
     def all_columns(self, grouped):
         return COLUMNS
 
     def rows(self, snap, *, wide, beat):
         f = snap.filter
         workers = {w.id: w for w in snap.workers}
+        facts = RowFacts(snap, beat) if wide else None  # the WHY column's
         out: list[Row] = []
         for j in snap.rows:
             if not f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status):
                 continue
             # A running job's row says what its worker's state is: the worker is part of it.
             worker = workers.get(j.worker or "") if j.status == JobStatus.RUNNING else None
-            out.append(_CACHE.row(str(j.id), (j, worker), wide,
-                                  lambda j=j, w=worker: _row(j, w, wide, beat)))
+            why = None if facts is None else facts.of(j)
+            out.append(_CACHE.row(str(j.id), (j, worker, why), wide,
+                                  lambda j=j, w=worker, why=why: _row(
+                                      j, w, why, wide, beat, snap.read_at)))
         _CACHE.done(wide)
         return out
 
@@ -46,7 +57,8 @@ class AllJobs(View):
 _CACHE = RowCache()
 
 
-def _row(j: Job, worker: WorkerInfo | None, wide: bool, beat: float) -> Row:
+def _row(j: Job, worker: WorkerInfo | None, why: Facts | None, wide: bool, beat: float,
+         at: float) -> Row:
     lim = limit_for(wide)
 
     def status(now: float):
@@ -58,7 +70,7 @@ def _row(j: Job, worker: WorkerInfo | None, wide: bool, beat: float) -> Row:
             state = Badge(b.glyph, f"running, worker {b.word}", b.style)
         return badge(state)
 
-    return build(COLUMNS, wide, str(j.id), {
+    values = {
         "id": (number(j.id), j.id),
         "status": (Timed(status), str(j.status)),
         "kind": (name_cell(j.kind, lim), j.kind),
@@ -69,7 +81,10 @@ def _row(j: Job, worker: WorkerInfo | None, wide: bool, beat: float) -> Row:
             j.worker, None if worker is None else worker.state(now, beat), lim)),
             j.worker or ""),
         "error": error_cell(j),
-    }, job_id=j.id)
+    }
+    if why is not None:
+        values["why"] = (why_cell(j, beat, worker=worker, facts=why), why_sort(j, why, at))
+    return build(COLUMNS, wide, str(j.id), values, job_id=j.id)
 
 
 VIEW = AllJobs()

@@ -6,7 +6,10 @@ A view says three things, and nothing outside its module branches on its name:
   the read-only connection. It returns the records of its rows (jobs, error groups), at
   most ``ROW_LIMIT``, narrowed by the filter's database terms where the store can. A view
   whose rows come from what every snapshot has anyway (stats, workers, running jobs) reads
-  nothing (``own_rows = False``), and any snapshot serves it;
+  nothing (``own_rows = False``), and any snapshot serves it. After each ``read``,
+  ``read_holds(queue, rows)`` may add what holds its jobs back that only other jobs' rows
+  tell, for the WHY column (``views/why.py``): one batched ``Queue.holds``, never a read
+  per row;
 * its columns: ``columns(grouped, wide)``, and the keys that act on its rows (``keys``,
   from ``views.keys``): the app offers those keys in this view only;
 * its rows: ``rows(snapshot, wide=, beat=)``, a pure function of the snapshot. Cells that
@@ -16,11 +19,11 @@ A view says three things, and nothing outside its module branches on its name:
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from jobq_core import ErrorGroup, Queue
+from jobq_core import ErrorGroup, Hold, Queue
 
 from ..filters import Filter
 from ..snapshot import ROW_LIMIT
@@ -99,6 +102,11 @@ class View:
 
     def read(self, q: Queue, filt: Filter, grouped: bool) -> tuple[Any, ...]:
         return ()
+
+    def read_holds(self, q: Queue, rows: tuple[Any, ...]) -> Mapping[int, Hold]:
+        """What other jobs' rows say holds these rows' jobs back, by job id (the
+        snapshot's ``holds``); nothing for a view that does not show it."""
+        return {}
 
     def all_columns(self, grouped: bool) -> Sequence[Column]:
         raise NotImplementedError

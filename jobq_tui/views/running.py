@@ -16,12 +16,13 @@ from .cells import (
     Timed, age, fixed, lease_cell, name_cell, progress_cell, tries, worker_cell,
 )
 from .keys import CANCEL, TAKE_BACK
+from .why import WHY, why_cell, why_sort
 
 COLUMNS = (
     Column("id", "ID"), Column("kind", "KIND", shrink=4, least=10, want=20),
     Column("queue", "QUEUE", shrink=2, least=6, want=10),
     Column("worker", "WORKER", shrink=3, least=10, want=16, middle=True),
-    Column("try", "TRY"), Column("runtime", "RUNTIME"), Column("lease", "LEASE"),
+    Column("try", "TRY"), Column("runtime", "RUNTIME"), Column("lease", "LEASE"), WHY,
     Column("beat", "BEAT", True), Column("progress", "PROGRESS", True, shrink=1, least=10),
 )
 
@@ -74,6 +75,7 @@ def _row(j: Job, worker: WorkerInfo | None, wide: bool, beat: float) -> Row:
         "beat": (Timed(lambda now: fixed(age(now - j.heartbeat_at) if j.heartbeat_at
                                         else "-")), -(j.heartbeat_at or 0.0)),
         "progress": (progress_cell(j), j.progress or 0.0),
+        "why": (why_cell(j, beat, worker=worker), why_sort(j)),
     }, job_id=j.id)
 
 

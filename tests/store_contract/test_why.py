@@ -1,7 +1,7 @@
 """Queue.why: the first reason that applies, for every reason, on every store."""
 import pytest
 
-from jobq_core import WHY_REASONS, JobNotFound, Rate
+from jobq_core import WHY_REASONS, Hold, JobNotFound, Rate
 
 from .helpers import dead_job, succeeded_job
 
@@ -104,3 +104,43 @@ def test_every_reason_is_listed_and_a_missing_job_raises(queue):
     assert len(set(WHY_REASONS)) == 13
     with pytest.raises(JobNotFound):
         queue.why(4711)
+
+
+def test_a_key_held_by_more_running_jobs_than_the_message_names(queue, monkeypatch):
+    from jobq_core.store import controls
+
+    monkeypatch.setattr(controls, "TTL", 0.0)
+    serve(queue)
+    queue.set_limit("api", key_concurrency=10)
+    ids = queue.enqueue_many([{"kind": "k", "queue": "api", "key": "c7"}] * 11)
+    queue.claim_many("w", 20, queues=["api"])
+    why = queue.why(ids[-1])
+    assert why.reason == "key_held" and why.details["limit"] == 10
+    assert why.message.endswith("and 2 more (10/10 running)") and len(why.details["running"]) == 8
+
+
+def test_holds_tells_a_pages_keys_and_dependencies_in_one_read(queue):
+    serve(queue)
+    done = succeeded_job(queue)
+    queue.set_limit("api", ordered=True)
+    first, second = queue.enqueue_many([{"kind": "k", "queue": "api", "key": "c7"}] * 2)
+    plain = queue.enqueue("k", queue="api")
+    queue.claim("w", queues=["api"])
+    after = queue.enqueue("k", after=[first, done, plain])
+    holds = queue.holds([first, second, plain, after, 4711])
+    assert set(holds) == {first, second, plain, after}  # no job 4711: left out
+    assert (holds[first].key_running, holds[first].key_earlier) == (1, None)
+    assert (holds[second].key_running, holds[second].key_earlier) == (1, first)
+    assert holds[plain] == Hold()  # no key, waits on nothing
+    assert holds[after].waits_on == 2  # the running one and the pending one, not the done one
+    assert queue.holds([]) == {}
+    with pytest.raises(ValueError):
+        queue.holds([0])
+
+
+def test_stats_carry_what_why_decides_a_rate_limit_by(queue, clock):
+    queue.set_limit("api", rate=Rate(2, 60.0))
+    queue.enqueue_many([{"kind": "k", "queue": "api"}] * 3)
+    queue.claim_many("w", 5, queues=["api"])
+    api = queue.stats().queues["api"]
+    assert (api.window_start, api.window_count) == (clock.now(), 2)

@@ -2,12 +2,15 @@
 statements run in one snapshot (``Backend.snapshot``), so their counts agree."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ...error_groups import group_dead
-from ...types import Attempt, ErrorGroup, Job, Stats, Throughput
+from ...types import Attempt, ErrorGroup, Hold, Job, QueueStats, Stats, Throughput
 from .. import sql
 from ..base import ListFilter
 from ..rows import (
-    THROUGHPUT_FAILED, attempts_from_rows, job_from_row, stats_from_rows, throughput_from_rows,
+    THROUGHPUT_FAILED, attempts_from_rows, controls_from_row, job_from_row, stats_from_rows,
+    throughput_from_rows,
 )
 from ._base import Operations
 from .admin import dead
@@ -59,15 +62,15 @@ class Reads(Operations):
                            for kind, first, tail, n, finished, last_id, queues in rows),
                           where.limit)
 
-    def queue_state(self, queue: str) -> tuple[tuple | None, int]:
-        """(The queue's controls row: paused, concurrency, rate limit, rate window, window
-        start, window count; None without controls), and its running jobs: one snapshot."""
+    def queue_state(self, queue: str) -> QueueStats:
+        """The queue's controls (none, for a queue without) and its running jobs: one
+        snapshot."""
         def op(c, _again: bool):
             with self.b.snapshot(c):
                 return (c.execute(self.q.QUEUE_STATE, (queue,)).fetchone(),
                         c.execute(self.q.RUNNING_IN_QUEUE, (queue,)).fetchone()[0])
 
-        return self.b.run(op)
+        return controls_from_row(*self.b.run(op))
 
     def key_holders(self, queue: str, key: str, job_id: int,
                     cap: int) -> tuple[list[int], int | None]:
@@ -80,6 +83,12 @@ class Reads(Operations):
                 return running, None if earlier is None else earlier[0]
 
         return self.b.run(op)
+
+    def job_holds(self, job_ids: Sequence[int]) -> dict[int, Hold]:
+        params = (self.d.list_param(list(job_ids)),)
+        rows = self.b.run(lambda c, _again: c.execute(self.q.HOLDS, params).fetchall())
+        return {job_id: Hold(running, earlier, waits_on)
+                for job_id, running, earlier, waits_on in rows}
 
     def job_ahead(self, job: Job, now: float, cap: int) -> int:
         """Ready jobs of ``job``'s queue a claim would take before it (at most ``cap``)."""
