@@ -29,7 +29,9 @@ from .types import (
 from .schedule import Schedule
 from .registry import JobContext, Registry
 from .tasks import Task
-from .types import WHY_REASONS, Dependencies, Hold, Link, Watch, Why
+from .types import (
+    COPY_STATUSES, WHY_REASONS, CopyReport, CopySkip, Dependencies, Hold, Link, Watch, Why,
+)
 
 if TYPE_CHECKING:
     from .worker import Worker
@@ -53,5 +55,5 @@ __all__ = [
     "Stats", "StorageFull", "SystemClock", "UnusableConnection", "Worker", "WorkerInfo",
     "WorkerState", "DEFAULT_BEAT", "Task", "FORGET_AFTER", "Rate", "Schedule", "ScheduleInfo",
     "Dependencies", "Hold", "Link", "Snooze", "Why", "WHY_REASONS",
-    "PoolKind",
+    "PoolKind", "CopyReport", "CopySkip", "COPY_STATUSES",
 ]

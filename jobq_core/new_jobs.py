@@ -13,8 +13,9 @@ from typing import Any
 
 from .checks import LATEST_TIME, check_int, check_name, check_seconds
 from .clock import SYSTEM_CLOCK, Clock
-from .errors import InvalidState, PayloadTooLarge
-from .store.base import Completion, CopiedJob
+from .errors import PayloadTooLarge
+from .store.base import Completion, Deps
+from .store.copies import CopiedJob
 from .types import Job, JobStatus, NewJob, RawJSON
 
 DEFAULT_MAX_ATTEMPTS = 20
@@ -86,18 +87,26 @@ def completions(items: Iterable[tuple[int, int, Any]]) -> list[Completion]:
             for job_id, token, result in items]
 
 
-def copied_job(job: Job) -> CopiedJob:
-    """A pending or dead job read from another queue, as ``Queue.copy_in`` writes it: the
-    payload as it was stored (a ``RawJSON`` one is not re-encoded), its key and trace
-    context kept."""
-    if job.status not in (JobStatus.PENDING, JobStatus.DEAD):
-        raise InvalidState(f"job {job.id} is {job.status}; only pending and dead jobs "
-                           "can be copied")
-    payload = str(job.payload) if isinstance(job.payload, RawJSON) else encode_json(job.payload)
-    new = NewJob(job.kind, payload, job.queue, job.priority, job.run_at, job.max_attempts,
-                 job.unique_key, job.key, job.trace_context)
-    return CopiedJob(new, str(job.status), job.attempts, job.error, job.created_at,
-                     job.finished_at)
+def copied_job(job: Job, now: float, deps: Deps | None = None,
+               schedules: tuple[str, ...] = ()) -> CopiedJob:
+    """A job read from another queue, as ``job_copy_in`` writes it: its payload and result
+    as they were stored (a ``RawJSON`` one is not re-encoded). A running job becomes pending,
+    its attempt counted (as the reaper counts a lost one): its lease and token are the
+    other store's. One an operator asked to cancel becomes cancelled now, as the reaper
+    would end it."""
+    status, finished_at = job.status, job.finished_at
+    if status == JobStatus.RUNNING:
+        status = JobStatus.CANCELLED if job.cancel_requested else JobStatus.PENDING
+        finished_at = now if job.cancel_requested else None
+    new = NewJob(job.kind, _stored(job.payload), job.queue, job.priority, job.run_at,
+                 job.max_attempts, job.unique_key, job.key, job.trace_context)
+    return CopiedJob(new, str(status), job.attempts, job.error, job.created_at, finished_at,
+                     None if job.result is None else _stored(job.result, "result"), deps,
+                     schedules)
+
+
+def _stored(value: Any, what: str = "payload") -> str:
+    return str(value) if isinstance(value, RawJSON) else encode_json(value, what)
 
 
 def prepare(items: Iterable[tuple | Mapping[str, Any]], *,

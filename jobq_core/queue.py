@@ -18,10 +18,11 @@ from .checks import (
     check_name, check_queues, check_rate, check_seconds,
 )
 from .clock import SYSTEM_CLOCK, Clock
+from .copying import Copying
 from .filters import job_filter
 from .errors import LeaseLost, Snooze, UnusableConnection
 from .new_jobs import (
-    DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD, JobMaker, completions, copied_job,
+    DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD, JobMaker, completions,
 )
 from .store import open_store
 from .textsafe import storable
@@ -38,7 +39,7 @@ from .types import (
 DEFAULT_LEASE = 30.0
 
 
-class Queue(Workflows, Registrations):
+class Queue(Workflows, Registrations, Copying):
     """A job queue in the database ``database`` names: a file path or ``sqlite:///path``
     (an SQLite file, created owner-only if missing), or ``postgresql://user@host/db``
     (jobq's tables are created in that existing database; see ``PostgresStore`` for its
@@ -374,15 +375,6 @@ class Queue(Workflows, Registrations):
         statuses = [s for s in FINISHED_STATUSES if dead or s != JobStatus.DEAD]
         counts = self.store.job_prune(self.clock.now() - older_than, statuses, dry_run)
         return {s: counts.get(s, 0) for s in statuses}
-
-    def copy_in(self, jobs: Iterable[Job]) -> list[int]:
-        """Add pending and dead jobs read from another queue (``other.list(status=...)``
-        with payloads), as they were: status, attempts, last error, times, unique key, key
-        and trace context. One transaction; the new ids in order. Their attempt history
-        stays behind. A pending job whose unique key a live job here holds yields that
-        job's id instead."""
-        copied = [copied_job(job) for job in jobs]
-        return self.store.job_copy_in(copied) if copied else []
 
     # -- queue controls -------------------------------------------------------------------
 

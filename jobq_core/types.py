@@ -349,6 +349,17 @@ class NewJob(NamedTuple):
     trace_context: str | None = None  # see ``Job.trace_context``
 
 
+class Deps(NamedTuple):
+    """What a job being inserted waits on: ids of jobs that exist, and the positions of
+    earlier jobs of the same batch (a chain, a group's callback). ``allow_failed``: it runs
+    once they have all ended, however they ended; otherwise a dependency that ends dead or
+    cancelled cancels it."""
+
+    ids: tuple[int, ...] = ()
+    earlier: tuple[int, ...] = ()
+    allow_failed: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class Why:
     """Why a job is (not) running now (``Queue.why``): ``reason`` is one machine-readable
@@ -376,6 +387,47 @@ class Hold:
 WHY_REASONS = ("running", "waiting", "paused", "queue_limit", "rate_limit", "key_held",
                "scheduled", "retry", "no_worker", "ready", "succeeded", "dead", "cancelled")
 """Every ``Why.reason``, in the order they are tried: the first that applies wins."""
+
+
+COPY_STATUSES = (JobStatus.PENDING, JobStatus.RUNNING, JobStatus.WAITING, JobStatus.DEAD)
+"""The statuses ``Queue.copy_from`` (``jobq copy``) takes, by default all four. A running
+job arrives pending: its lease and token belong to the store it was claimed in."""
+
+
+class CopySkip(enum.StrEnum):
+    """Why ``Queue.copy_from`` left a job behind (the keys of ``CopyReport.skipped``)."""
+
+    UNIQUE_KEY_HELD = "unique_key_held"
+    DEPENDENCY_NOT_COPIED = "dependency_not_copied"
+    DEPENDENCY_COPIED_EARLIER = "dependency_copied_earlier"
+
+    @property
+    def text(self) -> str:
+        """The reason in words."""
+        return _COPY_SKIPS[self]
+
+
+_COPY_SKIPS = {
+    CopySkip.UNIQUE_KEY_HELD: "a live job of the destination holds its unique key",
+    CopySkip.DEPENDENCY_NOT_COPIED: "it waits on a job that was not copied",
+    CopySkip.DEPENDENCY_COPIED_EARLIER: "it waits on a job an earlier run of the copy "
+                                        "copied, whose new id this run does not know",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CopyReport:
+    """What ``Queue.copy_from`` did (given to its ``on_page``: what it has done so far)."""
+
+    copied: dict[str, int]  # by status in the source: every status asked for, and any other
+    #                         of the finished jobs that copied jobs wait on
+    skipped: dict[str, dict[str, int]]  # jobs left behind: status -> CopySkip -> how many
+    queues: tuple[str, ...] = ()  # whose controls (pause, limits) were copied
+    queues_kept: tuple[str, ...] = ()  # the destination had controls for them: kept its own
+    schedules: tuple[str, ...] = ()  # keys of the schedules copied, with their last ticks
+    schedules_kept: tuple[str, ...] = ()  # the destination had them: kept its own
+    through: int = 0  # the source's last job id read (by this copy and those it resumed)
+    resumed: bool = False  # it went on from an earlier copy's record
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,10 @@ class Backend(Protocol):
     """The backend's name: ``describe()["store"]`` and ``ConnectionIdentity.store``."""
     where: str
     """The database, for messages (never with a password)."""
+    location: str
+    """The database, the same whichever way it was named and whoever opened it: an SQLite
+    file's real path; a PostgreSQL URL's hosts, ports, database and host options (no user,
+    no password). What ``jobq copy`` records of its source."""
     dialect: Dialect
     notifies: bool
     """Whether ``notify`` sends anything (False: the engine skips working out queues)."""

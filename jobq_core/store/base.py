@@ -62,9 +62,10 @@ from typing import NamedTuple, Protocol
 from ..clock import Clock
 from ..display import duration, timestamp
 from ..types import (
-    Attempt, Dependencies, ErrorGroup, ExtendResult, Hold, Job, NewJob, QueueStats, Rate,
+    Attempt, Dependencies, Deps, ErrorGroup, ExtendResult, Hold, Job, NewJob, QueueStats, Rate,
     ScheduleInfo, Stats, Throughput, Watch, WorkerInfo,
 )
+from .copies import CopiedJob, CopyMark, CopyPage, CopyStart
 
 FINISHED_STATUSES = ("succeeded", "dead", "cancelled")
 """Every status ``job_prune`` may delete."""
@@ -97,29 +98,6 @@ def lease_expired(lease_until: float, now: float) -> str:
     failure to the Dead view's groups."""
     return (f"lease expired at {timestamp(lease_until)} ({duration(now - lease_until)} before "
             "it was reaped) with no heartbeat from its worker; the attempt counts as failed")
-
-
-class CopiedJob(NamedTuple):
-    """A pending or dead job read from another store, to be added here as it was (its new
-    id is this store's): ``job`` as an enqueue would give it, and the state it carries."""
-
-    job: NewJob
-    status: str  # "pending" or "dead"
-    attempts: int
-    error: str | None
-    created_at: float
-    finished_at: float | None
-
-
-class Deps(NamedTuple):
-    """What a job being inserted waits on: ids of jobs that exist, and the positions of
-    earlier jobs of the same batch (a chain, a group's callback). ``allow_failed``: it runs
-    once they have all ended, however they ended; otherwise a dependency that ends dead or
-    cancelled cancels it."""
-
-    ids: tuple[int, ...] = ()
-    earlier: tuple[int, ...] = ()
-    allow_failed: bool = False
 
 
 class ConnectionIdentity(NamedTuple):
@@ -338,10 +316,30 @@ class Store(Protocol):
         already finished."""
         ...
 
-    def job_copy_in(self, jobs: Sequence[CopiedJob]) -> list[int]:
+    def job_copy_out(self, statuses: Sequence[str], after: int, limit: int) -> CopyPage:
+        """Up to ``limit`` jobs with ids above ``after``, in id order, for a copy: those in
+        ``statuses``, and the ended ones (succeeded, dead, cancelled) that a job in
+        ``statuses`` waits or waited on; with the edges of each to the jobs it waits on
+        (those pruned left out). One snapshot."""
+        ...
+
+    def copy_begin(self, key: str, record: str, queues: Mapping[str, QueueStats],
+                   schedules: Sequence[ScheduleInfo], now: float) -> CopyStart:
+        """In one transaction: add ``record`` to ``jobq_meta`` under ``key``, and the
+        controls of ``queues`` and the ``schedules`` (their last ticks, not their jobs),
+        each unless this store has one of that name already. Nothing written, and the
+        record found returned, when ``key`` has one."""
+        ...
+
+    def job_copy_in(self, jobs: Sequence[CopiedJob], now: float,
+                    mark: CopyMark | None = None) -> list[tuple[int, bool]]:
         """Add jobs carried over from another store, in one transaction, each with its
-        status (pending or dead), attempts, last error and times; the new ids in order. A
-        pending job whose unique key a live job here holds yields that job's id instead."""
+        status, attempts, last error, result, times and what it waits on; per job (its new
+        id, False), or (the live job here holding its unique key, True) for a pending or
+        waiting one that was not added. A live job is settled as an enqueue with ``after``
+        would be: waiting while a job it waits on has not ended. ``mark``: the copy's record
+        moves from ``mark.old`` to ``mark.new`` in the same transaction; ``InvalidState``,
+        nothing written, when it does not read ``mark.old``."""
         ...
 
     def job_prune(self, finished_before: float, statuses: Sequence[str] = FINISHED_STATUSES,
@@ -432,6 +430,11 @@ class Store(Protocol):
 
     frozen: bool
     """True when the store can only show a fixed copy of the data: it will never change."""
+
+    def location(self) -> str:
+        """Where the data lives, the same from every process and connection, with no user
+        or password: what a copy records of its source (see ``Backend.location``)."""
+        ...
 
     def server_clock(self) -> Clock | None:
         """The database server's clock, for a store shared by several hosts (PostgreSQL);

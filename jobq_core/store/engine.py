@@ -7,7 +7,8 @@ transactions, errors, signals and the few statements that differ (its ``Dialect`
     Engine(backend)            open_store() builds one from the database string
       ops/running.py           enqueue, claim, heartbeat, complete, fail, release, reap
       ops/dependencies.py      jobs that wait for others: waiting, released, cancelled
-      ops/admin.py             retry, retry dead, cancel, copy in, prune
+      ops/admin.py             retry, retry dead, cancel, prune
+      ops/copying.py           a copy between stores: its source's pages, its destination's
       ops/reads.py             get, list, count, attempts, stats, throughput, dead groups
       ops/registry.py          workers, schedules, queue controls
 """
@@ -21,13 +22,14 @@ from .backend import Backend
 from .base import ConnectionIdentity, NewJob
 from .controls import ControlCache
 from .ops.admin import Admin
+from .ops.copying import Copying
 from .ops.dependencies import Dependents
 from .ops.reads import Reads
 from .ops.registry import Registry
 from .ops.running import Running
 
 
-class Engine(Running, Dependents, Admin, Reads, Registry):
+class Engine(Running, Dependents, Admin, Copying, Reads, Registry):
     """Every job operation of ``store.base.Store``, on ``backend``."""
 
     def __init__(self, backend: Backend):
@@ -48,6 +50,9 @@ class Engine(Running, Dependents, Admin, Reads, Registry):
 
     def same_database(self, identity: ConnectionIdentity) -> bool:
         return self.b.same_database(identity)
+
+    def location(self) -> str:
+        return self.b.location
 
     # -- the backend's own --------------------------------------------------------------------
 

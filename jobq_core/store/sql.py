@@ -57,9 +57,31 @@ INSERT_UNIQUE = (INSERT + " ON CONFLICT (unique_key) WHERE unique_key IS NOT NUL
                  "AND status IN ('pending','running') DO NOTHING RETURNING id")
 """One job with a unique key: its id, or no row when a live job holds the key."""
 LIVE_WITH_KEY = "SELECT id FROM jobq_jobs WHERE unique_key=? AND status IN ('pending','running')"
-COPY_STATE = ("UPDATE jobq_jobs SET status=?, attempts=?, error=?, finished_at=?, unique_key=? "
-              "WHERE id=?")
+
+# -- copying from another store (``ops/copying.py``) ---------------------------------------
+
+COPY_OUT = (
+    "SELECT {job_cols}, has_dependents FROM jobq_jobs WHERE id>? AND (status IN {names} OR "
+    "(has_dependents AND status IN ('succeeded','dead','cancelled') AND EXISTS (SELECT 1 "
+    "FROM jobq_deps d JOIN jobq_jobs w ON w.id=d.job_id WHERE d.depends_on=jobq_jobs.id "
+    "AND w.status IN {names}))) ORDER BY id LIMIT ?")
+"""A page of a copy's source, in id order: the jobs of the statuses copied, and the ended
+jobs such a job waits (or waited) on. Parameters: after id, statuses, statuses, limit."""
+COPY_OUT_DEPS = ("SELECT d.job_id, d.depends_on, d.allow_failed FROM jobq_deps d JOIN jobq_jobs j "
+                 "ON j.id=d.depends_on WHERE d.job_id IN {ids} ORDER BY d.job_id, d.depends_on")
+"""What the jobs of a page wait on (a pruned dependency counts as met: left out)."""
+COPY_STATE = ("UPDATE jobq_jobs SET status=?, attempts=?, error=?, finished_at=?, result=?, "
+              "unique_key=? WHERE id=?")
 """A copied job's state, set on the row just inserted (``job_copy_in``)."""
+COPY_MARK_NEW = "INSERT INTO jobq_meta(key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING"
+COPY_MARK = "SELECT value FROM jobq_meta WHERE key=?"
+COPY_MARK_MOVE = "UPDATE jobq_meta SET value=? WHERE key=? AND value=?"
+"""A copy's record moves only from the text its copier last wrote: two copies from one
+source into one store cannot both write a page."""
+COPY_QUEUE = ("INSERT INTO jobq_queues(name, paused, concurrency, rate_limit, rate_per, "
+              "key_concurrency, ordered, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+              "ON CONFLICT (name) DO NOTHING")
+"""A queue's controls from another store (a fresh rate window), unless it has some here."""
 
 # -- a running job -----------------------------------------------------------------------------
 

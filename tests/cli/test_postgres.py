@@ -75,13 +75,13 @@ def test_jobq_copy_moves_pending_and_dead_jobs_to_postgresql_and_back(pg_url, ap
         job = q.claim("w", queues=["bad"])
         q.fail(job.id, job.token, "ValueError: nope")
     out = json.loads(jobq("copy", "--from", sqlite_db, "--to", pg_url, "--json").stdout)
-    assert out["copied"] == {"pending": 1201, "dead": 1}
+    assert out["copied"] == {"pending": 1201, "running": 0, "waiting": 0, "dead": 1}
     with Queue(pg_url) as q:
         assert q.count("pending") == 1201 and q.count("dead") == 1
         assert q.list("dead")[0].error == "ValueError: nope"
     back = str(app_dir / "back.db")
     out = json.loads(jobq("copy", "--from", pg_url, "--to", back, "--json").stdout)
-    assert out["copied"] == {"pending": 1201, "dead": 1}
+    assert out["copied"] == {"pending": 1201, "running": 0, "waiting": 0, "dead": 1}
     with Queue(sqlite_db) as old, Queue(back) as new:
         assert sorted(j.payload["i"] for j in new.list("pending", kind="record", limit=5000)) == \
             sorted(j.payload["i"] for j in old.list("pending", kind="record", limit=5000))
@@ -89,6 +89,6 @@ def test_jobq_copy_moves_pending_and_dead_jobs_to_postgresql_and_back(pg_url, ap
 
 def test_jobq_copy_refuses_the_same_database_and_other_statuses(pg_url):
     for args in (("--from", pg_url, "--to", pg_url), ("--from", pg_url, "--to", "x.db",
-                                                      "--status", "running")):
+                                                      "--status", "succeeded")):
         result = runner.invoke(app, ["copy", *args])
         assert result.exit_code == 2 and len(result.stderr.strip().splitlines()) == 1

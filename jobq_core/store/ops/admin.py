@@ -1,5 +1,5 @@
 """What operators do to jobs, written once for every store: retry, retry dead, cancel,
-copy in from another store, prune."""
+prune."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -9,7 +9,7 @@ from ...errors import InvalidState, JobNotFound
 from ...types import JobStatus, Outcome
 from .. import sql
 from ..backend import KeyTaken
-from ..base import FINISHED_STATUSES, TAKEN_BACK, CopiedJob, ListFilter
+from ..base import FINISHED_STATUSES, TAKEN_BACK, ListFilter
 from ._base import Operations
 from .running import BATCH
 
@@ -83,31 +83,6 @@ class Admin(Operations):
                     c.execute(self.q.REQUEST_CANCEL, (job_id,))
                     return JobStatus.RUNNING
                 raise InvalidState(f"job {job_id} is already {row[0]}")
-
-        return self.b.run(op)
-
-    def job_copy_in(self, jobs: Sequence[CopiedJob]) -> list[int]:
-        def op(c, again: bool) -> list[int]:
-            self._refuse_if_maybe_committed(again)
-            ids = []
-            with self.b.transaction(c):
-                for x in jobs:
-                    job = x.job
-                    if x.status == JobStatus.PENDING and job.unique_key is not None:
-                        job_id = self.d.insert_unique(c, job, x.created_at)
-                        if job_id is None:  # a live job here holds its key: that one's id
-                            ids.append(c.execute(self.q.LIVE_WITH_KEY,
-                                                 (job.unique_key,)).fetchone()[0])
-                            continue
-                    else:  # a dead job keeps its key: the unique index covers live jobs only
-                        [job_id] = self.d.insert_plain(c, [job._replace(unique_key=None)],
-                                                       x.created_at, [])
-                    c.execute(self.q.COPY_STATE, (str(x.status), x.attempts, x.error,
-                                                  x.finished_at, job.unique_key, job_id))
-                    ids.append(job_id)
-                if self.b.notifies:
-                    self.b.notify(c, {x.job.queue for x in jobs if x.status == JobStatus.PENDING})
-            return ids
 
         return self.b.run(op)
 

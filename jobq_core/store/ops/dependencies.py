@@ -49,9 +49,7 @@ class Dependents(Operations):
         for target in targets:
             if target not in found:
                 raise JobNotFound(target)
-        self.d.execute_many(c, self.q.DEP_INSERT, [(job_id, t, bool(allow_failed))
-                                                    for t in targets])
-        c.execute(self.q.MARK_DEPENDED_ON, (ids,))
+        self._link(c, job_id, targets, allow_failed)
         failed = [t for t in targets if found[t] in (JobStatus.DEAD, JobStatus.CANCELLED)]
         if failed and not allow_failed:
             c.execute(self.q.CANCEL_DEPENDENT, (now, _because(failed[0], found[failed[0]]),
@@ -59,6 +57,13 @@ class Dependents(Operations):
         elif any(found[t] not in (_ENDED if allow_failed else (JobStatus.SUCCEEDED,))
                  for t in targets):
             c.execute(self.q.TO_WAITING, (job_id,))
+
+    def _link(self, c, job_id: int, targets: list[int], allow_failed: bool) -> None:
+        """The edges from ``job_id`` to ``targets`` (distinct jobs that exist), each target
+        flagged as waited on."""
+        self.d.execute_many(c, self.q.DEP_INSERT, [(job_id, t, bool(allow_failed))
+                                                    for t in targets])
+        c.execute(self.q.MARK_DEPENDED_ON, (self.d.list_param(targets),))
 
     def _settle(self, c, job_id: int, status: str, now: float) -> None:
         """Inside the transaction that ended ``job_id`` with ``status``: see ``settle``."""

@@ -79,6 +79,9 @@ class PostgresBackend:
         if not re.fullmatch(r"[\w .:-]{1,63}", application_name):
             raise ValueError(f"application_name must be plain text, got {application_name!r}")
         self.url, self.where = url, self.display
+        scheme, _, rest = self.display.partition("://")  # the display has no password
+        netloc, slash, path = rest.partition("/")
+        self.location = f"{scheme}://{netloc.rpartition('@')[2]}{slash}{path}"
         self.poll_only = bool(poll_only)
         self.notifies = not self.poll_only
         self.read_only = read_only

@@ -53,6 +53,7 @@ class SqliteBackend:
         # ":memory:": a database of this store's one connection (tests); nothing else,
         # no other process, no application connection, no worker child, can reach it.
         self.in_memory = self.path == MEMORY
+        self.location = self.path if self.in_memory else os.path.realpath(self.path)
         if self.in_memory and read_only:
             raise ValueError("an in-memory database cannot be opened read-only: it would "
                              "be a new, empty one")
