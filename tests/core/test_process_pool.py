@@ -63,8 +63,9 @@ def test_two_cpu_bound_handlers_on_a_pool_of_two_run_at_once_each_on_a_core_of_i
     a, b = (producer.get(i).result for i in ids)
     assert a["pid"] != b["pid"] and os.getpid() not in (a["pid"], b["pid"])
     assert max(a["start"], b["start"]) < min(a["end"], b["end"])  # their runs overlap
-    # Threads of one process would share one core (the GIL): half a process's, at most.
-    assert min(share(a), share(b)) > 0.75 * reference, (share(a), share(b), reference)
+    # Threads of one process would share one core (the GIL): together, one process's
+    # share at most. Compared together, as the load may starve one child for a while.
+    assert share(a) + share(b) > 1.25 * reference, (share(a), share(b), reference)
 
 
 @pytest.mark.slow
