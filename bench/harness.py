@@ -1,10 +1,11 @@
-"""harness.py - what bench/peers.py (SQLite) and bench/peers_pg.py (PostgreSQL) share:
-the System interface every measured queue implements, jobq's adapter (its API and its
-worker, on either store), the workloads (enqueue, batch, drain1, drain4, cpu2) and their
-checks, rounds, medians, the table, and the command line both scripts run (``main``).
+"""harness.py - what bench/peers.py (SQLite), bench/peers_pg.py (PostgreSQL) and
+bench/peers_brokers.py (Redis and RabbitMQ) share: the System interface every measured
+queue implements, jobq's adapter (its API and its worker, on either store), the workloads
+(enqueue, batch, drain1, drain4, cpu2) and their checks, rounds, medians, the table, and
+the command line the scripts run (``main``).
 
-peers_pg.py imports only this module; peers.py imports it and peers_pg's systems, for
-its one run of both sections.
+peers_pg.py and peers_brokers.py import only this module; peers.py imports it and their
+systems, for its one run of every section.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import sqlite3
 import statistics
 import sys
 import tempfile
+import textwrap
 import threading
 import time
 import traceback
@@ -28,6 +30,7 @@ import traceback
 LEASE_S = 30.0
 SYNC_NAMES = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
 METRICS = ("enqueue", "batch", "drain1", "drain4", "cpu2")
+SECTIONS = ("sqlite", "pg", "brokers")
 
 
 class RanButFailed(Exception):
@@ -125,6 +128,12 @@ class System:
 
     def left(self, d):
         """Jobs not in a finished state according to the database after a drain."""
+        return None
+
+    def drained_at(self, h):
+        """For a worker with no burst mode, which the harness stops once every job has run:
+        the time.monotonic() at which the last job finished, where the drain ends. None:
+        the drain ends when claim() returns None."""
         return None
 
     # Where a measurement's database lives: the harness names it by a directory ``d``.
@@ -382,7 +391,7 @@ def _drain_loop(S, h, out):
         else:
             fenced += 1
     out.update(keys=keys, errors=errors, msgs=msgs, fenced=fenced, ack_failed=ack_failed,
-               t_end=time.monotonic())
+               t_end=S.drained_at(h) or time.monotonic())
 
 
 def _worker_main(S, d, wid, nthreads, start_evt, msgq):
@@ -581,7 +590,8 @@ def measure(S, metric, rdir, templates, settings, n, args):
 
 def versions():
     v = {"python": platform.python_version(), "sqlite": sqlite3.sqlite_version}
-    for dist in ("huey", "litequeue", "persist-queue", "psycopg", "procrastinate", "pgqueuer"):
+    for dist in ("huey", "litequeue", "persist-queue", "psycopg", "procrastinate", "pgqueuer",
+                 "celery", "kombu", "redis", "rq", "dramatiq", "pika"):
         try:
             v[dist] = importlib.metadata.version(dist)
         except Exception:
@@ -652,7 +662,7 @@ def run_section(systems, baseline, args, n, root, run_t0, label):
                     out = measure(S, metric, rdir, templates, settings, n, args)
                     res[S.name][metric] = out
                     if "error" in out:
-                        log(f"{metric:8s} {S.name:18s} ERROR {out['error'][-1500:]}")
+                        log(f"{metric:8s} {S.name:21s} ERROR {out['error'][-1500:]}")
                     else:
                         extra = ""
                         if metric.startswith("drain"):
@@ -660,7 +670,7 @@ def run_section(systems, baseline, args, n, root, run_t0, label):
                                      f"left={out['db_left']} errs={out['errors']}")
                         reps = out["reps_jobs_per_s"]
                         rs = f" median of {len(reps)}" if len(reps) > 1 else ""
-                        log(f"{metric:8s} {S.name:18s} {out['jobs_per_s']:>10,.0f} jobs/s "
+                        log(f"{metric:8s} {S.name:21s} {out['jobs_per_s']:>10,.0f} jobs/s "
                             f"({out['wall_s']:.2f}s{rs}){extra}")
         finally:
             by_name = {s.name: s for s in systems}
@@ -712,8 +722,15 @@ def summarise(systems, rounds):
     return summary
 
 
+def _hanging(name, text, width=100):
+    """``  name  text``, the text wrapped under itself."""
+    return textwrap.fill(text, width=width, initial_indent=f"  {name:22s} ",
+                         subsequent_indent=" " * 25)
+
+
 def table(systems, summary, rounds, baseline, args, n):
-    hdr = (f"{'system':18s} {'enqueue/s':>10s} {'x':>5s} {'batch/s':>10s} {'x':>5s} "
+    w = max([18] + [len(s.name) for s in systems])
+    hdr = (f"{'system':{w}s} {'enqueue/s':>10s} {'x':>5s} {'batch/s':>10s} {'x':>5s} "
            f"{'drain1/s':>9s} {'x':>5s} {'drain{0}/s'.format(args.workers):>9s} {'x':>5s} "
            f"{'cpu2/s':>7s} {'dup':>7s} {'lost':>5s} {'errs':>5s}")
     lines = [f"N={n} jobs, batch={args.batch_size}, drain workers={args.workers}, rounds={args.repeat}, "
@@ -737,7 +754,7 @@ def table(systems, summary, rounds, baseline, args, n):
         def j(xs):
             xs = [("?" if x is None else str(x)) for x in xs]
             return "/".join(xs) if xs else "-"
-        lines.append(f"{s.name:18s} {cols[0]:>10s} {cols[1]:>5s} {cols[2]:>10s} {cols[3]:>5s} "
+        lines.append(f"{s.name:{w}s} {cols[0]:>10s} {cols[1]:>5s} {cols[2]:>10s} {cols[3]:>5s} "
                      f"{cols[4]:>9s} {cols[5]:>5s} {cols[6]:>9s} {cols[7]:>5s} "
                      f"{cols[8]:>7s} {j(dup):>7s} {j(lost):>5s} {j(errs):>5s}")
     pools = _pool_ratios(rounds)
@@ -749,10 +766,12 @@ def table(systems, summary, rounds, baseline, args, n):
     return lines
 
 
-def main(argv, *, description, registry, sections="sqlite,pg", pg=None):
-    """The command line of peers.py and peers_pg.py: measure ``registry``'s systems (name ->
-    System) of the chosen sections and print the tables. ``pg``: the PostgreSQL section's
-    module (its ``use_server(url)`` and ``server_settings()``), when the run has one."""
+def main(argv, *, description, registry, sections="sqlite,pg", pg=None, brokers=None):
+    """The command line of peers.py, peers_pg.py and peers_brokers.py: measure
+    ``registry``'s systems (name -> System) of the chosen sections and print the tables.
+    ``pg`` and ``brokers``: those sections' modules, when the run has them; each has a
+    ``header()`` (the line above its table and the servers' settings) and a PROMISES_TITLE,
+    and takes its servers' URLs (``use_server``, ``use_servers``) before anything forks."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--n", type=int, default=20000, help="jobs per workload (default 20000)")
     ap.add_argument("--pg-n", type=int, default=10000,
@@ -760,8 +779,18 @@ def main(argv, *, description, registry, sections="sqlite,pg", pg=None):
     ap.add_argument("--pg-url", default="postgresql://postgres@127.0.0.1:5432/postgres",
                     help="the PostgreSQL server of that section (a database it may create "
                          "and drop databases from)")
+    ap.add_argument("--brokers-n", type=int, default=2000,
+                    help="jobs per workload in the brokers section (default 2000: RQ's "
+                         "workers drain a few dozen jobs a second)")
+    ap.add_argument("--redis-url", default="redis://127.0.0.1:6379/13",
+                    help="the Redis database of the brokers section (flushed before and after "
+                         "each measurement; refused if it holds keys the bench did not write)")
+    ap.add_argument("--amqp-url", default="amqp://guest:guest@127.0.0.1:5672/%2F",
+                    help="the RabbitMQ server of the brokers section (its queues are named "
+                         "after each measurement and deleted after it)")
     ap.add_argument("--sections", default=sections,
-                    help=f"which tables to measure: sqlite, pg or both (default: {sections})")
+                    help=f"which tables to measure, a comma list of {', '.join(SECTIONS)} "
+                         f"(default: {sections})")
     ap.add_argument("--batch-size", type=int, default=1000, help="jobs per batch call (default 1000)")
     ap.add_argument("--cpu-n", type=int, default=200,
                     help="CPU-bound jobs of the cpu2 workload (default 200)")
@@ -778,14 +807,20 @@ def main(argv, *, description, registry, sections="sqlite,pg", pg=None):
     args = ap.parse_args(argv)
     if pg is not None:
         pg.use_server(args.pg_url)
+    if brokers is not None:
+        brokers.use_servers(args.redis_url, args.amqp_url)
+    modules = {"pg": pg, "brokers": brokers}
 
     if args.list:
         for s in registry.values():
             ok, note = s.available()
-            print(f"{s.section:6s} {s.name:20s} {'ok' if ok else 'SKIP: ' + note}")
+            print(f"{s.section:7s} {s.name:22s} {'ok' if ok else 'SKIP: ' + note}")
         return 0
 
     sections = [x.strip() for x in args.sections.split(",") if x.strip()]
+    for x in sections:
+        if x not in SECTIONS:
+            ap.error(f"unknown section {x!r}; known: {', '.join(SECTIONS)}")
     wanted = [x.strip() for x in args.systems.split(",") if x.strip()] or [
         name for name, s in registry.items() if s.section in sections]
     for w in wanted:
@@ -814,7 +849,7 @@ def main(argv, *, description, registry, sections="sqlite,pg", pg=None):
     results = {}
     lines = []
     try:
-        for section in ("sqlite", "pg"):
+        for section in SECTIONS:
             members = [s for s in systems if s.section == section]
             if not members:
                 continue
@@ -823,7 +858,7 @@ def main(argv, *, description, registry, sections="sqlite,pg", pg=None):
                 for s in members:
                     skipped[s.name] = f"its baseline {baseline} cannot run"
                 continue
-            n = args.pg_n if section == "pg" else args.n
+            n = {"pg": args.pg_n, "brokers": args.brokers_n}.get(section, args.n)
             rounds, settings, fsyncs = run_section(members, baseline, args, n, root, run_t0,
                                                    section)
             summary = summarise(members, rounds)
@@ -841,17 +876,14 @@ def main(argv, *, description, registry, sections="sqlite,pg", pg=None):
                 part.append("disk probe (4 KiB write+fsync, start/after each round): "
                             + ", ".join(f"{x:,.0f}/s" for x in fsyncs))
             else:
-                server = pg.server_settings()
-                part.insert(0, f"PostgreSQL {server.get('server_version')} at {args.pg_url} "
-                               f"(fsync={server.get('fsync')}, synchronous_commit="
-                               f"{server.get('synchronous_commit')}, autovacuum="
-                               f"{server.get('autovacuum')}), same machine")
-                part.append("")
-                part.append("what each promises when a worker goes silent mid-job:")
-                for s in members:
-                    if s.promises:
-                        part.append(f"  {s.name:15s} {s.promises}")
-                results["pg_server"] = server
+                mod = modules[section]
+                head, server = mod.header()
+                part.insert(0, head)
+                part += ["", "settings:"]
+                part += [_hanging(s.name, s.semantics) for s in members if s.semantics]
+                part += ["", mod.PROMISES_TITLE]
+                part += [_hanging(s.name, s.promises) for s in members if s.promises]
+                results[f"{section}_server"] = server
             lines += part + [""]
             results[section] = {
                 "n": n, "baseline": baseline, "fsync_per_s": fsyncs, "rounds": rounds,
