@@ -173,6 +173,36 @@ JOBQ_CPU_LOOPS = 250_000    # pure-Python iterations: ~20 ms of CPU on a 2-vCPU 
 CPU_SLOTS = 2
 
 
+BATCH_CLAIM = 8  # the raw-*-batch anchors: jobs per claim statement (jobq's default concurrency)
+
+
+class BatchedDrain:
+    """The drain of a batching worker, for the raw-*-batch anchors: up to ``BATCH_CLAIM``
+    jobs claimed by one statement, and their fenced completions written together just
+    before the next claim. A subclass's worker handle is a dict with ``claimed`` and
+    ``done`` lists; it gives ``_claim_batch(h) -> [(payload JSON text, ctx), ...]`` and
+    ``_complete_batch(h, ctxs) -> how many were accepted``."""
+
+    name: str
+
+    def claim(self, h):
+        if not h["claimed"]:
+            self._flush(h)
+            h["claimed"] = [(json.loads(p)["i"], ctx) for p, ctx in self._claim_batch(h)]
+            if not h["claimed"]:
+                return None
+        return h["claimed"].pop(0)
+
+    def complete(self, h, ctx):
+        h["done"].append(ctx)
+        return True  # written with the next claim; _flush checks every one was accepted
+
+    def _flush(self, h):
+        done, h["done"] = h["done"], []
+        if done and (n := self._complete_batch(h, done)) != len(done):
+            raise RuntimeError(f"{self.name}: {len(done) - n} completions fenced out")
+
+
 def jobq_payload(i):
     return {"i": i}
 

@@ -239,6 +239,14 @@ def _ok_sparkline(snap, now) -> str:
     return line.split("/s ok ", 1)[1][:20]  # 20 buckets wide at 80 columns
 
 
+def _run_jobs(path, clock, n: int) -> None:
+    with Queue(path, clock=clock) as q:
+        q.enqueue_many([("k", None)] * n)
+        for _ in range(n):
+            job = q.claim("w")
+            q.complete(job.id, job.token)
+
+
 def test_a_drain_shows_in_the_sparkline_at_once_and_slides_on_while_nothing_changes(tmp_path):
     """Buckets aligned to the read kept a drain in the filling bucket, which is not drawn,
     until a fresh read: up to 30 s while nothing else changed."""
@@ -250,11 +258,7 @@ def test_a_drain_shows_in_the_sparkline_at_once_and_slides_on_while_nothing_chan
     s = opened(path, clock, read_only=True)
     try:
         assert set(_ok_sparkline(s.poll(VIEWS["running"], Filter()), clock.now())) == {"▁"}
-        with Queue(path, clock=clock) as q:
-            q.enqueue_many([("k", None)] * 50)
-            for _ in range(50):
-                job = q.claim("w")
-                q.complete(job.id, job.token)
+        _run_jobs(path, clock, 50)
         clock.advance(0.5)
         snap = s.poll(VIEWS["running"], Filter())
         assert _ok_sparkline(snap, clock.now())[-1] == "█"
@@ -276,11 +280,7 @@ def test_the_last_hours_counts_follow_each_read_while_counting_them_is_cheap(tmp
     s = opened(path, clock, read_only=True)
     try:
         assert s.poll(VIEWS["running"], Filter()).stats.succeeded_recent == 0
-        with Queue(path, clock=clock) as q:
-            q.enqueue_many([("k", None)] * 3)
-            for _ in range(3):
-                job = q.claim("w")
-                q.complete(job.id, job.token)
+        _run_jobs(path, clock, 3)
         clock.advance(1.0)
         assert s.poll(VIEWS["running"], Filter()).stats.succeeded_recent == 3
     finally:
