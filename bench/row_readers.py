@@ -23,24 +23,26 @@ import sys
 import tempfile
 import time
 
-from jobq_core import Job, Queue
-from jobq_core.store.rows import _STATUS, CLAIM_FIELDS, SET_BY_CLAIM, claimed_job, decode
+from jobq_core import Job, JobStatus, Queue
+from jobq_core.store.rows import CLAIM_FIELDS, SET_BY_CLAIM, claimed_job, decode
 from jobq_core.testing import FakeClock
 
 
 def plain_claimed(r, lease_until, worker, now):
     """The readable reader: the claim's row unpacked, through ``Job``'s own ``__init__``."""
     (id_, kind, queue, payload, priority, attempts, max_attempts, run_at, token, result, error,
-     created_at, finished_at, unique_key, cancel_requested) = r
-    return Job(id_, kind, queue, decode(payload), priority, _STATUS["running"], attempts,
-               max_attempts, run_at, lease_until, worker, token, decode(result), error,
-               created_at, now, finished_at, unique_key, None, None, bool(cancel_requested), now)
+     created_at, finished_at, unique_key, cancel_requested, key, trace_context) = r
+    return Job(id_, kind, queue, decode(payload), priority, JobStatus.RUNNING,
+               attempts, max_attempts, run_at, lease_until, worker, token, decode(result), error,
+               created_at, now, finished_at, unique_key, None, None, bool(cancel_requested), now,
+               key, trace_context)
 
 
 ROW = tuple({"id": 7, "kind": "k", "queue": "default", "payload": '{"a": 1}', "priority": 0,
              "attempts": 1, "max_attempts": 20, "run_at": 0.0, "token": 42, "result": None,
              "error": None, "created_at": 0.0, "finished_at": None, "unique_key": None,
-             "cancel_requested": 0}[name] for name in CLAIM_FIELDS)
+             "cancel_requested": 0, "key": None,
+             "trace_context": None}[name] for name in CLAIM_FIELDS)
 
 
 def per_row(reader, rows, rounds: int) -> float:
