@@ -34,3 +34,21 @@ def test_claimed_job_takes_what_the_claim_set_from_its_arguments():
     assert (job.status, job.lease_until, job.worker, job.started_at, job.heartbeat_at,
             job.payload, job.cancel_requested) == (JobStatus.RUNNING, 30.0, "w1", 10.0, 10.0,
                                                    1, False)
+
+
+def test_a_read_job_is_a_frozen_job_like_any_other():
+    """The readers fill an unfrozen twin of Job and then make it a Job (``__class__``): the
+    result must be indistinguishable from one Job(...) made."""
+    import copy
+    import pickle
+
+    import pytest
+
+    values = {name: None for name in Job.__slots__} | {"id": 4, "kind": "k", "payload": "1",
+                                                      "status": "pending", "cancel_requested": 0}
+    job = job_from_row(tuple(values[name] for name in Job.__slots__))
+    assert type(job) is Job and isinstance(job, Job)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        job.kind = "other"
+    assert pickle.loads(pickle.dumps(job)) == job == copy.copy(job)
+    assert dataclasses.replace(job, kind="x").kind == "x" and job.kind == "k"
