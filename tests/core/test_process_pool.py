@@ -183,10 +183,12 @@ def test_a_heartbeat_in_a_child_that_finds_the_lease_lost_raises_and_the_result_
     admin = Queue(db, clock=clock, backoff=Backoff(base=0.001, cap=0.001))
     go, seen = tmp_path / "go", tmp_path / "seen"
     job_id = admin.enqueue("lease-lost", {"go": str(go), "seen": str(seen)})
-    w = Worker(Queue(db, clock=clock), registry, pool="process", lease=30.0)
+    # A long lease: the worker's own heartbeat (every third of it, real time) must not
+    # extend or reap the job while the test does, however slowly a loaded machine runs it.
+    w = Worker(Queue(db, clock=clock), registry, pool="process", lease=300.0)
     t = start(w)
     child_pid(admin, job_id)
-    clock.advance(31)  # the lease ran out: reap it and let someone else take it
+    clock.advance(301)  # the lease ran out: reap it and let someone else take it
     assert admin.reap() == 1
     clock.advance(1)
     other = admin.claim("other-worker")
