@@ -197,12 +197,13 @@ def test_a_handler_whose_heartbeat_finds_the_lease_lost_is_told_to_stop_and_its_
 
     admin = Queue(db, clock=clock, backoff=Backoff(base=0.001, cap=0.001))
     job_id = admin.enqueue("long")
-    # Its own heartbeat is 10 s away; one slot, busy with this job, so the worker cannot
+    # Its own heartbeat is 100 s away (a third of the lease, real time), however slowly a
+    # loaded machine runs the test; one slot, busy with this job, so the worker cannot
     # claim the job back itself once it is reaped (with free slots it sometimes did).
-    w = Worker(Queue(db, clock=clock), r, lease=30.0, concurrency=1)
+    w = Worker(Queue(db, clock=clock), r, lease=300.0, concurrency=1)
     t = start(w)
     assert entered.wait(5)
-    clock.advance(31)  # the lease ran out: reap and let someone else take it
+    clock.advance(301)  # the lease ran out: reap and let someone else take it
     assert admin.reap() == 1
     clock.advance(1)
     other = admin.claim("other-worker")
