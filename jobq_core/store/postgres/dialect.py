@@ -40,6 +40,16 @@ INSERT_MANY = (
     # referencing ``sent`` makes PostgreSQL run it (an unreferenced SELECT CTE is skipped)
     "SELECT id FROM ins WHERE (SELECT count(*) FROM sent) >= 0"
 )
+# One job (an enqueue call): the same statement with plain values, which psycopg sends
+# with less work than eight one-element arrays.
+INSERT_ONE = (
+    "WITH ins AS (INSERT INTO jobq_jobs(kind, payload, queue, priority, run_at, max_attempts, "
+    "unique_key, key, trace_context, created_at) VALUES (%(kind)s, %(payload)s, %(queue)s, "
+    "%(priority)s, %(run_at)s, %(max_attempts)s, NULL, %(key)s, %(trace)s, %(now)s) "
+    "RETURNING id), "
+    "sent AS (SELECT pg_notify('" + NOTIFY_CHANNEL + "', q) FROM unnest(%(notify)s::text[]) AS q) "
+    "SELECT id FROM ins WHERE (SELECT count(*) FROM sent) >= 0"
+)
 NOTIFY = "SELECT pg_notify('" + NOTIFY_CHANNEL + "', q) FROM unnest(%s::text[]) AS q"
 
 COMPLETE_MANY = (
@@ -261,6 +271,12 @@ class PostgresDialect(Dialect):
     def insert_plain(self, c, jobs: Sequence[NewJob], now: float, notify: list[str]) -> list[int]:
         if not jobs:
             return []
+        if len(jobs) == 1:
+            j = jobs[0]
+            return [c.execute(INSERT_ONE, {
+                "now": now, "kind": j.kind, "payload": j.payload, "queue": j.queue,
+                "priority": j.priority, "run_at": j.run_at, "max_attempts": j.max_attempts,
+                "key": j.key, "trace": j.trace_context, "notify": notify}).fetchone()[0]]
         rows = c.execute(INSERT_MANY, {
             "now": now, "kind": [j.kind for j in jobs], "payload": [j.payload for j in jobs],
             "queue": [j.queue for j in jobs], "priority": [j.priority for j in jobs],
