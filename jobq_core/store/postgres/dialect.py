@@ -29,12 +29,15 @@ NOTIFY_CHANNEL = "jobq"
 
 # One statement for a batch of any size; ids come from the identity in row order, and the
 # pg_notify of the queues due one (see ``notify.Notifier``) is sent when the insert commits.
+# Arrays travel in binary (%b): psycopg dumps a list of 1,000 values in about half the
+# instructions it takes for text (bench/store_instructions.py --pg-url ... --only batch:
+# 61,912 -> 32,661 a job), and the server reads them without parsing.
 INSERT_MANY = (
     "WITH ins AS (INSERT INTO jobq_jobs(kind, payload, queue, priority, run_at, max_attempts, "
     "unique_key, key, trace_context, created_at) "
-    "SELECT k, p, q, pr, r, m, NULL, ky, tc, %(now)s FROM unnest(%(kind)s::text[], "
-    "%(payload)s::text[], %(queue)s::text[], %(priority)s::bigint[], %(run_at)s::float8[], "
-    "%(max_attempts)s::bigint[], %(key)s::text[], %(trace)s::text[]) "
+    "SELECT k, p, q, pr, r, m, NULL, ky, tc, %(now)s FROM unnest(%(kind)b::text[], "
+    "%(payload)b::text[], %(queue)b::text[], %(priority)b::bigint[], %(run_at)b::float8[], "
+    "%(max_attempts)b::bigint[], %(key)b::text[], %(trace)b::text[]) "
     "WITH ORDINALITY AS v(k, p, q, pr, r, m, ky, tc, n) ORDER BY n RETURNING id), "
     "sent AS (SELECT pg_notify('" + NOTIFY_CHANNEL + "', q) FROM unnest(%(notify)s::text[]) AS q) "
     # referencing ``sent`` makes PostgreSQL run it (an unreferenced SELECT CTE is skipped)
@@ -55,18 +58,18 @@ NOTIFY = "SELECT pg_notify('" + NOTIFY_CHANNEL + "', q) FROM unnest(%s::text[]) 
 COMPLETE_MANY = (
     "UPDATE jobq_jobs j SET status='succeeded', result=v.result, finished_at=%s, "
     "lease_until=NULL, cancel_requested=false "
-    "FROM unnest(%s::bigint[], %s::bigint[], %s::text[]) AS v(id, token, result) "
+    "FROM unnest(%b::bigint[], %b::bigint[], %b::text[]) AS v(id, token, result) "
     "WHERE " + sql.fence("j", "v.id", "v.token") + " RETURNING j.id, j.has_dependents"
 )
 # After a connection broke mid-commit: which of these completions did commit? (A
 # succeeded job keeps the token of the claim that completed it.)
 COMPLETED_WITH = (
-    "SELECT j.id, j.has_dependents FROM jobq_jobs j JOIN unnest(%s::bigint[], %s::bigint[]) AS v(id, token) "
+    "SELECT j.id, j.has_dependents FROM jobq_jobs j JOIN unnest(%b::bigint[], %b::bigint[]) AS v(id, token) "
     "ON j.id=v.id AND j.token=v.token WHERE j.status='succeeded'"
 )
 EXTEND_MANY = (
     "UPDATE jobq_jobs j SET lease_until=%s, heartbeat_at=%s "
-    "FROM unnest(%s::bigint[], %s::bigint[]) AS v(id, token) "
+    "FROM unnest(%b::bigint[], %b::bigint[]) AS v(id, token) "
     "WHERE " + sql.fence("j", "v.id", "v.token") + " RETURNING j.id, j.cancel_requested"
 )
 
