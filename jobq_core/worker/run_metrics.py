@@ -78,16 +78,6 @@ class RunMetrics:
                 h[bisect.bisect_left(BUCKETS, took)] += 1
                 h[-1] += took
 
-    def outcome(self, queue: str, kind: str, outcome: str) -> None:
-        """One run of ``kind`` in ``queue`` ended with ``outcome``."""
-        self._series_of(queue, kind).outcomes[_OUTCOME_INDEX[outcome]] += 1
-
-    def duration(self, queue: str, kind: str, seconds: float) -> None:
-        """One handler of ``kind`` in ``queue`` ran ``seconds``."""
-        h = self._series_of(queue, kind).durations
-        h[bisect.bisect_left(BUCKETS, seconds)] += 1
-        h[-1] += seconds
-
     @property
     def outcomes(self) -> dict[tuple[str, str, str], int]:
         """(queue, kind, outcome) -> runs, for the outcomes that occurred."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 import time
+from types import SimpleNamespace
 import urllib.request
 
 import pytest
@@ -130,11 +131,12 @@ def test_kinds_without_a_handler_in_this_worker_are_counted_under_one_label(db, 
 
 
 def test_queues_past_the_cap_are_counted_under_one_label():
+    def run(queue: str, ran_for: float | None):  # what RunMetrics.ended reads of a Run
+        return SimpleNamespace(job=SimpleNamespace(queue=queue, kind="k"), ran_for=ran_for)
+
     m = RunMetrics(kinds=["k"])
-    for i in range(MAX_QUEUE_LABELS + 50):
-        m.outcome(f"q{i}", "k", "succeeded")
-        m.duration(f"q{i}", "k", 0.1)
-    m.outcome("q0", "k", "succeeded")  # a queue seen before the cap keeps its label
+    m.ended([run(f"q{i}", 0.1) for i in range(MAX_QUEUE_LABELS + 50)], "succeeded")
+    m.ended([run("q0", None)], "succeeded")  # a queue seen before the cap keeps its label
     queues = {q for q, _, _ in m.outcomes}
     assert len(queues) == MAX_QUEUE_LABELS + 1 and OTHER_LABEL in queues
     assert m.outcomes[("q0", "k", "succeeded")] == 2
