@@ -29,8 +29,7 @@ class Snapshot:
     read_seconds: float  # wall time of the read (monotonic)
     read_cpu: float  # CPU time of the read (its thread's): what a refresh costs this process
     stats: Stats
-    history: Throughput  # one-second buckets over the last SPARK_SPAN seconds (``spark_buckets``)
-    recent: Throughput  # one-second buckets over the last RATE_SPAN seconds (``rates``)
+    history: Throughput  # one-second buckets, the last SPARK_SPAN seconds (rates, sparklines)
     workers: tuple[WorkerInfo, ...]
     running: tuple[Job, ...]
     rows: tuple[Any, ...] = field(default=())  # the view's own rows (``View.read``)

@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 
 SPARK_BUCKET = 10.0  # seconds per sparkline bucket
 SPARK_SPAN = 300.0  # seconds of history in the sparklines
-RATE_SPAN = 6.0  # seconds of one-second buckets read for the headline rates (``rates``)
 HOUR = 3600.0  # the header's "last hour" counts (wide layout)
 HOUR_EVERY = 30.0  # ... are read again at most this often when that read is costly,
 HOUR_CHEAP = 0.005  # ... and at every fresh read while it costs less CPU than this
@@ -170,7 +169,6 @@ class Source:
         started, cpu = time.monotonic(), time.thread_time()
         stats = self._stats(q, now, force)
         history = self._history(q, now)
-        recent = _last_seconds(history, RATE_SPAN)
         workers = tuple(q.workers())
         # Unfiltered: the header's expired-lease warning must see every running job.
         running = tuple(q.list("running", limit=ROW_LIMIT, payloads=False))
@@ -184,7 +182,7 @@ class Source:
             rows, rows_at = v.read(q, filt, grouped), now
             holds = v.read_holds(q, rows)
         return Snapshot(v.name, filt, grouped, version, now, now, time.monotonic() - started,
-                        time.thread_time() - cpu, stats, history, recent, _shown(workers),
+                        time.thread_time() - cpu, stats, history, _shown(workers),
                         _shown(running), _shown(rows), rows_at, holds=holds, frozen=q.frozen,
                         blockers=tuple(q.write_blockers()))
 
@@ -321,22 +319,20 @@ class Source:
                                 prefix=filt.prefix, search=filt.words)
 
 
-def rates(recent: Throughput, at: float, window: float = 2.0) -> tuple[float, float]:
+def rates(seconds: Throughput, at: float, window: float = 2.0) -> tuple[float, float]:
     """Jobs succeeded and attempts failed per second over the last ``window`` whole
     seconds before ``at`` plus the part of the second ``at`` is in, counted for what it is
     (its jobs over the time it has run), so a rate follows a drain within about two
-    seconds. ``at`` is the time the data is complete up to (``Snapshot.checked_at``):
-    nothing was committed between the read and then, so a rate falls to zero when work
-    stops, even while the snapshot is reused."""
+    seconds. ``seconds``: one-second buckets (``Snapshot.history``); only those in the
+    window are read. ``at`` is the time the data is complete up to
+    (``Snapshot.checked_at``): nothing was committed between the read and then, so a rate
+    falls to zero when work stops, even while the snapshot is reused."""
     start = math.floor(at) - window
     elapsed = at - start
-    done = fail = 0
-    for i, (ok, failed) in enumerate(zip(recent.succeeded, recent.failed)):
-        t = recent.start + i * recent.bucket
-        if start <= t < at:
-            done += ok
-            fail += failed
-    return done / elapsed, fail / elapsed
+    # the buckets whose start t has start <= t < at
+    lo = max(0, math.ceil((start - seconds.start) / seconds.bucket))
+    hi = max(lo, math.ceil((at - seconds.start) / seconds.bucket))
+    return sum(seconds.succeeded[lo:hi]) / elapsed, sum(seconds.failed[lo:hi]) / elapsed
 
 
 def spark_buckets(history: Throughput, at: float) -> Throughput:
@@ -357,12 +353,6 @@ def spark_buckets(history: Throughput, at: float) -> Throughput:
 
     return Throughput(float(start), float(b), fold(history.succeeded), fold(history.failed),
                       fold(history.dead))
-
-
-def _last_seconds(history: Throughput, span: float) -> Throughput:
-    k = round(span)
-    return Throughput(history.start + len(history.succeeded) - k, 1.0,
-                      history.succeeded[-k:], history.failed[-k:], history.dead[-k:])
 
 
 def _group_ids(q: Queue, filt: Filter, page: int = 1000) -> list[int]:

@@ -112,7 +112,7 @@ def header_text(snap: Snapshot | None, now: float, st: HeaderState, wide: bool,
     # The headline rates (the last two seconds and the one under way) and the sparklines'
     # buckets (the last ends with this second), at the time the data is complete up to.
     complete = min(at, snap.checked_at)
-    done, fail = rates(snap.recent, complete)
+    done, fail = rates(snap.history, complete)
     tp = spark_buckets(snap.history, complete)
     width = 29 if wide else 20
     t.append(f"{_rate(done)}/s ok ", OK)
