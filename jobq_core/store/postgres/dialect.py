@@ -27,6 +27,13 @@ CLAIM_RETURNING = ", ".join(f"j.{name}" for name in CLAIM_FIELDS)
 CLAIM_NAMES = ", ".join(CLAIM_FIELDS)
 NOTIFY_CHANNEL = "jobq"
 
+# The end of both insert statements: the pg_notify of the queues due one, run with the
+# insert (referencing ``sent`` makes PostgreSQL run it: an unreferenced SELECT CTE is
+# skipped), and the new ids.
+_NOTIFY_AND_IDS = (
+    "sent AS (SELECT pg_notify('" + NOTIFY_CHANNEL + "', q) FROM unnest(%(notify)s::text[]) AS q) "
+    "SELECT id FROM ins WHERE (SELECT count(*) FROM sent) >= 0"
+)
 # One statement for a batch of any size; ids come from the identity in row order, and the
 # pg_notify of the queues due one (see ``notify.Notifier``) is sent when the insert commits.
 # Arrays travel in binary (%b): psycopg dumps a list of 1,000 values in about half the
@@ -39,9 +46,7 @@ INSERT_MANY = (
     "%(payload)b::text[], %(queue)b::text[], %(priority)b::bigint[], %(run_at)b::float8[], "
     "%(max_attempts)b::bigint[], %(key)b::text[], %(trace)b::text[]) "
     "WITH ORDINALITY AS v(k, p, q, pr, r, m, ky, tc, n) ORDER BY n RETURNING id), "
-    "sent AS (SELECT pg_notify('" + NOTIFY_CHANNEL + "', q) FROM unnest(%(notify)s::text[]) AS q) "
-    # referencing ``sent`` makes PostgreSQL run it (an unreferenced SELECT CTE is skipped)
-    "SELECT id FROM ins WHERE (SELECT count(*) FROM sent) >= 0"
+    + _NOTIFY_AND_IDS
 )
 # One job (an enqueue call): the same statement with plain values, which psycopg sends
 # with less work than eight one-element arrays.
@@ -49,9 +54,7 @@ INSERT_ONE = (
     "WITH ins AS (INSERT INTO jobq_jobs(kind, payload, queue, priority, run_at, max_attempts, "
     "unique_key, key, trace_context, created_at) VALUES (%(kind)s, %(payload)s, %(queue)s, "
     "%(priority)s, %(run_at)s, %(max_attempts)s, NULL, %(key)s, %(trace)s, %(now)s) "
-    "RETURNING id), "
-    "sent AS (SELECT pg_notify('" + NOTIFY_CHANNEL + "', q) FROM unnest(%(notify)s::text[]) AS q) "
-    "SELECT id FROM ins WHERE (SELECT count(*) FROM sent) >= 0"
+    "RETURNING id), " + _NOTIFY_AND_IDS
 )
 NOTIFY = "SELECT pg_notify('" + NOTIFY_CHANNEL + "', q) FROM unnest(%s::text[]) AS q"
 
