@@ -51,7 +51,7 @@ class ThreadPool:
         are daemon threads: they do not hold the process open)."""
         self._threads.close()
         if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
+            asyncio.run_coroutine_threadsafe(_wind_down(), self._loop)
 
     def kill(self) -> None:
         pass  # daemon threads end with the process
@@ -86,6 +86,26 @@ class ThreadPool:
                 threading.Thread(target=self._loop.run_forever, name="jobq-asyncio",
                                  daemon=True).start()
             return self._loop
+
+
+async def _wind_down() -> None:
+    """Stop the event loop once every task still on it has seen its cancellation.
+
+    ``loop.stop()`` alone ends the loop after the callbacks already queued: a cancellation
+    queued with it would never reach its coroutine, which would miss its ``finally``. A
+    handler that swallows its cancellation gets ``ASYNC_GRACE`` seconds, then the loop
+    stops without it (its thread is a daemon).
+    """
+    me = asyncio.current_task()
+    tasks = [t for t in asyncio.all_tasks() if t is not me]
+    for t in tasks:
+        t.cancel()
+    if tasks:
+        await asyncio.wait(tasks, timeout=ASYNC_GRACE)
+    asyncio.get_running_loop().stop()
+
+
+ASYNC_GRACE = 5.0
 
 
 class DaemonPool:

@@ -10,6 +10,7 @@ import pytest
 
 from jobq_core import Backoff, LeaseLost, Queue, Registry, Worker
 from jobq_core.testing import FakeClock, wait_for
+from jobq_core.worker.threads import ThreadPool
 
 from .conftest import start
 
@@ -406,10 +407,13 @@ def test_a_job_whose_stored_payload_is_not_json_goes_dead_without_running(db, pr
 
 def test_an_async_handler_past_its_timeout_is_cancelled_and_failed(db, producer):
     r = Registry()
-    cancelled = threading.Event()
+    started, cancelled = threading.Event(), threading.Event()
 
-    @r.task("hang", timeout=0.1)
+    # 0.5 s: long enough for a loaded machine to start the coroutine (one cancelled
+    # before its first step never runs its body, so there would be nothing to see).
+    @r.task("hang", timeout=0.5)
     async def hang(payload):
+        started.set()
         try:
             await asyncio.sleep(10)
         except asyncio.CancelledError:
@@ -418,8 +422,30 @@ def test_an_async_handler_past_its_timeout_is_cancelled_and_failed(db, producer)
 
     job_id = producer.enqueue("hang", max_attempts=1)
     burst(db, r)
-    assert "timed out after 0.1s" in producer.get(job_id).error
+    assert "timed out after 0.5s" in producer.get(job_id).error
+    assert started.is_set()
     assert cancelled.wait(2)
+
+
+def test_the_event_loop_stops_only_after_its_tasks_saw_their_cancellation():
+    """Closing the pool while a cancellation is still queued on the loop delivers it:
+    the coroutine's ``finally`` runs (a bare ``loop.stop()`` would end the loop first)."""
+    pool = ThreadPool(1)
+    started, finished = threading.Event(), threading.Event()
+
+    async def hang():
+        started.set()
+        try:
+            await asyncio.sleep(10)
+        finally:
+            finished.set()
+
+    loop = pool._event_loop()
+    future = asyncio.run_coroutine_threadsafe(hang(), loop)
+    assert started.wait(5)
+    future.cancel()  # queues task.cancel() on the loop ...
+    pool.close()     # ... and the wind-down right behind it
+    assert finished.wait(5)
 
 
 def test_a_forgotten_worker_that_is_alive_registers_again_at_its_next_beat(db, producer):
