@@ -9,6 +9,7 @@ import pytest
 
 from jobq_core import DatabaseUnavailable, Queue
 from jobq_core.store.sqlite.watch import FileWatch
+from jobq_core.testing import wait_for
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
 
@@ -23,7 +24,7 @@ def enqueue_elsewhere(db_path) -> None:
 def test_a_commit_by_another_connection_wakes_the_watch(db_path):
     Queue(db_path).close()
     watch = FileWatch.open(str(db_path))
-    assert watch is not None
+    assert watch is not None and watch.arm()
     try:
         assert watch.wait(0.05) is False  # nothing happened: a timeout
         writer = threading.Timer(0.05, enqueue_elsewhere, args=(db_path,))
@@ -40,10 +41,36 @@ def test_a_commit_by_another_connection_wakes_the_watch(db_path):
 def test_writes_to_other_files_in_the_directory_do_not_count(db_path, tmp_path):
     Queue(db_path).close()
     watch = FileWatch.open(str(db_path))
+    assert watch.arm()
     try:
         (tmp_path / "app.log").write_text("unrelated")
         assert watch.wait(0.05) is False
     finally:
+        watch.close()
+
+
+def inotify_watches(watch: FileWatch) -> int:
+    """How many watches the kernel holds on the watch's inotify descriptor."""
+    with open(f"/proc/self/fdinfo/{watch._fd}") as f:
+        return sum(line.startswith("inotify wd:") for line in f)
+
+
+@linux_only
+def test_the_directory_is_watched_only_during_a_wait(db_path):
+    """Each write to a watched file costs its writer a notification: a worker busy with its
+    own commits must not be watching."""
+    with Queue(db_path) as q:
+        watch = q.watch()
+        files = watch._files
+        assert files is not None and inotify_watches(files) == 0
+        seen = []
+        waiter = threading.Thread(target=lambda: seen.append(watch.wait(5)))
+        waiter.start()
+        wait_for(lambda: inotify_watches(files) == 1)
+        enqueue_elsewhere(db_path)
+        waiter.join(5)
+        assert seen == [True] and inotify_watches(files) == 0
+        assert watch.wait(0) is False and inotify_watches(files) == 0
         watch.close()
 
 

@@ -10,6 +10,11 @@ checking ``PRAGMA data_version`` for a moment (``SETTLE``). Writes that bring no
 wait goes on. Elsewhere (or when inotify is unavailable, e.g. out of watches) the watch
 polls ``data_version``.
 
+The directory is watched only during a wait: each write() to a watched file costs its
+writer (any process) a notification, and a busy worker's commits are several writes a job.
+A wait that arms the watch polls for ``SETTLE`` first, for a commit whose writes came
+before.
+
 A file deleted or replaced under an open connection goes on being read as it was: the
 watch raises ``DatabaseUnavailable`` (``SqliteStore.check`` compares the inode opened).
 """
@@ -31,6 +36,7 @@ _IN_MOVED_TO = 0x00000080
 _IN_CREATE = 0x00000100
 _IN_NONBLOCK = 0o4000
 _IN_CLOEXEC = 0o2000000
+_MASK = _IN_MODIFY | _IN_CLOSE_WRITE | _IN_MOVED_TO | _IN_CREATE
 _EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of name
 
 
@@ -41,6 +47,7 @@ def _libc():
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         libc.inotify_init1.argtypes = [ctypes.c_int]
         libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+        libc.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
         return libc
     except (OSError, AttributeError):
         return None
@@ -53,6 +60,9 @@ class FileWatch:
     def __init__(self, fd: int, prefix: bytes):
         self._fd = fd
         self._prefix = prefix
+        self._libc = None
+        self._directory = b"."
+        self._wd: int | None = None  # the watch descriptor while armed
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
@@ -65,12 +75,31 @@ class FileWatch:
         fd = libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
         if fd < 0:
             return None
-        directory = os.path.dirname(os.path.abspath(db_path)) or "."
-        mask = _IN_MODIFY | _IN_CLOSE_WRITE | _IN_MOVED_TO | _IN_CREATE
-        if libc.inotify_add_watch(fd, os.fsencode(directory), mask) < 0:
-            os.close(fd)
+        watch = cls(fd, os.fsencode(os.path.basename(db_path)))
+        watch._libc = libc
+        watch._directory = os.fsencode(os.path.dirname(os.path.abspath(db_path)) or ".")
+        if not watch.arm():  # e.g. out of watches: the caller polls instead
+            watch.close()
             return None
-        return cls(fd, os.fsencode(os.path.basename(db_path)))
+        watch.disarm()
+        return watch
+
+    def arm(self) -> bool:
+        """Watch the directory (from now on its writes are reported); False if inotify
+        refuses. Armed only while someone waits: every write() to a watched file costs
+        the writer a notification, and a busy worker's own commits are many writes."""
+        if self._wd is None:
+            wd = self._libc.inotify_add_watch(self._fd, self._directory, _MASK)
+            if wd < 0:
+                return False
+            self._wd = wd
+        return True
+
+    def disarm(self) -> None:
+        if self._wd is not None:
+            self._libc.inotify_rm_watch(self._fd, self._wd)
+            self._wd = None
+            _drain(self._fd)  # the events queued so far, and the removal's own
 
     def wait(self, timeout: float) -> bool:
         """True when a database file was written (or ``wake()`` called) within ``timeout``."""
@@ -153,10 +182,24 @@ class SqliteWatch:
 
     def wait(self, timeout: float) -> bool:
         self._store.check()
+        files = self._files
+        if timeout > 0 and files is not None and not files.arm():
+            files.close()  # inotify refused the watch (out of watches): poll from now on
+            self._files = files = None
+        try:
+            return self._wait(timeout, armed=timeout > 0 and files is not None)
+        finally:
+            if files is not None:
+                files.disarm()
+
+    def _wait(self, timeout: float, armed: bool) -> bool:
         if self._changed():
             return True
-        deadline = time.monotonic() + max(0.0, timeout)
-        settle = 0.0  # until then, poll: a commit's last write can precede its visibility
+        now = time.monotonic()
+        deadline = now + max(0.0, timeout)
+        # Poll at first: a commit whose writes came before the watch was armed may become
+        # visible only now.
+        settle = now + SETTLE if armed else 0.0
         while True:
             now = time.monotonic()
             left = deadline - now
