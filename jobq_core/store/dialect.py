@@ -91,6 +91,12 @@ class Dialect:
         completions count as accepted."""
         raise NotImplementedError
 
+    def complete_unwaited(self, c, completions: Sequence[Completion], now: float):
+        """The fenced completions of the jobs no job waits on, sent without waiting for
+        the answer (inside ``Backend.pipeline``): a cursor whose rows are the ids
+        accepted. Only for a backend that ``pipelines``."""
+        raise NotImplementedError
+
     def extend_many(self, c, leases: list[tuple[int, int]], now: float,
                     lease_until: float) -> list[tuple[int, object]]:
         """The fenced heartbeats (``sql.EXTEND`` for each): (id, cancel requested) of the

@@ -140,6 +140,23 @@ def test_complete_and_claim_releases_a_dependent_and_can_claim_it_at_once(queue)
     assert accepted == [True] and [j.id for j in jobs] == [b]
 
 
+def test_complete_and_claim_answers_each_completion_of_a_mixed_batch_in_order(queue):
+    """Jobs nothing waits on, a job another waits on, a completion fenced out and the same
+    completion twice, in one batch: each answered in its place, the released dependent
+    claimed with the rest."""
+    a, b, c, d = (queue.enqueue(k) for k in "abcd")
+    queue.enqueue("after-b", after=[b])
+    ja, jb, jc, jd = queue.claim_many("w", 4)
+    queue.enqueue("later")
+    batch = [(a, ja.token, 1), (d, jd.token + 1, 2), (b, jb.token, 3), (c, jc.token, 4),
+             (a, ja.token, 5)]  # d's token is not its claim's: fenced out
+    accepted, jobs = queue.complete_and_claim(batch, "w", 2)
+    assert accepted == [True, False, True, True, False]
+    assert status(queue, a, b, c, d) == ["succeeded", "succeeded", "succeeded", "running"]
+    assert queue.get(a).result == 1
+    assert sorted(j.kind for j in jobs) == ["after-b", "later"]
+
+
 def test_a_reaped_job_that_ends_dead_cancels_its_dependents(queue, clock):
     a = queue.enqueue("a", max_attempts=1)
     b = queue.enqueue("b", after=[a])

@@ -58,12 +58,16 @@ INSERT_ONE = (
 )
 NOTIFY = "SELECT pg_notify('" + NOTIFY_CHANNEL + "', q) FROM unnest(%s::text[]) AS q"
 
-COMPLETE_MANY = (
+_COMPLETE_MANY = (
     "UPDATE jobq_jobs j SET status='succeeded', result=v.result, finished_at=%s, "
     "lease_until=NULL, cancel_requested=false "
     "FROM unnest(%b::bigint[], %b::bigint[], %b::text[]) AS v(id, token, result) "
-    "WHERE " + sql.fence("j", "v.id", "v.token") + " RETURNING j.id, j.has_dependents"
+    "WHERE " + sql.fence("j", "v.id", "v.token")
 )
+COMPLETE_MANY = _COMPLETE_MANY + " RETURNING j.id, j.has_dependents"
+# The same for the jobs nothing waits on, in a pipeline with the next claim (the others
+# need their dependents settled in the transaction that completes them)
+COMPLETE_UNWAITED = _COMPLETE_MANY + " AND NOT j.has_dependents RETURNING j.id"
 # After a connection broke mid-commit: which of these completions did commit? (A
 # succeeded job keeps the token of the claim that completed it.)
 COMPLETED_WITH = (
@@ -310,6 +314,11 @@ class PostgresDialect(Dialect):
             done.update((job_id, False) for job_id, _ in c.execute(
                 COMPLETED_WITH, (ids, tokens)).fetchall() if job_id not in done)
         return done
+
+    def complete_unwaited(self, c, completions: Sequence[Completion], now: float):
+        return c.execute(COMPLETE_UNWAITED, (now, [x.job_id for x in completions],
+                                             [x.token for x in completions],
+                                             [x.result for x in completions]))
 
     def execute_many(self, c, statement: str, rows: list[tuple]) -> None:
         with c.cursor() as cursor:  # pipelined by psycopg: one round trip for the lot
