@@ -9,7 +9,7 @@ handler is cancelled.
 from __future__ import annotations
 
 import asyncio
-import queue
+import collections
 import threading
 
 from ..new_jobs import DEFAULT_MAX_PAYLOAD
@@ -113,41 +113,71 @@ class DaemonPool:
 
     Daemon threads, unlike ``ThreadPoolExecutor``'s, do not hold the process open at exit:
     a handler abandoned after the grace period must not stop ``jobq run`` from exiting.
+
+    Work is handed on in a chain: ``submit`` wakes one thread (or starts one) only when no
+    thread is already on its way to the queue, and a thread that takes an item while more
+    wait wakes the next. No item waits while a thread is free to take it, none waits behind
+    a running handler, and a thread that finds work as it finishes takes it without a
+    sleep and a wake-up.
     """
 
     def __init__(self, limit: int, name: str = "jobq-handler"):
         self._limit = limit
         self._name = name
-        self._work: queue.SimpleQueue = queue.SimpleQueue()
         self._lock = threading.Lock()
+        self._work: collections.deque = collections.deque()
+        self._sleepers: list[threading.Lock] = []  # idle threads' locks, each held: a sleep
         self._threads = 0
-        self._idle = 0
+        self._waking = 0  # threads woken or started, not yet at the queue
+        self._closed = False
 
     def submit(self, fn, *args) -> None:
         with self._lock:
-            if self._idle > 0:  # reserve an idle thread for this item
-                self._idle -= 1
-                self._work.put((fn, args, True))
-                return
-            if self._threads >= self._limit:
-                self._work.put((fn, args, False))  # the first thread to free up takes it
-                return
-            self._threads += 1
-            n = self._threads
-        threading.Thread(target=self._serve, args=((fn, args, True),),
-                         name=f"{self._name}-{n}", daemon=True).start()
+            self._work.append((fn, args))
+            if self._waking == 0:
+                self._wake_one()
 
-    def _serve(self, item) -> None:
-        while item is not None:
-            fn, args, _ = item
-            fn(*args)
+    def _wake_one(self) -> None:
+        """Send one more thread to the queue, if one is idle or may be started (the caller
+        holds ``_lock``); else the first thread to finish its handler takes the item."""
+        if self._sleepers:
+            self._waking += 1
+            self._sleepers.pop().release()
+        elif self._threads < self._limit:
+            self._threads += 1
+            self._waking += 1
+            threading.Thread(target=self._serve, name=f"{self._name}-{self._threads}",
+                             daemon=True).start()
+
+    def _serve(self) -> None:
+        sleep = threading.Lock()
+        sleep.acquire()
+        woken = True
+        while True:
             with self._lock:
-                self._idle += 1
-            item = self._work.get()
-            if item is not None and not item[2]:
-                with self._lock:
-                    self._idle -= 1
-        self._work.put(None)  # pass the stop on to the next thread
+                if woken:
+                    self._waking -= 1
+                    woken = False
+                if self._work:
+                    fn, args = self._work.popleft()
+                    if self._work and self._waking == 0:
+                        self._wake_one()
+                elif self._closed:
+                    return
+                else:
+                    self._sleepers.append(sleep)
+                    fn = None
+            if fn is None:
+                sleep.acquire()  # until _wake_one or close releases it
+                woken = True
+                continue
+            fn(*args)
 
     def close(self) -> None:
-        self._work.put(None)
+        """Let the threads end once the queue is empty (handlers running finish first)."""
+        with self._lock:
+            self._closed = True
+            self._waking += len(self._sleepers)
+            for sleep in self._sleepers:
+                sleep.release()
+            self._sleepers.clear()
