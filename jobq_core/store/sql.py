@@ -236,10 +236,18 @@ AHEAD = (
     "LIMIT ?) AS ahead")
 """Ready jobs of the queue ahead of a job in claim order, counted up to a cap (an index
 range of the per-queue pending index, never the whole backlog)."""
-KEY_OPEN = "status IN ('pending','running','waiting')"
-"""A job that holds its key's place: the WHERE of the partial index ``jobq_jobs_key``
-(queue, key, status, id), written out in full by every read meant to use it (SQLite
-uses a partial index only for a query whose WHERE repeats the index's terms)."""
+def key_open(t: str = "") -> str:
+    """A job (of table ``t``) that holds its key's place: the WHERE of the partial index
+    ``jobq_jobs_key`` (queue, key, status, id), written out in full by every read meant to
+    use it (SQLite uses a partial index only for a query whose WHERE repeats the index's
+    terms; PostgreSQL proves it from this). Equalities, not ``IN``: SQLite builds a
+    temporary table for an ``IN`` list of three or more constants each time it evaluates
+    one, and a partial index's WHERE is evaluated on every write of a job's status."""
+    col = f"{t}.status" if t else "status"
+    return f"({col}='pending' OR {col}='running' OR {col}='waiting')"
+
+
+KEY_OPEN = key_open()
 KEY_RUNNING = (f"SELECT id FROM jobq_jobs WHERE {KEY_OPEN} AND status='running' AND queue=? "
                "AND key=? ORDER BY id LIMIT ?")
 """The running jobs holding a key in a queue (the first few)."""
@@ -351,7 +359,7 @@ def key_ok(t: str) -> str:
     return (
         f"({t}.key IS NULL OR coalesce((SELECT CASE WHEN k.ordered THEN NOT EXISTS ("
         f"SELECT 1 FROM jobq_jobs e WHERE e.queue={t}.queue AND e.key={t}.key AND "
-        f"e.{KEY_OPEN} AND e.id<{t}.id) AND NOT EXISTS (SELECT 1 FROM jobq_jobs r WHERE "
+        f"{key_open('e')} AND e.id<{t}.id) AND NOT EXISTS (SELECT 1 FROM jobq_jobs r WHERE "
         f"{_running_of_key(t)}) WHEN k.key_concurrency IS NULL THEN true ELSE (SELECT "
         f"count(*) FROM jobq_jobs r WHERE {_running_of_key(t)}) < k.key_concurrency END "
         f"FROM jobq_queues k WHERE k.name={t}.queue), true))"
@@ -360,7 +368,7 @@ def key_ok(t: str) -> str:
 
 def _running_of_key(t: str) -> str:
     """The running jobs (``r``) of the key of ``t`` in its queue: a seek on jobq_jobs_key."""
-    return f"r.{KEY_OPEN} AND r.status='running' AND r.queue={t}.queue AND r.key={t}.key"
+    return f"{key_open('r')} AND r.status='running' AND r.queue={t}.queue AND r.key={t}.key"
 
 
 def key_room(t: str, limit: str) -> str:

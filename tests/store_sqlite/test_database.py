@@ -9,6 +9,7 @@ from jobq_core import (
     DatabaseError, DatabaseUnavailable, ForeignTable, JobqError, NotADatabase, Queue, Rate,
     SchemaTooNew,
 )
+from jobq_core.store import sql
 from jobq_core.store.sqlite.schema import RATE_TRIGGER, SCHEMA_VERSION
 
 
@@ -264,9 +265,15 @@ def test_a_version_1_database_is_migrated_and_its_workers_kept_with_no_recorded_
         assert q.store.integrity_check() == "ok"
     conn = sqlite3.connect(db_path)
     assert conn.execute("SELECT value FROM jobq_meta WHERE key='schema_version'"
-                        ).fetchone()[0] == str(SCHEMA_VERSION) == "8"
+                        ).fetchone()[0] == str(SCHEMA_VERSION) == "9"
     with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
         conn.execute("UPDATE jobq_jobs SET status='bogus'")
+    # v9 spelled the CHECK and the key index's WHERE as equalities: an insert and a
+    # completion build no temporary table for an IN list any more (RETURNING builds one)
+    for statement, params in ((sql.INSERT_BARE, ("k", "{}", "default", 0, 1.0, 3, 1.0)),
+                              (sql.COMPLETE, (None, 1.0, 1, 2))):
+        program = [row[1] for row in conn.execute("EXPLAIN " + statement, params)]
+        assert "OpenEphemeral" not in program, statement
 
 
 def _has_rate_trigger(path) -> bool:
