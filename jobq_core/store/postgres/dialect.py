@@ -305,10 +305,9 @@ class PostgresDialect(Dialect):
 
     def complete_many(self, c, completions: Sequence[Completion], now: float,
                       again: bool) -> dict[int, bool]:
-        ids = [x.job_id for x in completions]
-        tokens = [x.token for x in completions]
-        done = dict(c.execute(
-            COMPLETE_MANY, (now, ids, tokens, [x.result for x in completions])).fetchall())
+        params = _completion_params(completions, now)
+        done = dict(c.execute(COMPLETE_MANY, params).fetchall())
+        ids, tokens = params[1], params[2]
         if again:  # an earlier try may have committed: its completions count (their
             # dependents were settled by that commit)
             done.update((job_id, False) for job_id, _ in c.execute(
@@ -316,9 +315,7 @@ class PostgresDialect(Dialect):
         return done
 
     def complete_unwaited(self, c, completions: Sequence[Completion], now: float):
-        return c.execute(COMPLETE_UNWAITED, (now, [x.job_id for x in completions],
-                                             [x.token for x in completions],
-                                             [x.result for x in completions]))
+        return c.execute(COMPLETE_UNWAITED, _completion_params(completions, now))
 
     def execute_many(self, c, statement: str, rows: list[tuple]) -> None:
         with c.cursor() as cursor:  # pipelined by psycopg: one round trip for the lot
@@ -328,6 +325,13 @@ class PostgresDialect(Dialect):
                     lease_until: float) -> list[tuple[int, object]]:
         return c.execute(EXTEND_MANY, (lease_until, now, [i for i, _ in leases],
                                        [t for _, t in leases])).fetchall()
+
+
+def _completion_params(completions: Sequence[Completion], now: float) -> tuple:
+    """COMPLETE_MANY's and COMPLETE_UNWAITED's parameters: now, then the ids, tokens and
+    results as arrays."""
+    return (now, [x.job_id for x in completions], [x.token for x in completions],
+            [x.result for x in completions])
 
 
 DIALECT = PostgresDialect()

@@ -57,11 +57,11 @@ class FileWatch:
     """Blocks until one of a database's files is written, ``wake()`` is called, or a
     timeout passes."""
 
-    def __init__(self, fd: int, prefix: bytes):
+    def __init__(self, fd: int, prefix: bytes, libc, directory: bytes):
         self._fd = fd
         self._prefix = prefix
-        self._libc = None
-        self._directory = b"."
+        self._libc = libc
+        self._directory = directory
         self._wd: int | None = None  # the watch descriptor while armed
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
@@ -75,9 +75,8 @@ class FileWatch:
         fd = libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
         if fd < 0:
             return None
-        watch = cls(fd, os.fsencode(os.path.basename(db_path)))
-        watch._libc = libc
-        watch._directory = os.fsencode(os.path.dirname(os.path.abspath(db_path)) or ".")
+        watch = cls(fd, os.fsencode(os.path.basename(db_path)), libc,
+                    os.fsencode(os.path.dirname(os.path.abspath(db_path)) or "."))
         if not watch.arm():  # e.g. out of watches: the caller polls instead
             watch.close()
             return None
