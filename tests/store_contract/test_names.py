@@ -41,3 +41,29 @@ def test_a_name_of_up_to_255_bytes_is_stored_and_read_back_whole(queue, value):
     claimed = queue.claim("w", queues=[value])
     queue.fail(claimed.id, claimed.token, "boom")
     assert queue.get(job_id).status in ("pending", "dead")
+
+
+# What an array literal would read as syntax: a server store passes short lists of names and
+# results to its statements as literals, so each must come back as the text it was
+ARRAY_SYNTAX = ["a,b", "{x}", '"q"', "back\\slash", "NULL", " spaced ", "\\\"{,}", "日本"]
+
+
+def test_names_and_results_made_of_array_syntax_come_back_as_written(queue):
+    ids = {name: queue.enqueue("k", name, queue=name) for name in ARRAY_SYNTAX}
+    queue.set_limit(ARRAY_SYNTAX[0], concurrency=5)  # its claims lock the queue's row
+    jobs = queue.claim_many("w", len(ARRAY_SYNTAX), queues=ARRAY_SYNTAX)
+    assert sorted(j.id for j in jobs) == sorted(ids.values())
+    half = len(jobs) // 2
+    # results as strings and inside objects, through both ways a batch completes
+    accepted, more = queue.complete_and_claim(
+        [(j.id, j.token, j.payload) for j in jobs[:half]], "w", 0)
+    assert accepted == [True] * half and more == []
+    accepted, more = queue.complete_and_claim(
+        [(j.id, j.token, {"name": j.payload}) for j in jobs[half:]], "w", 1,
+        queues=ARRAY_SYNTAX)
+    assert accepted == [True] * (len(jobs) - half) and more == []
+    for j in jobs[:half]:
+        assert queue.get(j.id).result == j.payload
+    for j in jobs[half:]:
+        assert queue.get(j.id).result == {"name": j.payload}
+    assert {queue.get(i).queue for i in ids.values()} == set(ARRAY_SYNTAX)

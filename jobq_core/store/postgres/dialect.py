@@ -8,7 +8,7 @@ claims can never both take a queue's last slot.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from psycopg.types.json import Jsonb
 
@@ -61,7 +61,7 @@ NOTIFY = "SELECT pg_notify('" + NOTIFY_CHANNEL + "', q) FROM unnest(%s::text[]) 
 _COMPLETE_MANY = (
     "UPDATE jobq_jobs j SET status='succeeded', result=v.result, finished_at=%s, "
     "lease_until=NULL, cancel_requested=false "
-    "FROM unnest(%b::bigint[], %b::bigint[], %b::text[]) AS v(id, token, result) "
+    "FROM unnest(%s::bigint[], %s::bigint[], %s::text[]) AS v(id, token, result) "
     "WHERE " + sql.fence("j", "v.id", "v.token")
 )
 COMPLETE_MANY = _COMPLETE_MANY + " RETURNING j.id, j.has_dependents"
@@ -71,12 +71,12 @@ COMPLETE_UNWAITED = _COMPLETE_MANY + " AND NOT j.has_dependents RETURNING j.id"
 # After a connection broke mid-commit: which of these completions did commit? (A
 # succeeded job keeps the token of the claim that completed it.)
 COMPLETED_WITH = (
-    "SELECT j.id, j.has_dependents FROM jobq_jobs j JOIN unnest(%b::bigint[], %b::bigint[]) AS v(id, token) "
+    "SELECT j.id, j.has_dependents FROM jobq_jobs j JOIN unnest(%s::bigint[], %s::bigint[]) AS v(id, token) "
     "ON j.id=v.id AND j.token=v.token WHERE j.status='succeeded'"
 )
 EXTEND_MANY = (
     "UPDATE jobq_jobs j SET lease_until=%s, heartbeat_at=%s "
-    "FROM unnest(%b::bigint[], %b::bigint[]) AS v(id, token) "
+    "FROM unnest(%s::bigint[], %s::bigint[]) AS v(id, token) "
     "WHERE " + sql.fence("j", "v.id", "v.token") + " RETURNING j.id, j.cancel_requested"
 )
 
@@ -207,13 +207,14 @@ def claim_sql(n_queues: int, per_queue: bool = False, clamped: bool = False,
 
 def claim_params(queues: list[str], now: float, limit: int, lease_until: float, worker: str,
                  attempt_limits: Mapping[str, int] | None = None) -> dict:
-    params = {"now": now, "limit": limit, "lease": lease_until, "worker": worker, "locked": []}
+    params = {"now": now, "limit": limit, "lease": lease_until, "worker": worker, "locked": "{}"}
     if len(queues) == 1:
         params["queue"] = queues[0]
     elif queues:
-        params["queues"] = queues
+        params["queues"] = text_array(queues)
     if attempt_limits:
-        params["lkinds"], params["llimits"] = list(attempt_limits), list(attempt_limits.values())
+        params["lkinds"] = text_array(attempt_limits)
+        params["llimits"] = int_array(attempt_limits.values())
     return params
 
 
@@ -272,10 +273,10 @@ class PostgresDialect(Dialect):
         if not limited:
             return c.execute(query, params).fetchall(), plain
         if c.info.transaction_status:  # inside job_complete_and_claim's transaction
-            params["locked"] = [r[0] for r in c.execute(LOCK_LIMITED, (limited,))]
+            params["locked"] = text_array([r[0] for r in c.execute(LOCK_LIMITED, (limited,))])
             return c.execute(query, params).fetchall(), plain
         with c.transaction():  # autocommit, idle: the lock needs a transaction of its own
-            params["locked"] = [r[0] for r in c.execute(LOCK_LIMITED, (limited,))]
+            params["locked"] = text_array([r[0] for r in c.execute(LOCK_LIMITED, (limited,))])
             return c.execute(query, params).fetchall(), plain
 
     def insert_plain(self, c, jobs: Sequence[NewJob], now: float, notify: list[str]) -> list[int]:
@@ -286,7 +287,7 @@ class PostgresDialect(Dialect):
             return [c.execute(INSERT_ONE, {
                 "now": now, "kind": j.kind, "payload": j.payload, "queue": j.queue,
                 "priority": j.priority, "run_at": j.run_at, "max_attempts": j.max_attempts,
-                "key": j.key, "trace": j.trace_context, "notify": notify}).fetchone()[0]]
+                "key": j.key, "trace": j.trace_context, "notify": text_array(notify)}).fetchone()[0]]
         rows = c.execute(INSERT_MANY, {
             "now": now, "kind": [j.kind for j in jobs], "payload": [j.payload for j in jobs],
             "queue": [j.queue for j in jobs], "priority": [j.priority for j in jobs],
@@ -295,7 +296,7 @@ class PostgresDialect(Dialect):
             "key": [j.key for j in jobs] if any(j.key is not None for j in jobs) else None,
             "trace": ([j.trace_context for j in jobs]
                       if any(j.trace_context is not None for j in jobs) else None),
-            "notify": notify,
+            "notify": text_array(notify),
         }).fetchall()
         return sorted(r[0] for r in rows)  # ids follow the batch's order
 
@@ -323,15 +324,36 @@ class PostgresDialect(Dialect):
 
     def extend_many(self, c, leases: list[tuple[int, int]], now: float,
                     lease_until: float) -> list[tuple[int, object]]:
-        return c.execute(EXTEND_MANY, (lease_until, now, [i for i, _ in leases],
-                                       [t for _, t in leases])).fetchall()
+        return c.execute(EXTEND_MANY, (lease_until, now, int_array([i for i, _ in leases]),
+                                       int_array([t for _, t in leases]))).fetchall()
+
+
+# Short arrays travel as array literals in a text parameter: psycopg dumps a str in C,
+# where a list goes through its Python list dumper (finding the element type, then
+# dumping each element), which cost a worker's batch of 8 completions more than the rest
+# of its parameters together (bench/store_instructions.py --pg-url ... --only drain8).
+# Long arrays (INSERT_MANY's) stay binary lists, cheaper per element.
+
+def int_array(values: Iterable[int]) -> str:
+    """``values`` (Python ints, as jobq's ids and tokens are) as an array literal."""
+    return "{" + ",".join(map(str, values)) + "}"
+
+
+def text_array(values: Iterable[str | None]) -> str:
+    """``values`` as an array literal: each string quoted (a backslash before each ``\\``
+    and ``"``, so that commas, braces, spaces and the word NULL stay text), None as NULL."""
+    return "{" + ",".join("NULL" if v is None else
+                          '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+                          for v in values) + "}"
 
 
 def _completion_params(completions: Sequence[Completion], now: float) -> tuple:
     """COMPLETE_MANY's and COMPLETE_UNWAITED's parameters: now, then the ids, tokens and
     results as arrays."""
-    return (now, [x.job_id for x in completions], [x.token for x in completions],
-            [x.result for x in completions])
+    return (now, int_array([x.job_id for x in completions]),
+            int_array([x.token for x in completions]),
+            text_array([x.result for x in completions]))
 
 
 DIALECT = PostgresDialect()
+
