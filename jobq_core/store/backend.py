@@ -42,9 +42,6 @@ class Backend(Protocol):
     dialect: Dialect
     notifies: bool
     """Whether ``notify`` sends anything (False: the engine skips working out queues)."""
-    pipelines: bool
-    """Whether ``pipeline`` is worth its while (a backend whose statements each cost a
-    round trip to a server)."""
     frozen: bool
     """True when the backend can only show a fixed copy of the data."""
 
@@ -60,13 +57,6 @@ class Backend(Protocol):
         """A write transaction: committed at the end of the block, rolled back on an error.
         Inside an open transaction, joins it. Takes whatever lock keeps writers apart
         (SQLite: the file's write lock, at once)."""
-        ...
-
-    def pipeline(self, conn) -> AbstractContextManager:
-        """Outside a transaction: the block's statements go to the server together and
-        commit together at its end, as one implicit transaction (an error rolls all of
-        them back); a result read inside the block costs one round trip for everything
-        sent so far. Only called when ``pipelines`` is True."""
         ...
 
     def snapshot(self, conn) -> AbstractContextManager:

@@ -39,6 +39,9 @@ class Dialect:
     PLACEHOLDER = "?"
     FRAGMENTS: Mapping[str, str] = {}
     MATCHING: type[sql.Matching] = sql.Matching
+    completes_in_claim = False
+    """Whether ``complete_and_claim`` is worth a try: a database behind a server, where
+    each statement costs a round trip."""
 
     def __init__(self) -> None:
         self.q = Statements(self)
@@ -91,11 +94,15 @@ class Dialect:
         completions count as accepted."""
         raise NotImplementedError
 
-    def complete_unwaited(self, c, completions: Sequence[Completion], now: float):
-        """The fenced completions of the jobs no job waits on, sent without waiting for
-        the answer (inside ``Backend.pipeline``): a cursor whose rows are the ids
-        accepted. Only for a backend that ``pipelines``."""
-        raise NotImplementedError
+    def complete_and_claim(self, c, completions: Sequence[Completion], now: float, worker: str,
+                           queues: list[str], lease_until: float, limit: int,
+                           attempt_limits: Mapping[str, int] | None,
+                           controls: Controls) -> tuple[set[int], list, bool] | None:
+        """``complete_many``'s completions, only of jobs nothing waits on, and ``claim``,
+        in ONE statement: (the ids it accepted, the claim's rows, whether it was the plain
+        claim), or None when this claim cannot be written so (the engine then runs both in
+        a transaction). Only called where ``completes_in_claim``."""
+        return None
 
     def extend_many(self, c, leases: list[tuple[int, int]], now: float,
                     lease_until: float) -> list[tuple[int, object]]:

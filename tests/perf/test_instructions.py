@@ -37,7 +37,8 @@ TOLERANCE = 0.10
 N = {"sqlite": 400, "postgresql": 200}
 # (store, workload): the run whose count is subtracted (starting, with no job)
 RUNS = {("sqlite", "enqueue"): "enqueue", ("sqlite", "drain"): "enqueue",
-        ("sqlite", "worker"): "worker", ("postgresql", "drain"): "drain"}
+        ("sqlite", "worker"): "worker", ("postgresql", "drain"): "drain",
+        ("postgresql", "worker"): "worker"}
 
 
 def _count(workload: str, n: int, database: str | None) -> int:

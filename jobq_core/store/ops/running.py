@@ -121,6 +121,11 @@ class Running(Operations):
         controls = self._controls.get(lambda: c.execute(self.q.CONTROL_STATE).fetchall())
         rows, plain = self.d.claim(c, worker, queues, now, lease_until, limit, attempt_limits,
                                    controls)
+        return self._claimed(c, rows, plain, worker, now, lease_until, limit)
+
+    def _claimed(self, c, rows: list, plain: bool, worker: str, now: float,
+                 lease_until: float, limit: int) -> list[Job]:
+        """The jobs of a claim's rows, in claim order."""
         jobs = [claimed_job(r, lease_until, worker, now) for r in rows]
         if plain:
             self._controls.claimed(limit, len(jobs))
@@ -198,9 +203,14 @@ class Running(Operations):
         """Complete, then claim up to ``limit`` jobs, in one transaction: one commit (one
         fsync under SQLite's synchronous=FULL) where a worker would otherwise make two."""
         def op(c, again: bool) -> tuple[list[bool], list[Job]]:
-            if self.b.pipelines and not again and limit > 0:
-                return self._complete_and_claim_pipelined(
+            if not completions:  # the claim alone: one statement, no transaction
+                return [], self._claim(c, worker, queues, now, lease_until, limit,
+                                       attempt_limits) if limit > 0 else []
+            if self.d.completes_in_claim and not again and limit > 0:
+                at_once = self._complete_and_claim_at_once(
                     c, completions, now, worker, queues, lease_until, limit, attempt_limits)
+                if at_once is not None:
+                    return at_once
             with self.b.transaction(c):
                 accepted = self._complete(c, completions, now, again)
                 jobs = self._claim(c, worker, queues, now, lease_until, limit,
@@ -209,20 +219,25 @@ class Running(Operations):
 
         return self.b.run(op)
 
-    def _complete_and_claim_pipelined(
+    def _complete_and_claim_at_once(
         self, c, completions: Sequence[Completion], now: float, worker: str,
         queues: Sequence[str] | None, lease_until: float, limit: int,
         attempt_limits: Mapping[str, int] | None,
-    ) -> tuple[list[bool], list[Job]]:
+    ) -> tuple[list[bool], list[Job]] | None:
         """``job_complete_and_claim`` on a server: the completions of jobs nothing waits
-        on and the claim go out together and commit together (one round trip where a
-        transaction takes four: BEGIN, complete, claim, COMMIT). The completions it did not
-        accept (jobs wait on them, or fenced out) are written after it, the usual way, with a
-        claim for the slots still free (a dependent they released starts at once)."""
-        with self.b.pipeline(c):
-            done = self.d.complete_unwaited(c, completions, now) if completions else None
-            jobs = self._claim(c, worker, queues, now, lease_until, limit, attempt_limits)
-            accepted_ids = {row[0] for row in done.fetchall()} if done is not None else set()
+        on and the claim in one statement (one round trip where a transaction takes four:
+        BEGIN, complete, claim, COMMIT), or None when the claim cannot be written so. The
+        completions it did not accept (jobs wait on them, or fenced out) are written after
+        it, the usual way, with a claim for the slots still free (a dependent they released
+        starts at once)."""
+        queues = list(dict.fromkeys(queues)) if queues else []
+        controls = self._controls.get(lambda: c.execute(self.q.CONTROL_STATE).fetchall())
+        got = self.d.complete_and_claim(c, completions, now, worker, queues, lease_until,
+                                        limit, attempt_limits, controls)
+        if got is None:
+            return None
+        accepted_ids, rows, plain = got
+        jobs = self._claimed(c, rows, plain, worker, now, lease_until, limit)
         accepted: list[bool] = []
         rest: list[Completion] = []
         for x in completions:  # the same job twice in one batch: only the first is accepted

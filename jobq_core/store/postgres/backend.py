@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from typing import TypeVar
 
 import psycopg
@@ -60,7 +60,6 @@ class PostgresBackend:
     """
 
     name = app_connection.STORE
-    pipelines = True
 
     def __init__(self, url: str, *, poll_only: bool | None = None, pool_size: int = 2,
                  busy_timeout: float = 30.0, read_only: bool = False,
@@ -140,9 +139,6 @@ class PostgresBackend:
             return
         with c.transaction():
             yield c
-
-    def pipeline(self, c: psycopg.Connection) -> AbstractContextManager:
-        return c.pipeline()
 
     @contextmanager
     def snapshot(self, c: psycopg.Connection) -> Iterator[psycopg.Connection]:

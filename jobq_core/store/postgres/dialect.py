@@ -58,16 +58,22 @@ INSERT_ONE = (
 )
 NOTIFY = "SELECT pg_notify('" + NOTIFY_CHANNEL + "', q) FROM unnest(%s::text[]) AS q"
 
-_COMPLETE_MANY = (
-    "UPDATE jobq_jobs j SET status='succeeded', result=v.result, finished_at=%s, "
-    "lease_until=NULL, cancel_requested=false "
-    "FROM unnest(%s::bigint[], %s::bigint[], %s::text[]) AS v(id, token, result) "
-    "WHERE " + sql.fence("j", "v.id", "v.token")
-)
-COMPLETE_MANY = _COMPLETE_MANY + " RETURNING j.id, j.has_dependents"
-# The same for the jobs nothing waits on, in a pipeline with the next claim (the others
-# need their dependents settled in the transaction that completes them)
-COMPLETE_UNWAITED = _COMPLETE_MANY + " AND NOT j.has_dependents RETURNING j.id"
+
+
+def _completing(now: str, ids: str, tokens: str, results: str) -> str:
+    """The fenced completions of a batch, each parameter an array (ids, tokens, results)."""
+    return ("UPDATE jobq_jobs j SET status='succeeded', result=v.result, "
+            f"finished_at={now}, lease_until=NULL, cancel_requested=false FROM unnest("
+            f"{ids}::bigint[], {tokens}::bigint[], {results}::text[]) AS v(id, token, result) "
+            "WHERE " + sql.fence("j", "v.id", "v.token"))
+
+
+COMPLETE_MANY = _completing("%s", "%s", "%s", "%s") + " RETURNING j.id, j.has_dependents"
+# The same for the jobs nothing waits on, as a step of the claim (``claim_sql``'s
+# ``completing``): jobs that others wait on need their dependents settled in the
+# transaction that completes them, the usual way
+_COMPLETE_UNWAITED = (_completing("%(now)s", "%(ids)s", "%(tokens)s", "%(results)s")
+                      + " AND NOT j.has_dependents RETURNING j.id")
 # After a connection broke mid-commit: which of these completions did commit? (A
 # succeeded job keeps the token of the claim that completed it.)
 COMPLETED_WITH = (
@@ -142,9 +148,9 @@ _KEYED_ARM = (
 )
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=64)
 def claim_sql(n_queues: int, per_queue: bool = False, clamped: bool = False,
-              keyed: bool = False) -> str:
+              keyed: bool = False, completing: bool = False) -> str:
     """The claim: one statement. ``FOR UPDATE SKIP LOCKED`` lets concurrent claims pass
     each other's rows instead of waiting; the MATERIALIZED CTE pins the picked ids (a
     planner may otherwise rerun a LIMIT subquery per row and update more than asked).
@@ -159,7 +165,15 @@ def claim_sql(n_queues: int, per_queue: bool = False, clamped: bool = False,
     bounded scan per queue with pending jobs. The rate windows of the queues it started
     jobs of move in the same statement (``win``). ``keyed`` (the claim may start jobs of
     a queue with key limits): each queue's scan is ``_KEYED_ARM``; a statement without it
-    gives such a queue no room."""
+    gives such a queue no room.
+
+    ``completing``: the statement first completes a worker's finished jobs that nothing
+    waits on (``done``: %(ids)s %(tokens)s %(results)s), so that the batch and the next
+    claim take one round trip and one commit. A completion's row comes back after the
+    claimed ones: its id, NULL for the rest (a claimed job's kind is never NULL). Both
+    steps see the snapshot the statement started with: no claim can see a completion's
+    effect, which is why only a claim that locks no queue's row first (no limits to count)
+    is ever written this way (``PostgresDialect.complete_and_claim``)."""
     recursive = ""
     if n_queues == 0 and not per_queue:
         pick = (f"SELECT id FROM jobq_jobs WHERE status='pending' AND run_at<=%(now)s "
@@ -184,8 +198,9 @@ def claim_sql(n_queues: int, per_queue: bool = False, clamped: bool = False,
             + ("" if n_queues == 1 else
                " ORDER BY p.priority DESC, p.run_at, p.id LIMIT %(limit)s")
         )
+    done = f"done AS ({_COMPLETE_UNWAITED}), " if completing else ""
     return (
-        f"WITH {recursive}picked AS MATERIALIZED ({pick}), "
+        f"WITH {recursive}{done}picked AS MATERIALIZED ({pick}), "
         "claimed AS (UPDATE jobq_jobs j SET status='running', attempts=j.attempts+1, "
         "lease_until=%(lease)s, worker=%(worker)s, token=nextval('jobq_tokens'), "
         + ("max_attempts=LEAST(j.max_attempts, coalesce((SELECT l.n FROM unnest("
@@ -202,6 +217,8 @@ def claim_sql(n_queues: int, per_queue: bool = False, clamped: bool = False,
         "FROM (SELECT queue, count(*) AS started FROM claimed GROUP BY queue) n "
         "WHERE w.name = n.queue AND w.rate_limit IS NOT NULL) "
         f"SELECT {CLAIM_NAMES} FROM claimed"
+        + (f" UNION ALL SELECT id{', NULL' * (len(CLAIM_FIELDS) - 1)} FROM done"
+           if completing else "")
     )
 
 
@@ -218,8 +235,8 @@ def claim_params(queues: list[str], now: float, limit: int, lease_until: float, 
     return params
 
 
-def claim_shape(queues: list[str], controls: Controls,
-                clamped: bool = False) -> tuple[str, list[str], bool]:
+def claim_shape(queues: list[str], controls: Controls, clamped: bool = False,
+                completing: bool = False) -> tuple[str, list[str], bool]:
     """The claim statement for ``queues`` (see ``controls``), the limited queues it may
     start jobs of (their rows are locked before it runs), and whether it is the plain
     claim on every queue."""
@@ -229,7 +246,7 @@ def claim_shape(queues: list[str], controls: Controls,
     else:
         limited = list(controls.limited) if per_queue else []
     keyed = controls.keyed_claim(queues, per_queue)
-    return (claim_sql(len(queues), per_queue, clamped, keyed), limited,
+    return (claim_sql(len(queues), per_queue, clamped, keyed, completing), limited,
             not queues and not per_queue)
 
 
@@ -253,6 +270,7 @@ class PostgresDialect(Dialect):
         "queue_list": "array_agg(DISTINCT queue)",
     }
     MATCHING = PostgresMatching
+    completes_in_claim = True
 
     def list_param(self, values: Sequence) -> list:
         return list(values)
@@ -304,19 +322,32 @@ class PostgresDialect(Dialect):
         row = c.execute(self.q.INSERT_UNIQUE, (*job, now)).fetchone()
         return None if row is None else row[0]
 
+    def complete_and_claim(self, c, completions: Sequence[Completion], now: float, worker: str,
+                           queues: list[str], lease_until: float, limit: int,
+                           attempt_limits: Mapping[str, int] | None,
+                           controls: Controls) -> tuple[set[int], list, bool] | None:
+        query, limited, plain = claim_shape(queues, controls, bool(attempt_limits), True)
+        if limited:  # their rows are locked before the claim: a transaction, the usual way
+            return None
+        params = claim_params(queues, now, limit, lease_until, worker, attempt_limits)
+        params["ids"], params["tokens"], params["results"] = _completion_arrays(completions)
+        accepted, rows = set(), []
+        for row in c.execute(query, params).fetchall():
+            if row[1] is None:  # a completion's (see claim_sql)
+                accepted.add(row[0])
+            else:
+                rows.append(row)
+        return accepted, rows, plain
+
     def complete_many(self, c, completions: Sequence[Completion], now: float,
                       again: bool) -> dict[int, bool]:
-        params = _completion_params(completions, now)
-        done = dict(c.execute(COMPLETE_MANY, params).fetchall())
-        ids, tokens = params[1], params[2]
+        ids, tokens, results = _completion_arrays(completions)
+        done = dict(c.execute(COMPLETE_MANY, (now, ids, tokens, results)).fetchall())
         if again:  # an earlier try may have committed: its completions count (their
             # dependents were settled by that commit)
             done.update((job_id, False) for job_id, _ in c.execute(
                 COMPLETED_WITH, (ids, tokens)).fetchall() if job_id not in done)
         return done
-
-    def complete_unwaited(self, c, completions: Sequence[Completion], now: float):
-        return c.execute(COMPLETE_UNWAITED, _completion_params(completions, now))
 
     def execute_many(self, c, statement: str, rows: list[tuple]) -> None:
         with c.cursor() as cursor:  # pipelined by psycopg: one round trip for the lot
@@ -347,10 +378,9 @@ def text_array(values: Iterable[str | None]) -> str:
                           for v in values) + "}"
 
 
-def _completion_params(completions: Sequence[Completion], now: float) -> tuple:
-    """COMPLETE_MANY's and COMPLETE_UNWAITED's parameters: now, then the ids, tokens and
-    results as arrays."""
-    return (now, int_array([x.job_id for x in completions]),
+def _completion_arrays(completions: Sequence[Completion]) -> tuple[str, str, str]:
+    """A batch's ids, tokens and results, the arrays a completing statement takes."""
+    return (int_array([x.job_id for x in completions]),
             int_array([x.token for x in completions]),
             text_array([x.result for x in completions]))
 

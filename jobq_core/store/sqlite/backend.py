@@ -36,7 +36,6 @@ _UNIQUE = getattr(sqlite3, "SQLITE_CONSTRAINT_UNIQUE", 2067)
 class SqliteBackend:
     name = app_connection.STORE
     notifies = False  # a watch sees every commit to the file (inotify + data_version)
-    pipelines = False  # no server: a statement costs no round trip
 
     def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "NORMAL",
                  busy_timeout: float = 30.0, read_only: bool = False, create: bool = True):
