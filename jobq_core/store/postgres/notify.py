@@ -76,9 +76,10 @@ class Notifier:
             return
         with self._lock:
             self._after_fork()
+            armed = held <= self._held  # the thread's wait already ends in time for them
             self._held |= held
             held.clear()
-            if self._closed:
+            if self._closed or armed:
                 return
             if self._thread is None:
                 self._thread = threading.Thread(target=self._trail, name="jobq-notify",
