@@ -108,7 +108,8 @@ class Claimer:
                     until = next_claim if self._due is None else min(next_claim, self._due)
                     changed = self._changed(max(0.0, until - time.monotonic()))
                     continue
-            state.wake.wait(self._wait_time(free > 0))
+            if not state.stopping.is_set():  # (the top of the loop cleared its wake-up)
+                state.wake.wait(self._wait_time(free > 0))
 
     def interrupt(self) -> None:
         """Wake the loop wherever it sleeps (safe from any thread or signal handler)."""
@@ -196,7 +197,11 @@ class Claimer:
             self._due = time.monotonic() + max(0.0, run_at - self._queue.clock.now()) + DUE_LATE
 
     def _changed(self, timeout: float) -> bool:
-        """Whether another process may have committed, waiting up to ``timeout``."""
+        """Whether another process may have committed, waiting up to ``timeout`` (not at
+        all once the worker is stopping: the stop's one wake-up may have gone to an
+        earlier look, and the loop then ends instead of sleeping)."""
+        if timeout > 0 and self._state.stopping.is_set():
+            return True
         try:
             return self._watch.wait(timeout)
         except JobqError as e:

@@ -477,3 +477,27 @@ def test_a_tasks_attempt_limit_is_stored_on_its_jobs_so_everyone_shows_and_appli
         burst(db, r)
     job = producer.get(job_id)
     assert (job.status, job.attempts, job.max_attempts) == ("dead", 3, 3)  # TRY 3/3, not 3/20
+
+
+def test_a_stop_whose_wake_up_an_idle_look_took_still_ends_the_worker_at_once(db):
+    # stop() wakes the claim loop once. When its wake-up lands in the loop's zero-timeout
+    # look for changes (between its check of stopping and its long idle sleep), the loop
+    # must still see the stop instead of sleeping out idle_claim_interval
+    w = Worker(Queue(db), Registry(), idle_claim_interval=30.0)
+    watch = w._claimer._watch
+    looks = watch.wait
+    armed = threading.Event()
+
+    def look(timeout):
+        if timeout == 0 and armed.is_set():
+            armed.clear()
+            w.stop()  # as if from another thread, just before this look
+        return looks(timeout)
+
+    watch.wait = look
+    t = start(w)
+    time.sleep(0.3)  # idle, in its long sleep
+    armed.set()
+    watch.wake()  # one turn of the loop: its next zero-timeout look meets the stop
+    t.join(5)
+    assert not t.is_alive()

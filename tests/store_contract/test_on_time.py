@@ -48,7 +48,8 @@ def test_an_idle_worker_starts_a_delayed_job_when_it_becomes_ready(database):
             assert 1.2 <= started[2] - sent < 1.2 + 1.0, started[2] - sent
         finally:
             w.stop()
-            t.join(10)
+            t.join(5)
+        assert not t.is_alive()  # a stop ends the idle worker at once, not at its next look
 
 
 def test_a_failed_job_is_retried_when_its_backoff_ends(database):
@@ -70,4 +71,5 @@ def test_a_failed_job_is_retried_when_its_backoff_ends(database):
             assert 0.6 <= gap < 0.6 + 1.0, gap
         finally:
             w.stop()
-            t.join(10)
+            t.join(5)
+        assert not t.is_alive()  # a stop ends the idle worker at once, not at its next look
