@@ -107,6 +107,23 @@ def test_enqueue_many_accepts_tuples_and_dicts_and_keeps_their_order(queue):
     assert queue.enqueue_many([]) == []
 
 
+@pytest.mark.parametrize("n", [2, 63, 64, 65, 130, 257])
+def test_a_batch_of_any_size_gets_increasing_ids_each_with_its_own_job(queue, n):
+    # a store may write a batch in several statements (SQLite: up to 64 rows each); every
+    # job keeps its own fields and the ids follow the batch's order. Every tenth payload
+    # is too big to keep inline, every seventh job has a key
+    items = [{"kind": f"k{i}", "payload": {"i": i, "pad": "é" * (400 if i % 10 == 3 else 0)},
+              "priority": i % 3, **({"key": f"key{i}"} if i % 7 == 5 else {})}
+             for i in range(n)]
+    before = queue.enqueue("first")
+    ids = queue.enqueue_many(items)
+    assert ids == sorted(set(ids)) and len(ids) == n and ids[0] > before
+    for job_id, item in zip(ids, items):
+        job = queue.get(job_id)
+        assert (job.kind, job.payload, job.priority, job.key) == (
+            item["kind"], item["payload"], item["priority"], item.get("key"))
+
+
 def test_enqueue_many_writes_nothing_when_one_item_is_bad(queue):
     with pytest.raises(TypeError):
         queue.enqueue_many([("a", 1), ("b", object())])
