@@ -19,6 +19,7 @@ from ..base import (
     DEFAULT_MAX_LOST_ATTEMPTS, Completion, Deps, NewJob, RetryDelay, lease_expired, poisoned,
 )
 from ..rows import claimed_job, job_from_row, unreadable
+from ..controls import Controls
 from ..dialect import Dialect
 from ._base import Operations
 
@@ -117,11 +118,15 @@ class Running(Operations):
     def _claim(self, c, worker: str, queues: Sequence[str] | None, now: float,
                lease_until: float, limit: int,
                attempt_limits: Mapping[str, int] | None = None) -> list[Job]:
-        queues = list(dict.fromkeys(queues)) if queues else []
-        controls = self._controls.get(lambda: c.execute(self.q.CONTROL_STATE).fetchall())
+        queues, controls = self._claim_inputs(c, queues)
         rows, plain = self.d.claim(c, worker, queues, now, lease_until, limit, attempt_limits,
                                    controls)
         return self._claimed(c, rows, plain, worker, now, lease_until, limit)
+
+    def _claim_inputs(self, c, queues: Sequence[str] | None) -> tuple[list[str], Controls]:
+        """A claim's queues without repeats, and the queue controls it must respect."""
+        queues = list(dict.fromkeys(queues)) if queues else []
+        return queues, self._controls.get(lambda: c.execute(self.q.CONTROL_STATE).fetchall())
 
     def _claimed(self, c, rows: list, plain: bool, worker: str, now: float,
                  lease_until: float, limit: int) -> list[Job]:
@@ -230,8 +235,7 @@ class Running(Operations):
         completions it did not accept (jobs wait on them, or fenced out) are written after
         it, the usual way, with a claim for the slots still free (a dependent they released
         starts at once)."""
-        queues = list(dict.fromkeys(queues)) if queues else []
-        controls = self._controls.get(lambda: c.execute(self.q.CONTROL_STATE).fetchall())
+        queues, controls = self._claim_inputs(c, queues)
         got = self.d.complete_and_claim(c, completions, now, worker, queues, lease_until,
                                         limit, attempt_limits, controls)
         if got is None:

@@ -46,7 +46,7 @@ from ...errors import UnusableConnection
 from ..base import Completion, ConnectionIdentity, NewJob
 from ..ops.dependencies import complete_on
 from ..ops.running import insert_unique
-from .dialect import DIALECT, NOTIFY
+from .dialect import DIALECT, NOTIFY, text_array
 from .connection import translate
 
 STORE = "postgresql"
@@ -119,7 +119,7 @@ def insert_many(conn: psycopg.Connection, jobs: Sequence[NewJob], now: float) ->
         ids += DIALECT.insert_plain(c, plain, now, sorted({j.queue for j in plain}))
         keyed = sorted({j.queue for j in jobs if j.unique_key is not None})
         if keyed:
-            c.execute(NOTIFY, (keyed,))
+            c.execute(NOTIFY, (text_array(keyed),))
     except psycopg.Error as e:
         raise translate(e, "the connection given with conn=") from e
     return ids
@@ -147,7 +147,7 @@ def complete(conn: psycopg.Connection, completion: Completion, now: float) -> bo
     def op(c: AppCursor) -> bool:
         accepted, released = complete_on(c, DIALECT.q, completion, now)
         if released:
-            c.execute(NOTIFY, (sorted(released),))
+            c.execute(NOTIFY, (text_array(sorted(released)),))
         return accepted
 
     return on_app(conn, op)

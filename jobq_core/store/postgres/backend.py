@@ -33,7 +33,7 @@ from ..base import Completion, ConnectionIdentity, NewJob
 from ..engine import Engine
 from . import app_connection
 from .connection import Connections, ServerClock, parse_url
-from .dialect import DIALECT, NOTIFY, claim_params, claim_shape
+from .dialect import DIALECT, NOTIFY, claim_params, claim_shape, text_array
 from .notify import Notifier
 from .schema import SCHEMA_VERSION, installed_version, migrate
 from .watch import SNAPSHOT, PgWatch
@@ -162,7 +162,7 @@ class PostgresBackend:
     def notify(self, c: psycopg.Connection, queues: Iterable[str]) -> None:
         due = self.due(queues)
         if due:
-            c.execute(NOTIFY, (due,))
+            c.execute(NOTIFY, (text_array(due),))
 
     def limits_changed(self, c: psycopg.Connection) -> None:
         pass  # the claim statement moves the rate window itself (its ``win`` step)

@@ -59,7 +59,6 @@ INSERT_ONE = (
 NOTIFY = "SELECT pg_notify('" + NOTIFY_CHANNEL + "', q) FROM unnest(%s::text[]) AS q"
 
 
-
 def _completing(now: str, ids: str, tokens: str, results: str) -> str:
     """The fenced completions of a batch, each parameter an array (ids, tokens, results)."""
     return ("UPDATE jobq_jobs j SET status='succeeded', result=v.result, "
@@ -363,7 +362,8 @@ class PostgresDialect(Dialect):
 # where a list goes through its Python list dumper (finding the element type, then
 # dumping each element), which cost a worker's batch of 8 completions more than the rest
 # of its parameters together (bench/store_instructions.py --pg-url ... --only drain8).
-# Long arrays (INSERT_MANY's) stay binary lists, cheaper per element.
+# Long arrays (INSERT_MANY's) stay binary lists, cheaper per element. NOTIFY's list of
+# queues goes the same way, from every caller.
 
 def int_array(values: Iterable[int]) -> str:
     """``values`` (Python ints, as jobq's ids and tokens are) as an array literal."""

@@ -31,7 +31,7 @@ from collections.abc import Iterable
 
 from ...errors import JobqError
 from .connection import Connections
-from .dialect import NOTIFY
+from .dialect import NOTIFY, text_array
 
 log = logging.getLogger("jobq.store")
 
@@ -115,7 +115,7 @@ class Notifier:
                     self._sent[q] = now
                 self._held.difference_update(ready)
             try:
-                self._conns.run(lambda c, _again: c.execute(NOTIFY, (ready,)))
+                self._conns.run(lambda c, _again: c.execute(NOTIFY, (text_array(ready),)))
             except JobqError as e:  # the watchers' poll will find the jobs
                 log.debug("trailing notification failed: %s", e)
 
@@ -129,6 +129,6 @@ class Notifier:
             self._held.clear()
         if held:
             try:
-                self._conns.run(lambda c, _again: c.execute(NOTIFY, (held,)))
+                self._conns.run(lambda c, _again: c.execute(NOTIFY, (text_array(held),)))
             except JobqError as e:
                 log.debug("the last trailing notification failed: %s", e)
