@@ -3,6 +3,8 @@
 Every ``jobq`` command starts a Python process that imports ``jobq_cli.main``, and every
 web process that enqueues imports ``jobq_core``; neither needs the worker runtime unless
 it runs a worker, so ``jobq_core.Worker`` loads on first use (``jobq_core/__init__.py``).
+A process pool's fork server imports ``jobq_core.worker.child`` before it forks the first
+child: neither the Worker nor asyncio (until an async handler runs).
 This counts the instructions of each import (the interpreter's own start subtracted), for
 one or more source trees, side by side:
 
@@ -21,7 +23,9 @@ import subprocess
 import sys
 
 IMPORTS = {"jobq_core": "import jobq_core", "jobq_cli.main": "import jobq_cli.main",
-           "jobq_core.Worker": "import jobq_core; jobq_core.Worker"}
+           "jobq_core.Worker": "import jobq_core; jobq_core.Worker",
+           # a process pool's fork server, before its first child (forkserver.py)
+           "jobq_core.worker.child": "import jobq_core.worker.child"}
 
 
 def count(code: str) -> int:
@@ -38,10 +42,10 @@ def main() -> None:
     trees = [os.path.abspath(t) for t in args.src or [os.path.dirname(os.path.dirname(
         os.path.abspath(__file__)))]]
     base = count("pass")
-    print(f"{'import':<20}" + "".join(f"{os.path.basename(t) or t:>22}" for t in trees))
+    print(f"{'import':<24}" + "".join(f"{os.path.basename(t) or t:>22}" for t in trees))
     for name, code in IMPORTS.items():
         counts = [count(f"import sys; sys.path.insert(0, {t!r}); {code}") - base for t in trees]
-        print(f"{name:<20}" + "".join(f"{c / 1e6:>20.1f} M" for c in counts))
+        print(f"{name:<24}" + "".join(f"{c / 1e6:>20.1f} M" for c in counts))
 
 
 if __name__ == "__main__":

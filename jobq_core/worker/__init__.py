@@ -32,6 +32,20 @@ except in their writes to the queue's own database when they complete the job in
 transaction (``ctx.complete(conn=...)``): the completer then reads the job to learn
 whether that transaction committed.
 """
-from .worker import Worker
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .worker import Worker
 
 __all__ = ["Worker"]
+
+
+def __getattr__(name: str):
+    # The Worker (its threads, claimer, completer, pools) loads on first use: a process
+    # pool's fork server and children import this package for ``child.py`` and
+    # ``runs.py`` alone, and would otherwise pay a third of their import time for it.
+    if name == "Worker":
+        from .worker import Worker
+
+        return Worker
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

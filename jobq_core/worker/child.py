@@ -49,8 +49,7 @@ a process of its own got ~0.5 (tests/core/test_process_pool.py measures it).
 """
 from __future__ import annotations
 
-import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 import importlib
 import importlib.util
 import itertools
@@ -71,6 +70,9 @@ from ..store.base import ConnectionIdentity
 from ..textsafe import storable
 from .channel import Channel, encode
 from .runs import Failed, Lost, Snoozed, call_handler, raised, result_json
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 def main(app: str, main_path: str | None, sys_path: list[str], cwd: str, kinds: list[str],
@@ -257,6 +259,8 @@ class Runner:
         ctx = self._link.start(message)
         try:
             if task.is_async and self._loop is None:  # one loop per child, kept:
+                import asyncio  # (on first need: most children never load it)
+
                 self._loop = asyncio.new_event_loop()  # loop-bound clients survive jobs
                 asyncio.set_event_loop(self._loop)
             result = call_handler(task, message["payload"], ctx, message.get("queue", ""),

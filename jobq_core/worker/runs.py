@@ -9,8 +9,8 @@ abandoned handler is discarded.
 """
 from __future__ import annotations
 
-import asyncio
 import enum
+import sys
 import time
 import traceback
 from collections.abc import Callable
@@ -162,6 +162,13 @@ def call_handler(task: Task, payload: Any, ctx: JobContext, queue: str,
     return task.fn(payload, ctx) if task.wants_context else task.fn(payload)
 
 
+def _is_cancelled(e: BaseException) -> bool:
+    # asyncio is imported where a coroutine runs, not here: a process pool's fork server
+    # imports this module, and asyncio was a third of its start (bench/import_instructions.py)
+    asyncio = sys.modules.get("asyncio")
+    return asyncio is not None and isinstance(e, asyncio.CancelledError)
+
+
 def raised(e: BaseException) -> Failed | Snoozed | Lost:
     """What a handler's exception makes of its run: ``LeaseLost`` (from ``ctx.heartbeat()``
     or ``ctx.progress()``) a lost lease, ``Snooze`` a snooze, anything else a failure with
@@ -170,6 +177,6 @@ def raised(e: BaseException) -> Failed | Snoozed | Lost:
         return Lost()
     if isinstance(e, Snooze):
         return Snoozed(e.seconds)
-    if isinstance(e, asyncio.CancelledError):
+    if _is_cancelled(e):
         return Failed("the handler was cancelled")
     return Failed("".join(traceback.format_exception(e)))

@@ -267,6 +267,17 @@ def test_after_run_returns_no_process_of_the_pool_is_left(db, producer):
     wait_for(lambda: not any(alive(p) for p in seen), timeout=5)
 
 
+def test_the_fork_server_loads_what_children_run_and_not_the_worker_runtime():
+    # the server imports child.py once for all children; the Worker's threads, claimer and
+    # completer are the parent's, and were a third of the server's start before its first child
+    code = ("import sys\nimport jobq_core.worker.child\n"
+            "print('jobq_core.worker.worker' in sys.modules)\n"
+            "from jobq_core.worker import Worker\nprint(Worker.__module__)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True).stdout
+    assert out.split() == ["False", "jobq_core.worker.worker"]
+
+
 def test_a_registry_that_children_cannot_import_is_refused_when_the_worker_is_made(db):
     local = Registry()
     local.task("x")(lambda p: None)
