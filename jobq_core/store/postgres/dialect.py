@@ -27,13 +27,14 @@ CLAIM_RETURNING = ", ".join(f"j.{name}" for name in CLAIM_FIELDS)
 CLAIM_NAMES = ", ".join(CLAIM_FIELDS)
 NOTIFY_CHANNEL = "jobq"
 
-# The end of both insert statements: the pg_notify of the queues due one, run with the
-# insert (referencing ``sent`` makes PostgreSQL run it: an unreferenced SELECT CTE is
-# skipped), and the new ids.
-_NOTIFY_AND_IDS = (
-    "sent AS (SELECT pg_notify('" + NOTIFY_CHANNEL + "', q) FROM unnest(%(notify)s::text[]) AS q) "
-    "SELECT id FROM ins WHERE (SELECT count(*) FROM sent) >= 0"
-)
+def _notify_and_ids(queues: str) -> str:
+    """The end of both insert statements: the pg_notify of the queues due one (the array
+    parameter ``queues``), run with the insert (referencing ``sent`` makes PostgreSQL run
+    it: an unreferenced SELECT CTE is skipped), and the new ids."""
+    return ("sent AS (SELECT pg_notify('" + NOTIFY_CHANNEL + "', q) FROM unnest(" + queues
+            + "::text[]) AS q) SELECT id FROM ins WHERE (SELECT count(*) FROM sent) >= 0")
+
+
 # One statement for a batch of any size; ids come from the identity in row order, and the
 # pg_notify of the queues due one (see ``notify.Notifier``) is sent when the insert commits.
 # Arrays travel in binary (%b): psycopg dumps a list of 1,000 values in about half the
@@ -46,15 +47,15 @@ INSERT_MANY = (
     "%(payload)b::text[], %(queue)b::text[], %(priority)b::bigint[], %(run_at)b::float8[], "
     "%(max_attempts)b::bigint[], %(key)b::text[], %(trace)b::text[]) "
     "WITH ORDINALITY AS v(k, p, q, pr, r, m, ky, tc, n) ORDER BY n RETURNING id), "
-    + _NOTIFY_AND_IDS
+    + _notify_and_ids("%(notify)s")
 )
 # One job (an enqueue call): the same statement with plain values, which psycopg sends
-# with less work than eight one-element arrays.
+# with less work than eight one-element arrays; its parameters are a NewJob's fields in
+# order, then the time and the queues to notify.
 INSERT_ONE = (
     "WITH ins AS (INSERT INTO jobq_jobs(kind, payload, queue, priority, run_at, max_attempts, "
-    "unique_key, key, trace_context, created_at) VALUES (%(kind)s, %(payload)s, %(queue)s, "
-    "%(priority)s, %(run_at)s, %(max_attempts)s, NULL, %(key)s, %(trace)s, %(now)s) "
-    "RETURNING id), " + _NOTIFY_AND_IDS
+    "unique_key, key, trace_context, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, "
+    "%s) RETURNING id), " + _notify_and_ids("%s")
 )
 NOTIFY = "SELECT pg_notify('" + NOTIFY_CHANNEL + "', q) FROM unnest(%s::text[]) AS q"
 
@@ -300,11 +301,7 @@ class PostgresDialect(Dialect):
         if not jobs:
             return []
         if len(jobs) == 1:
-            j = jobs[0]
-            return [c.execute(INSERT_ONE, {
-                "now": now, "kind": j.kind, "payload": j.payload, "queue": j.queue,
-                "priority": j.priority, "run_at": j.run_at, "max_attempts": j.max_attempts,
-                "key": j.key, "trace": j.trace_context, "notify": text_array(notify)}).fetchone()[0]]
+            return [c.execute(INSERT_ONE, (*jobs[0], now, text_array(notify))).fetchone()[0]]
         rows = c.execute(INSERT_MANY, {
             "now": now, "kind": [j.kind for j in jobs], "payload": [j.payload for j in jobs],
             "queue": [j.queue for j in jobs], "priority": [j.priority for j in jobs],
