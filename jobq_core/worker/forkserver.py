@@ -6,9 +6,11 @@ file). Why not ``multiprocessing``'s spawn or forkserver: each of their children
 the parent's ``__main__`` again — ``jobq_cli.main`` for ``jobq run``, with Typer and Rich
 (0.25 s measured here), and a script without a ``__main__`` guard forks without end — and
 spawn starts a fresh interpreter per child (~100 ms). This server is a fresh interpreter
-that imports ``jobq_core`` only (no threads, no connection on import), once (~0.17 s to its
-first child), then answers a fork request in ~1.4 ms; the child, which imports the app
-module itself, is ready ~11 ms after the request (measured on a 2-vCPU VM).
+that imports what children run (``child.py``, ``jobq_core``; not the Worker's threads,
+claimer and completer, nor asyncio until an async handler runs; no threads, no connection
+on import), once (~0.1 s to its first child), then answers a fork request in ~1.4 ms; the
+child, which imports the app module itself, is ready ~11 ms after the request (measured on
+a 2-vCPU VM).
 
 Protocol, one JSON line per message on a Unix socket pair (``channel.py``):
   worker -> server   {"args": [...], "fds": N} with N file descriptors attached (the child's
