@@ -34,7 +34,8 @@ import sys
 import tempfile
 import time
 
-from jobq_core import Queue, new_jobs
+from jobq_core import Queue
+from jobq_core.api import new_jobs
 
 BATCH = 1000
 

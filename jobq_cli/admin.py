@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from jobq_core import LIST_STATUSES, JobNotFound, JobStatus, WorkerState
-from jobq_core.textsafe import clean
+from jobq_core.common.textsafe import clean
 
 from . import render
 from .common import (

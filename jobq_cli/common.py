@@ -15,8 +15,8 @@ from typing import Annotated, Any, NoReturn
 import typer
 
 from jobq_core import JobqError, Queue
-from jobq_core.display import parse_duration
-from jobq_core.textsafe import clean
+from jobq_core.presentation.display import parse_duration
+from jobq_core.common.textsafe import clean
 
 DbOption = Annotated[
     str,  # not a Path: that would fold the // of a URL

@@ -8,8 +8,8 @@ import typer
 from rich.text import Text
 
 from jobq_core import Queue, QueueStats, Rate, Schedule, ScheduleInfo
-from jobq_core.display import duration, limits_text, timestamp
-from jobq_core.textsafe import clean
+from jobq_core.presentation.display import duration, limits_text, timestamp
+from jobq_core.common.textsafe import clean
 
 from . import render, tables
 from .common import (

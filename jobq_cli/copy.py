@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from jobq_core import COPY_STATUSES, CopyReport, CopySkip
-from jobq_core.textsafe import clean
+from jobq_core.common.textsafe import clean
 
 from .common import JsonOption, friendly, open_queue, print_json, usage
 

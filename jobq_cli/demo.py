@@ -29,7 +29,7 @@ from rich.live import Live
 from rich.text import Text
 
 from jobq_core import FORGET_AFTER, Queue
-from jobq_core.display import masked_url
+from jobq_core.presentation.display import masked_url
 
 from . import render, tables
 from .common import Duration, friendly, usage

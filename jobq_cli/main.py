@@ -15,7 +15,7 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from jobq_core import JobqError
-from jobq_core.textsafe import clean
+from jobq_core.common.textsafe import clean
 
 from . import admin, bench, controls, copy, demo, metrics, produce, run
 from .common import DEFAULT_DB, DbOption, UsageError, friendly, open_queue

@@ -1,6 +1,6 @@
 """``jobq metrics``: the queue's state in the Prometheus text format, read without writing
-(the names are in ``jobq_core.metrics`` and docs/guides/metrics.md; the exporter is
-``jobq_core.prometheus``). ``jobq run --metrics-port`` serves
+(the names are in ``jobq_core.observability.metric_names`` and docs/guides/metrics.md; the exporter is
+``jobq_core.observability.prometheus``). ``jobq run --metrics-port`` serves
 the same gauges with the worker's own counts; ``serve`` starts that server."""
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def _metrics_module() -> Any:
         import prometheus_client  # noqa: F401
     except ImportError:
         fail("metrics need the prometheus_client package: pip install 'jobq[metrics]'")
-    from jobq_core import prometheus
+    from jobq_core.observability import prometheus
 
     return prometheus
 

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from jobq_core import JobqError, Queue, Registry, prepare
-from jobq_core.textsafe import clean
+from jobq_core.common.textsafe import clean
 
 from .common import (
     DEFAULT_DB, DbOption, Duration, JsonOption, fail, friendly, open_queue, parse_json,

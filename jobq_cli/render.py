@@ -16,11 +16,11 @@ from rich.text import Text
 from jobq_core import (
     DEFAULT_BEAT, Attempt, Dependencies, Job, JobStatus, Link, Stats, WorkerInfo, WorkerState,
 )
-from jobq_core.display import (
+from jobq_core.presentation.display import (
     WORKER_BADGES, attempts_text, checked, duration, job_badge, masked_url, timestamp, tries,
 )
-from jobq_core.error_groups import error_line
-from jobq_core.textsafe import clean
+from jobq_core.common.error_groups import error_line
+from jobq_core.common.textsafe import clean
 
 from .tables import NEVER_DROPPED, Col, print_table
 

@@ -18,8 +18,8 @@ from rich.live import Live
 from rich.text import Text
 
 from jobq_core import PoolKind, Registry
-from jobq_core.display import masked_url
-from jobq_core.textsafe import clean
+from jobq_core.presentation.display import masked_url
+from jobq_core.common.textsafe import clean
 
 from . import metrics, render, tables
 from .common import (

@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from jobq_core.display import cut_middle, cut_widths, middle_cut
+from jobq_core.presentation.display import cut_middle, cut_widths, middle_cut
 
 GAP = 2  # columns between two columns (Rich's padding, collapsed)
 NEVER_DROPPED = 100  # a column with this ``keep`` or more is never dropped

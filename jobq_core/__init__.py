@@ -20,7 +20,7 @@ from .errors import (
     StorageFull,
     UnusableConnection,
 )
-from .new_jobs import DEFAULT_MAX_ATTEMPTS, encode_json, prepare
+from .api.new_jobs import DEFAULT_MAX_ATTEMPTS, encode_json, prepare
 from .queue import DEFAULT_LEASE, Queue
 from .types import (
     DEFAULT_BEAT, FORGET_AFTER, LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats,

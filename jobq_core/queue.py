@@ -11,26 +11,26 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from .app_connections import unwrap
+from .api.app_connections import unwrap
 from .backoff import Backoff
-from .checks import (
+from .common.checks import (
     check_attempt_limits, check_buckets, check_claim, check_fraction, check_int, check_lease,
     check_name, check_queues, check_rate, check_seconds,
 )
 from .clock import SYSTEM_CLOCK, Clock
-from .copying import Copying
-from .filters import job_filter
+from .api.copying import Copying
+from .api.filters import job_filter
 from .errors import LeaseLost, Snooze, UnusableConnection
-from .new_jobs import (
+from .api.new_jobs import (
     DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD, JobMaker, completions,
 )
 from .store import open_store
-from .textsafe import storable
+from .common.textsafe import storable
 from .store.base import (
     DEFAULT_MAX_LOST_ATTEMPTS, FINISHED_STATUSES, ConnectionIdentity, NewJob, Store, Watch,
 )
-from .registrations import Registrations
-from .workflows import Workflows
+from .api.worker_records import Registrations
+from .api.workflows import Workflows
 from .types import (
     Attempt, ErrorGroup, ExtendResult, Job, JobStatus, QueueStats,
     Rate, Stats, Throughput,

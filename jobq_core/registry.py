@@ -18,12 +18,12 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from .app_connections import unwrap
+from .api.app_connections import unwrap
 from .backoff import Backoff
-from .checks import MAX_LEASE, check_int, check_name, check_seconds
+from .common.checks import MAX_LEASE, check_int, check_name, check_seconds
 from .errors import LeaseLost, Snooze
-from .new_jobs import encode_json
-from .payloads import payload_type
+from .api.new_jobs import encode_json
+from .api.payloads import payload_type
 from .schedule import Schedule, make_schedule
 from .store import connection_ops
 from .store.base import Completion, ConnectionIdentity
@@ -87,7 +87,7 @@ class Registry:
 
         A handler whose payload parameter is annotated with a dataclass, a ``TypedDict``
         or a pydantic model gets a typed payload: checked when enqueued through the task,
-        rebuilt before each call (see ``jobq_core.payloads``).
+        rebuilt before each call (see ``jobq_core.api.payloads``).
         """
         check_name("kind", kind)
         if queue is not None:

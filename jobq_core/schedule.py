@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
 
-from .checks import check_int, check_name, check_seconds
+from .common.checks import check_int, check_name, check_seconds
 from .store.base import NewJob
 from .types import ScheduleInfo
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .backoff import Backoff
-from .payloads import PayloadType
+from .api.payloads import PayloadType
 
 if TYPE_CHECKING:
     from .queue import Queue

@@ -15,8 +15,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from jobq_core.display import parse_duration
-from jobq_core.textsafe import clean
+from jobq_core.presentation.display import parse_duration
+from jobq_core.common.textsafe import clean
 
 from .source import Source, SourceError
 

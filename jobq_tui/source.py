@@ -35,8 +35,8 @@ from jobq_core import (
     JobStatus, Queue, Stats, Throughput, Watch, Why, WorkerInfo,
 )
 
-from jobq_core.display import checked
-from jobq_core.error_groups import group_key
+from jobq_core.presentation.display import checked
+from jobq_core.common.error_groups import group_key
 
 from .filters import Filter
 from .snapshot import ROW_LIMIT, Snapshot

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from jobq_core.display import cut_middle
+from jobq_core.presentation.display import cut_middle
 
 from .filters import Filter
 from .snapshot import ROW_LIMIT

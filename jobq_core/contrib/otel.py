@@ -47,7 +47,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from .. import new_jobs
+from ..api import new_jobs
 from ..queue import Queue
 from ..worker import runs
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 
-from ..checks import check_seconds
+from ..common.checks import check_seconds
 from ..errors import JobqError
 from ..queue import Queue
 from ..store.base import DEFAULT_MAX_LOST_ATTEMPTS

@@ -19,7 +19,7 @@ import logging
 import threading
 from collections.abc import Sequence
 
-from ..display import timestamp
+from ..common.time_text import timestamp
 from ..errors import JobqError
 from ..queue import Queue
 from ..schedule import Schedule

@@ -60,12 +60,12 @@ from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 from ..clock import Clock
-from ..display import duration, timestamp
+from ..common.time_text import duration, timestamp
 from ..types import (
     Attempt, Dependencies, Deps, ErrorGroup, ExtendResult, Hold, Job, NewJob, QueueStats, Rate,
     ScheduleInfo, Stats, Throughput, Watch, WorkerInfo,
 )
-from .copies import CopiedJob, CopyMark, CopyPage, CopyStart
+from .copy_records import CopiedJob, CopyMark, CopyPage, CopyStart
 
 FINISHED_STATUSES = ("succeeded", "dead", "cancelled")
 """Every status ``job_prune`` may delete."""

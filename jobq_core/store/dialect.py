@@ -44,7 +44,7 @@ class Dialect:
     each statement costs a round trip."""
 
     def __init__(self) -> None:
-        self.q = Statements(self)
+        self.statements = Statements(self)
 
     def native(self, text: str) -> str:
         """``text`` with this dialect's placeholder for ``?`` (jobq's SQL holds no ``?``
@@ -116,4 +116,4 @@ class Dialect:
 
     def prune_deletes(self) -> tuple[str, ...]:
         """The DELETEs of one prune batch, each with one parameter (``list_param`` of ids)."""
-        return (self.q.DELETE_ATTEMPTS, self.q.DELETE_DEPS, self.q.DELETE_JOBS)
+        return (self.statements.DELETE_ATTEMPTS, self.statements.DELETE_DEPS, self.statements.DELETE_JOBS)

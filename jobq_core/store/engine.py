@@ -22,10 +22,10 @@ from .backend import Backend
 from .base import ConnectionIdentity, NewJob
 from .controls import ControlCache
 from .ops.admin import Admin
-from .ops.copying import Copying
+from .ops.copy_pages import Copying
 from .ops.dependencies import Dependents
 from .ops.reads import Reads
-from .ops.registry import Registry
+from .ops.worker_records import Registry
 from .ops.running import Running
 
 
@@ -33,43 +33,43 @@ class Engine(Running, Dependents, Admin, Copying, Reads, Registry):
     """Every job operation of ``store.base.Store``, on ``backend``."""
 
     def __init__(self, backend: Backend):
-        self.backend = self.b = backend
-        self.d = backend.dialect
-        self.q = self.d.q
+        self.backend = backend
+        self.dialect = backend.dialect
+        self.statements = self.dialect.statements
         self._controls = ControlCache()
 
     @property
     def frozen(self) -> bool:
-        return self.b.frozen
+        return self.backend.frozen
 
     # -- on the application's connection (the backend's app_connection.py) --------------
 
     def job_insert_many_on(self, conn: object, jobs: Sequence[NewJob], now: float) -> list[int]:
-        self.b.check_connection(conn)
-        return self.b.insert_on(conn, jobs, now)
+        self.backend.check_connection(conn)
+        return self.backend.insert_on(conn, jobs, now)
 
     def same_database(self, identity: ConnectionIdentity) -> bool:
-        return self.b.same_database(identity)
+        return self.backend.same_database(identity)
 
     def location(self) -> str:
-        return self.b.location
+        return self.backend.location
 
     # -- the backend's own --------------------------------------------------------------------
 
     def server_clock(self) -> Clock | None:
-        return self.b.server_clock()
+        return self.backend.server_clock()
 
     def describe(self) -> dict[str, str | None]:
-        return self.b.describe()
+        return self.backend.describe()
 
     def watch(self, **options) -> Watch:
-        return self.b.watch(**options)
+        return self.backend.watch(**options)
 
     def write_blockers(self) -> list[str]:
-        return self.b.write_blockers()
+        return self.backend.write_blockers()
 
     def check(self) -> None:
-        self.b.check()
+        self.backend.check()
 
     def close(self) -> None:
-        self.b.close()
+        self.backend.close()

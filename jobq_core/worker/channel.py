@@ -11,7 +11,7 @@ import os
 import socket
 import threading
 
-from ..new_jobs import encode_json
+from ..api.new_jobs import encode_json
 
 CHUNK = 65536
 

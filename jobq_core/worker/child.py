@@ -67,7 +67,7 @@ import threading
 from ..errors import JobqError, LeaseLost, UnusableConnection
 from ..registry import JobContext, Registry
 from ..store.base import ConnectionIdentity
-from ..textsafe import storable
+from ..common.textsafe import storable
 from .channel import Channel, encode
 from .runs import Failed, Lost, Snoozed, call_handler, raised, result_json
 

@@ -17,10 +17,10 @@ import threading
 import time
 from collections.abc import Sequence
 
-from ..error_groups import first_line
+from ..common.error_groups import first_line
 from ..errors import DatabaseUnavailable, JobqError, LeaseLost
 from ..queue import Queue
-from ..textsafe import clean
+from ..common.textsafe import clean
 from ..types import JobStatus
 from .claimer import Claimer
 from .outbox import Outbox

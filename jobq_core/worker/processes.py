@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import JobqError, LeaseLost, UnusableConnection
-from ..new_jobs import DEFAULT_MAX_PAYLOAD
+from ..api.new_jobs import DEFAULT_MAX_PAYLOAD
 from ..store.base import ConnectionIdentity
 from ..types import PoolKind
 from .channel import Channel, WakePipe, encode, pair

@@ -1,14 +1,14 @@
 """A worker's own metrics: outcome counts and handler durations by queue and kind, since it
 started. Plain integers, counted under the worker's state lock when outcomes are counted
-(a batch of completions at a time); the exporter (``jobq_core/prometheus.py``) renders a
-``snapshot``. Names and buckets: ``jobq_core/metrics.py``."""
+(a batch of completions at a time); the exporter (``jobq_core/observability/prometheus.py``) renders a
+``snapshot``. Names and buckets: ``jobq_core/observability/metric_names.py``."""
 from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..metrics import BUCKETS, MAX_KIND_LABELS, MAX_QUEUE_LABELS, OTHER_LABEL, OUTCOMES
+from ..observability.metric_names import BUCKETS, MAX_KIND_LABELS, MAX_QUEUE_LABELS, OTHER_LABEL, OUTCOMES
 
 if TYPE_CHECKING:
     from .runs import Run

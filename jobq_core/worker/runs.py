@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import LeaseLost, Snooze
-from ..new_jobs import DEFAULT_MAX_PAYLOAD, encode_json
+from ..api.new_jobs import DEFAULT_MAX_PAYLOAD, encode_json
 from ..registry import JobContext, Task
-from ..textsafe import clean
+from ..common.textsafe import clean
 from ..types import Job
 
 

@@ -12,7 +12,7 @@ import asyncio
 import collections
 import threading
 
-from ..new_jobs import DEFAULT_MAX_PAYLOAD
+from ..api.new_jobs import DEFAULT_MAX_PAYLOAD
 from ..types import PoolKind
 from .pool import Finished
 from .runs import Run, RunState, call_handler, raised, returned

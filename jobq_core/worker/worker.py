@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Sequence
 
-from ..checks import MAX_LEASE, check_int, check_pool, check_seconds
+from ..common.checks import MAX_LEASE, check_int, check_pool, check_seconds
 from ..errors import JobqError
 from ..maintenance import Reaper, Scheduler
 from ..queue import Queue
@@ -181,7 +181,7 @@ class Worker:
 
     def run_metrics(self) -> RunMetrics:
         """A copy of this worker's outcome counts and handler durations by queue and kind
-        (``jobq_core.prometheus`` serves them)."""
+        (``jobq_core.observability.prometheus`` serves them)."""
         with self._state.lock:
             return self._state.metrics.snapshot()
 

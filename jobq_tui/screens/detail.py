@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from jobq_core import Attempt, Clock, Dependencies, Job, JobStatus, Outcome, Why
-from jobq_core.display import attempts_text, checked, duration, job_badge, timestamp
+from jobq_core.presentation.display import attempts_text, checked, duration, job_badge, timestamp
 
 from ..source import Source, Unavailable
 from ..views.cells import BAD, DIM, badge, literal

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from jobq_core import Job, JobStatus, WorkerInfo, WorkerState
-from jobq_core.display import WORKER_BADGES, Badge, job_badge
+from jobq_core.presentation.display import WORKER_BADGES, Badge, job_badge
 
 from .base import Column, Row, RowCache, View, build, limit_for, narrow
 from .cells import (

@@ -1,6 +1,6 @@
 """The cells rows are made of, as Rich ``Text``; the one place database text becomes ``Text``.
 
-Invariants (see ``jobq_core.textsafe`` for what ``clean`` guarantees):
+Invariants (see ``jobq_core.common.textsafe`` for what ``clean`` guarantees):
 
 * A string from the database reaches a widget only through ``literal``: cleaned of every
   control and invisible character, and a ``Text`` that is never parsed as markup, so
@@ -18,9 +18,9 @@ from collections.abc import Callable
 from rich.text import Text
 
 from jobq_core import Job, WorkerState
-from jobq_core.display import WORKER_BADGES, Badge, countdown, duration, tries as _tries
-from jobq_core.error_groups import error_line
-from jobq_core.textsafe import clean
+from jobq_core.presentation.display import WORKER_BADGES, Badge, countdown, duration, tries as _tries
+from jobq_core.common.error_groups import error_line
+from jobq_core.common.textsafe import clean
 
 WARN, BAD, DIM, OK = "yellow", "bold red", "dim", "green"
 

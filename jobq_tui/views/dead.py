@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from jobq_core import ErrorGroup, Job
-from jobq_core.error_groups import group_key
+from jobq_core.common.error_groups import group_key
 
 from .base import ROW_LIMIT, Column, Row, RowCache, View, build, limit_for, narrow
 from .cells import BAD, Timed, age, error_cell, fixed, literal, name_cell, number, tries

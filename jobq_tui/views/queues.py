@@ -7,7 +7,7 @@ snapshot's stats."""
 from __future__ import annotations
 
 from jobq_core import QueueStats
-from jobq_core.display import limits_text
+from jobq_core.presentation.display import limits_text
 
 from .base import Column, Row, RowCache, View, build
 from .cells import BAD, DIM, WARN, Timed, age, fixed, literal, number, text

@@ -9,7 +9,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from jobq_core import Job, WorkerInfo
-from jobq_core.display import countdown
+from jobq_core.presentation.display import countdown
 
 from .base import Column, Row, RowCache, View, build, limit_for
 from .cells import (

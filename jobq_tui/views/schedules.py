@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from jobq_core import Schedule, ScheduleInfo
-from jobq_core.display import countdown, timestamp
+from jobq_core.presentation.display import countdown, timestamp
 
 from .base import ROW_LIMIT, Column, Row, View, build, limit_for
 from .cells import DIM, WARN, Timed, age, literal, text

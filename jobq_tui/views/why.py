@@ -1,7 +1,7 @@
 """The WHY column of the Running and All views (from 120 columns): why each job is (not)
 running, in a few words.
 
-The reason is decided by ``jobq_core.why_policy``, the policy ``jobq why`` follows, from
+The reason is decided by ``jobq_core.presentation.why_policy``, the policy ``jobq why`` follows, from
 what one refresh read: the job, the workers, its queue's controls (in the stats), and for
 the All view one ``Queue.holds`` for the page's keyed pending jobs and waiting jobs
 (``AllJobs.read_holds``). Never ``Queue.why`` per row: that is several reads a job, every
@@ -30,7 +30,7 @@ from rich.text import Text
 from jobq_core import (
     DEFAULT_BEAT, WHY_REASONS, Hold, Job, JobStatus, QueueStats, WorkerInfo, WorkerState,
 )
-from jobq_core import why_policy as policy
+from jobq_core.presentation import why_policy as policy
 
 from ..snapshot import Snapshot
 from .base import Column

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from jobq_core import WorkerInfo, WorkerState
-from jobq_core.display import WORKER_BADGES
+from jobq_core.presentation.display import WORKER_BADGES
 
 from .base import ROW_LIMIT, Column, Row, RowCache, View, build, limit_for
 from .cells import DIM, Timed, age, badge, fixed, literal, text

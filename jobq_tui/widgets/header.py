@@ -16,7 +16,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from jobq_core import WorkerState
-from jobq_core.display import duration, masked_url
+from jobq_core.presentation.display import duration, masked_url
 
 from ..pacer import stale_after
 from ..snapshot import Snapshot

@@ -35,7 +35,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from jobq_core.display import cut_widths, middle_cut
+from jobq_core.presentation.display import cut_widths, middle_cut
 
 from ..views.base import Column, Row
 from .table_model import Change, ColumnChange, RowModel, RowsChange

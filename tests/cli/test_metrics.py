@@ -218,7 +218,7 @@ def test_the_grafana_dashboard_plots_only_metrics_jobq_serves():
     import re
     from pathlib import Path
 
-    from jobq_core.metrics import OUTCOMES
+    from jobq_core.observability.metric_names import OUTCOMES
 
     dashboard = json.loads((Path(__file__).parents[2] / "contrib/grafana/jobq.json").read_text())
     exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]

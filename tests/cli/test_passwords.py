@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from jobq_cli.main import app
 from jobq_core import Queue
-from jobq_core.display import masked_url
+from jobq_core.presentation.display import masked_url
 
 from .terminal import jobq_tty
 

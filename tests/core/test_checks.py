@@ -1,9 +1,9 @@
-"""Argument checks (jobq_core/checks.py): each refuses with the name of the argument and the
+"""Argument checks (jobq_core/common/checks.py): each refuses with the name of the argument and the
 value that was wrong, TypeError for a wrong type and ValueError for a value out of range."""
 import pytest
 
 from jobq_core import PoolKind, Rate
-from jobq_core.checks import (
+from jobq_core.common.checks import (
     check_attempt_limits, check_buckets, check_claim, check_fraction, check_pool, check_queues,
     check_rate, check_status, check_term, check_words,
 )

@@ -9,7 +9,8 @@ import platform
 
 import pytest
 
-from jobq_core import encode_json, new_jobs
+from jobq_core import encode_json
+from jobq_core.api import new_jobs
 
 PUBLIC = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 

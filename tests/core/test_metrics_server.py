@@ -12,8 +12,8 @@ import urllib.request
 import pytest
 
 from jobq_core import Queue, Registry, Worker
-from jobq_core.metrics import MAX_QUEUE_LABELS, OTHER_LABEL
-from jobq_core.prometheus import MetricsServer
+from jobq_core.observability.metric_names import MAX_QUEUE_LABELS, OTHER_LABEL
+from jobq_core.observability.prometheus import MetricsServer
 from jobq_core.worker.run_metrics import RunMetrics
 
 pytest.importorskip("prometheus_client")

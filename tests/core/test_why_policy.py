@@ -5,7 +5,7 @@ from dataclasses import replace
 import pytest
 
 from jobq_core import WHY_REASONS, Hold, Job, JobStatus, QueueStats, Rate, WorkerInfo
-from jobq_core.why_policy import deciding, key_held, rate_window_end, reason, serves
+from jobq_core.presentation.why_policy import deciding, key_held, rate_window_end, reason, serves
 
 NOW = 1_000_000.0
 

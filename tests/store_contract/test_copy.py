@@ -254,7 +254,7 @@ def test_resume_copies_only_the_jobs_after_the_last_one_copied(pair):
 
 
 def test_an_interrupted_copy_keeps_whole_pages_and_resumes_where_it_stopped(pair, monkeypatch):
-    from jobq_core import copying
+    from jobq_core.api import copying
 
     src, dst = pair
     monkeypatch.setattr(copying, "PAGE", 3)
@@ -272,7 +272,7 @@ def test_an_interrupted_copy_keeps_whole_pages_and_resumes_where_it_stopped(pair
 
 
 def test_after_a_resume_a_job_waiting_on_one_copied_before_is_skipped(pair, monkeypatch):
-    from jobq_core import copying
+    from jobq_core.api import copying
 
     src, dst = pair
     monkeypatch.setattr(copying, "PAGE", 1)
@@ -289,8 +289,8 @@ def test_after_a_resume_a_job_waiting_on_one_copied_before_is_skipped(pair, monk
 
 
 def test_a_page_whose_record_moved_meanwhile_writes_nothing(source, queue):
-    from jobq_core import copying
-    from jobq_core.store.copies import CopyMark
+    from jobq_core.api import copying
+    from jobq_core.store.copy_records import CopyMark
 
     source.enqueue("a")
     key = copying.MARK_PREFIX + source.store.location()

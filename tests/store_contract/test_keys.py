@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from jobq_core import LeaseLost, Rate
-from jobq_core.checks import MAX_NAME_BYTES
+from jobq_core.common.checks import MAX_NAME_BYTES
 from jobq_core.store import controls
 
 from .helpers import old_schema

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobq_core.new_jobs import prepare
+from jobq_core.api.new_jobs import prepare
 
 LIMIT = 255
 

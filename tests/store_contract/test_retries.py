@@ -125,7 +125,7 @@ def test_a_failure_that_exhausts_the_attempts_counts_in_the_attempt_history(queu
 
 def test_an_expired_lease_is_recorded_with_its_moment_in_utc_and_an_age_not_raw_seconds(
         queue, clock):
-    from jobq_core.display import timestamp
+    from jobq_core.presentation.display import timestamp
 
     queue.enqueue("k")
     job = queue.claim("w-9", lease=5)

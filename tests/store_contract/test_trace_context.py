@@ -10,7 +10,8 @@ import itertools
 import pytest
 from appdb import AppDB
 
-from jobq_core import Queue, new_jobs
+from jobq_core import Queue
+from jobq_core.api import new_jobs
 
 from .helpers import dead_job, old_schema
 

@@ -203,7 +203,7 @@ def test_the_reapers_sweep_settles_a_waiting_job_whose_dependencies_all_ended(qu
     queue.complete(job.id, job.token)
     # A crash between a completion and its settling leaves b waiting: make that state.
     store.backend.run(lambda c, _again: c.execute(
-        store.q.TO_WAITING.replace("status='pending'", "status<>'waiting'"), (b,)))
+        store.statements.TO_WAITING.replace("status='pending'", "status<>'waiting'"), (b,)))
     assert status(queue, b) == ["waiting"]
     queue.reap()
     assert status(queue, b) == ["pending"]

@@ -6,7 +6,7 @@ from jobq_core.store.base import ListFilter
 from jobq_core.store import sql as shared
 from jobq_core.store.sqlite.dialect import DIALECT
 
-sql = DIALECT.q  # the shared statements in SQLite's spelling
+sql = DIALECT.statements  # the shared statements in SQLite's spelling
 
 
 def test_the_claim_uses_the_partial_pending_indexes_and_never_sorts_the_backlog(queue):

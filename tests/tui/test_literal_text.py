@@ -1,12 +1,12 @@
 """Untrusted strings become plain, visible text: no control character survives
-(``jobq_core.textsafe.clean``), and the monitor's cells show it literally, never as
+(``jobq_core.common.textsafe.clean``), and the monitor's cells show it literally, never as
 markup (``views.cells.literal``)."""
 import unicodedata
 
 import pytest
 
-from jobq_core.error_groups import error_line, first_line
-from jobq_core.textsafe import clean
+from jobq_core.common.error_groups import error_line, first_line
+from jobq_core.common.textsafe import clean
 from jobq_tui.views.cells import literal
 
 HOSTILE = [

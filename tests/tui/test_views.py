@@ -1,10 +1,10 @@
 """The views' contract (columns and rows agree, at both widths, in both Dead layouts) and
-the shared formatting they draw with (``jobq_core.display``, worker states)."""
+the shared formatting they draw with (``jobq_core.presentation.display``, worker states)."""
 import pytest
 from rich.text import Text
 
 from jobq_core import Job, JobStatus, WorkerInfo, WorkerState
-from jobq_core.display import countdown, duration, job_state, timestamp
+from jobq_core.presentation.display import countdown, duration, job_state, timestamp
 from jobq_tui.filters import Filter
 from jobq_tui.source import Source
 from jobq_tui.views import VIEWS

@@ -16,7 +16,7 @@ class Operations:
     _controls: ControlCache
 
     def _get(self, c, job_id: int) -> Job | None:
-        row = c.execute(self.q.JOB, (job_id,)).fetchone()
+        row = c.execute(self.statements.JOB, (job_id,)).fetchone()
         return job_from_row(row) if row else None
 
     def _refuse_if_maybe_committed(self, again: bool) -> None:
@@ -24,5 +24,5 @@ class Operations:
         report it rather than risk adding them twice."""
         if again:
             raise DatabaseUnavailable(
-                f"{self.b.where}: the connection broke while jobs were being added; they may "
+                f"{self.backend.where}: the connection broke while jobs were being added; they may "
                 "or may not have been added (check before enqueueing them again)")

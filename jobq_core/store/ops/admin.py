@@ -22,89 +22,89 @@ def dead(where: ListFilter) -> ListFilter:
 class Admin(Operations):
     def job_retry(self, job_id: int, now: float, force: bool = False) -> None:
         def op(c, _again: bool) -> None:
-            with self.b.transaction(c):
-                row = c.execute(self.q.JOB_STATE, (job_id,)).fetchone()
+            with self.backend.transaction(c):
+                row = c.execute(self.statements.JOB_STATE, (job_id,)).fetchone()
                 if row is None:
                     raise JobNotFound(job_id)
                 status, queue, attempts, worker, token, started = row
                 if force and status == JobStatus.RUNNING:
-                    c.execute(self.q.RECORD_ATTEMPT, (job_id, attempts, worker, token, started,
+                    c.execute(self.statements.RECORD_ATTEMPT, (job_id, attempts, worker, token, started,
                                                       now, str(Outcome.LEASE_LOST), TAKEN_BACK))
                 elif status not in (JobStatus.DEAD, JobStatus.CANCELLED):
                     raise InvalidState(f"job {job_id} is {status}; only dead or cancelled jobs "
                                        "can be retried (a running one with force)")
                 try:
-                    with self.b.savepoint(c):
-                        c.execute(self.q.REVIVE_ONE, (now, job_id)).fetchall()
+                    with self.backend.savepoint(c):
+                        c.execute(self.statements.REVIVE_ONE, (now, job_id)).fetchall()
                 except KeyTaken:
                     raise InvalidState(f"job {job_id}: another pending or running job holds "
                                        "its unique key") from None
-                if c.execute(self.q.UNMET, (job_id,)).fetchone()[0]:
-                    c.execute(self.q.TO_WAITING, (job_id,))  # its dependencies again first
-                elif self.b.notifies:
-                    self.b.notify(c, [queue])
+                if c.execute(self.statements.UNMET, (job_id,)).fetchone()[0]:
+                    c.execute(self.statements.TO_WAITING, (job_id,))  # its dependencies again first
+                elif self.backend.notifies:
+                    self.backend.notify(c, [queue])
 
-        self.b.run(op)
+        self.backend.run(op)
 
     def job_retry_dead(self, where: ListFilter, now: float) -> int:
-        conds, params, _ = sql.list_conditions(self.d.MATCHING, dead(where), now)
-        bulk = self.d.native(sql.revive_matching(conds, keyed=False))
-        keyed = self.d.native(sql.revive_matching(conds, keyed=True))
+        conds, params, _ = sql.list_conditions(self.dialect.MATCHING, dead(where), now)
+        bulk = self.dialect.native(sql.revive_matching(conds, keyed=False))
+        keyed = self.dialect.native(sql.revive_matching(conds, keyed=True))
 
         def op(c, _again: bool) -> int:
-            with self.b.transaction(c):
+            with self.backend.transaction(c):
                 queues = [r[0] for r in c.execute(bulk, [now, *params]).fetchall()]
                 # A job whose unique key is live elsewhere (or in an earlier job of this
                 # retry) stays dead: one at a time, each behind a savepoint.
                 for (job_id,) in c.execute(keyed, params).fetchall():
                     try:
-                        with self.b.savepoint(c):
+                        with self.backend.savepoint(c):
                             queues += [r[0] for r in c.execute(
-                                self.q.REVIVE_ONE, (now, job_id)).fetchall()]
+                                self.statements.REVIVE_ONE, (now, job_id)).fetchall()]
                     except KeyTaken:
                         pass
-                if self.b.notifies:
-                    self.b.notify(c, set(queues))
+                if self.backend.notifies:
+                    self.backend.notify(c, set(queues))
                 return len(queues)
 
-        return self.b.run(op)
+        return self.backend.run(op)
 
     def job_cancel(self, job_id: int, now: float) -> str:
         def op(c, _again: bool) -> str:
-            with self.b.transaction(c):
-                row = c.execute(self.q.JOB_STATE, (job_id,)).fetchone()
+            with self.backend.transaction(c):
+                row = c.execute(self.statements.JOB_STATE, (job_id,)).fetchone()
                 if row is None:
                     raise JobNotFound(job_id)
                 if row[0] in (JobStatus.PENDING, JobStatus.WAITING):
-                    c.execute(self.q.CANCEL_PENDING, (now, job_id))
+                    c.execute(self.statements.CANCEL_PENDING, (now, job_id))
                     self._settle(c, job_id, JobStatus.CANCELLED, now)
                     return JobStatus.CANCELLED
                 if row[0] == JobStatus.RUNNING:
-                    c.execute(self.q.REQUEST_CANCEL, (job_id,))
+                    c.execute(self.statements.REQUEST_CANCEL, (job_id,))
                     return JobStatus.RUNNING
                 raise InvalidState(f"job {job_id} is already {row[0]}")
 
-        return self.b.run(op)
+        return self.backend.run(op)
 
     def job_prune(self, finished_before: float, statuses: Sequence[str] = FINISHED_STATUSES,
                   dry_run: bool = False) -> dict[str, int]:
-        names = self.d.list_param([str(s) for s in statuses])
+        names = self.dialect.list_param([str(s) for s in statuses])
         if dry_run:
-            return dict(self.b.run(lambda c, _again: c.execute(
-                self.q.PRUNE_COUNT, (names, finished_before)).fetchall()))
+            return dict(self.backend.run(lambda c, _again: c.execute(
+                self.statements.PRUNE_COUNT, (names, finished_before)).fetchall()))
 
         def batch(c, _again: bool) -> list[tuple[int, str]]:
-            with self.b.transaction(c):
-                rows = c.execute(self.q.PRUNE_PICK, (names, finished_before, BATCH)).fetchall()
+            with self.backend.transaction(c):
+                rows = c.execute(self.statements.PRUNE_PICK, (names, finished_before, BATCH)).fetchall()
                 if rows:
-                    ids = self.d.list_param([r[0] for r in rows])
-                    for delete in self.d.prune_deletes():
+                    ids = self.dialect.list_param([r[0] for r in rows])
+                    for delete in self.dialect.prune_deletes():
                         c.execute(delete, (ids,))
             return rows
 
         pruned: dict[str, int] = {}
         while True:
-            rows = self.b.run(batch)
+            rows = self.backend.run(batch)
             for _, status in rows:
                 pruned[status] = pruned.get(status, 0) + 1
             if len(rows) < BATCH:

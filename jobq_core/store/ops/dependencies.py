@@ -44,64 +44,64 @@ class Dependents(Operations):
                   now: float) -> None:
         """Make the new job ``job_id`` wait for ``targets``: waiting, pending (they have all
         ended well already) or cancelled (one ended badly)."""
-        ids = self.d.list_param(targets)
-        found = dict(c.execute(self.q.DEP_TARGETS, (ids,)).fetchall())
+        ids = self.dialect.list_param(targets)
+        found = dict(c.execute(self.statements.DEP_TARGETS, (ids,)).fetchall())
         for target in targets:
             if target not in found:
                 raise JobNotFound(target)
         self._link(c, job_id, targets, allow_failed)
         failed = [t for t in targets if found[t] in (JobStatus.DEAD, JobStatus.CANCELLED)]
         if failed and not allow_failed:
-            c.execute(self.q.CANCEL_DEPENDENT, (now, _because(failed[0], found[failed[0]]),
+            c.execute(self.statements.CANCEL_DEPENDENT, (now, _because(failed[0], found[failed[0]]),
                                                 job_id))
         elif any(found[t] not in (_ENDED if allow_failed else (JobStatus.SUCCEEDED,))
                  for t in targets):
-            c.execute(self.q.TO_WAITING, (job_id,))
+            c.execute(self.statements.TO_WAITING, (job_id,))
 
     def _link(self, c, job_id: int, targets: list[int], allow_failed: bool) -> None:
         """The edges from ``job_id`` to ``targets`` (distinct jobs that exist), each target
         flagged as waited on."""
-        self.d.execute_many(c, self.q.DEP_INSERT, [(job_id, t, bool(allow_failed))
+        self.dialect.execute_many(c, self.statements.DEP_INSERT, [(job_id, t, bool(allow_failed))
                                                     for t in targets])
-        c.execute(self.q.MARK_DEPENDED_ON, (self.d.list_param(targets),))
+        c.execute(self.statements.MARK_DEPENDED_ON, (self.dialect.list_param(targets),))
 
     def _settle(self, c, job_id: int, status: str, now: float) -> None:
         """Inside the transaction that ended ``job_id`` with ``status``: see ``settle``."""
-        released = settle(c, self.q, job_id, status, now)
-        if released and self.b.notifies:
-            self.b.notify(c, released)
+        released = settle(c, self.statements, job_id, status, now)
+        if released and self.backend.notifies:
+            self.backend.notify(c, released)
 
     def _sweep_waiting(self, c, now: float) -> int:
         """Settle waiting jobs whose dependencies have all ended (see STRANDED_WAITING);
         how many."""
-        stranded = [r[0] for r in c.execute(self.q.STRANDED_WAITING, (SWEEP,)).fetchall()]
+        stranded = [r[0] for r in c.execute(self.statements.STRANDED_WAITING, (SWEEP,)).fetchall()]
         if not stranded:
             return 0
         released = set()
-        with self.b.transaction(c):
+        with self.backend.transaction(c):
             for job_id in stranded:
-                failed = c.execute(self.q.FAILED_DEPENDENCY, (job_id,)).fetchone()
+                failed = c.execute(self.statements.FAILED_DEPENDENCY, (job_id,)).fetchone()
                 if failed:
-                    c.execute(self.q.CANCEL_DEPENDENT, (now, _because(*failed), job_id))
+                    c.execute(self.statements.CANCEL_DEPENDENT, (now, _because(*failed), job_id))
                     self._settle(c, job_id, JobStatus.CANCELLED, now)
-                elif c.execute(self.q.RELEASE_WAITING, (job_id,)).rowcount == 1:
-                    released.add(c.execute(self.q.JOB_STATE, (job_id,)).fetchone()[1])
-            if released and self.b.notifies:
-                self.b.notify(c, released)
+                elif c.execute(self.statements.RELEASE_WAITING, (job_id,)).rowcount == 1:
+                    released.add(c.execute(self.statements.JOB_STATE, (job_id,)).fetchone()[1])
+            if released and self.backend.notifies:
+                self.backend.notify(c, released)
         return len(stranded)
 
     def job_dependencies(self, job_id: int) -> Dependencies:
         def op(c, _again: bool):
-            with self.b.snapshot(c):
-                return (c.execute(self.q.WAITS_ON, (job_id,)).fetchall(),
-                        c.execute(self.q.WAITED_BY, (job_id,)).fetchall())
+            with self.backend.snapshot(c):
+                return (c.execute(self.statements.WAITS_ON, (job_id,)).fetchall(),
+                        c.execute(self.statements.WAITED_BY, (job_id,)).fetchall())
 
-        waits_on, waited_by = self.b.run(op)
+        waits_on, waited_by = self.backend.run(op)
         return Dependencies(tuple(_link(r) for r in waits_on), tuple(_link(r) for r in waited_by))
 
     def job_dependency_results(self, job_id: int) -> dict[int, object]:
-        rows = self.b.run(lambda c, _again: c.execute(
-            self.q.DEPENDENCY_RESULTS, (job_id,)).fetchall())
+        rows = self.backend.run(lambda c, _again: c.execute(
+            self.statements.DEPENDENCY_RESULTS, (job_id,)).fetchall())
         return {dep: decode(result) if status == JobStatus.SUCCEEDED else None
                 for dep, status, result in rows}
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 
-from ...checks import MAX_LEASE
+from ...common.checks import MAX_LEASE
 from ...errors import JobqError
-from ...textsafe import clean
+from ...common.textsafe import clean
 from ...types import ExtendResult, Job, JobStatus, Outcome
 from .. import sql
 from ..base import (
@@ -47,7 +47,7 @@ def insert_unique(c, d: Dialect, job: NewJob, now: float) -> int:
         job_id = d.insert_unique(c, job, now)
         if job_id is not None:
             return job_id
-        row = c.execute(d.q.LIVE_WITH_KEY, (job.unique_key,)).fetchone()
+        row = c.execute(d.statements.LIVE_WITH_KEY, (job.unique_key,)).fetchone()
         if row:
             return row[0]
         # the holder finished between the two statements: insert again (under REPEATABLE
@@ -68,27 +68,27 @@ class Running(Operations):
         if deps is not None and any(deps):
             def insert_dependent(c, again: bool) -> list[int]:
                 self._refuse_if_maybe_committed(again)
-                with self.b.transaction(c):
+                with self.backend.transaction(c):
                     return self._insert_with_deps(c, jobs, deps, now)
 
-            return self.b.run(insert_dependent)
+            return self.backend.run(insert_dependent)
         for job in jobs:  # (a loop: any() of a generator costs 3 % of an enqueue)
             if job.unique_key is not None:
                 break
         else:  # one statement where the dialect can
-            return self.b.run(lambda c, again: self._insert_plain(c, jobs, now, again))
+            return self.backend.run(lambda c, again: self._insert_plain(c, jobs, now, again))
 
         def op(c, again: bool) -> list[int]:
             self._refuse_if_maybe_committed(again)
-            with self.b.transaction(c):
+            with self.backend.transaction(c):
                 return self._insert(c, jobs, now)
 
-        return self.b.run(op)
+        return self.backend.run(op)
 
     def _insert_plain(self, c, jobs: Sequence[NewJob], now: float, again: bool) -> list[int]:
         self._refuse_if_maybe_committed(again)
-        notify = self.b.due({j.queue for j in jobs}) if self.b.notifies else []
-        return self.d.insert_plain(c, jobs, now, notify)
+        notify = self.backend.due({j.queue for j in jobs}) if self.backend.notifies else []
+        return self.dialect.insert_plain(c, jobs, now, notify)
 
     def _insert(self, c, jobs: Sequence[NewJob], now: float) -> list[int]:
         """Inside a transaction: jobs with and without unique keys, in order. A unique key
@@ -99,12 +99,12 @@ class Running(Operations):
             if job.unique_key is None:
                 plain.append(job)
                 continue
-            ids += self.d.insert_plain(c, plain, now, [])
+            ids += self.dialect.insert_plain(c, plain, now, [])
             plain = []
-            ids.append(insert_unique(c, self.d, job, now))
-        ids += self.d.insert_plain(c, plain, now, [])
-        if self.b.notifies:
-            self.b.notify(c, {j.queue for j in jobs})
+            ids.append(insert_unique(c, self.dialect, job, now))
+        ids += self.dialect.insert_plain(c, plain, now, [])
+        if self.backend.notifies:
+            self.backend.notify(c, {j.queue for j in jobs})
         return ids
 
     # -- claiming -----------------------------------------------------------------------
@@ -112,21 +112,21 @@ class Running(Operations):
     def job_claim(self, worker: str, queues: Sequence[str] | None, now: float,
                   lease_until: float, limit: int,
                   attempt_limits: Mapping[str, int] | None = None) -> list[Job]:
-        return self.b.run(lambda c, _again: self._claim(
+        return self.backend.run(lambda c, _again: self._claim(
             c, worker, queues, now, lease_until, limit, attempt_limits))
 
     def _claim(self, c, worker: str, queues: Sequence[str] | None, now: float,
                lease_until: float, limit: int,
                attempt_limits: Mapping[str, int] | None = None) -> list[Job]:
         queues, controls = self._claim_inputs(c, queues)
-        rows, plain = self.d.claim(c, worker, queues, now, lease_until, limit, attempt_limits,
+        rows, plain = self.dialect.claim(c, worker, queues, now, lease_until, limit, attempt_limits,
                                    controls)
         return self._claimed(c, rows, plain, worker, now, lease_until, limit)
 
     def _claim_inputs(self, c, queues: Sequence[str] | None) -> tuple[list[str], Controls]:
         """A claim's queues without repeats, and the queue controls it must respect."""
         queues = list(dict.fromkeys(queues)) if queues else []
-        return queues, self._controls.get(lambda: c.execute(self.q.CONTROL_STATE).fetchall())
+        return queues, self._controls.get(lambda: c.execute(self.statements.CONTROL_STATE).fetchall())
 
     def _claimed(self, c, rows: list, plain: bool, worker: str, now: float,
                  lease_until: float, limit: int) -> list[Job]:
@@ -152,7 +152,7 @@ class Running(Operations):
             bad = unreadable(priority=job.priority, run_at=job.run_at, attempts=job.attempts,
                              max_attempts=job.max_attempts)
             if bad:
-                with self.b.transaction(c):
+                with self.backend.transaction(c):
                     self._quarantine(c, job.id, job.token, bad, now)
             else:
                 ok.append(job)
@@ -161,15 +161,15 @@ class Running(Operations):
     def _quarantine(self, c, job_id: int, token: int, bad: str, now: float) -> None:
         """Move a running job jobq cannot read to dead, saying why; the row keeps its values."""
         error = f"jobq cannot run this job: {bad} (written by another program?)"
-        c.execute(self.q.QUARANTINE, (error, now, job_id, token))
+        c.execute(self.statements.QUARANTINE, (error, now, job_id, token))
         self._settle(c, job_id, JobStatus.DEAD, now)
         log.warning("job %s set aside as dead: %s", job_id, bad)
 
     def job_next_run_at(self, queues: Sequence[str] | None, after: float) -> float | None:
         queues = list(dict.fromkeys(queues)) if queues else []
-        query = self.d.native(sql.next_run_at(len(queues)))
+        query = self.dialect.native(sql.next_run_at(len(queues)))
         params = sql.next_run_at_params(queues, after)
-        found = self.b.run(lambda c, _again: c.execute(query, params).fetchone()[0])
+        found = self.backend.run(lambda c, _again: c.execute(query, params).fetchone()[0])
         # a run_at another program wrote as text sorts after every number: not a time
         return float(found) if isinstance(found, (int, float)) else None
 
@@ -182,23 +182,23 @@ class Running(Operations):
             return ExtendResult(frozenset(), frozenset())
         if len(leases) == 1:
             job_id, token = leases[0]
-            row = self.b.run(lambda c, _again: c.execute(
-                self.q.EXTEND, (lease_until, now, job_id, token)).fetchone())
+            row = self.backend.run(lambda c, _again: c.execute(
+                self.statements.EXTEND, (lease_until, now, job_id, token)).fetchone())
             rows = [] if row is None else [row]
         else:
-            rows = self.b.run(lambda c, _again: self.d.extend_many(c, leases, now, lease_until))
+            rows = self.backend.run(lambda c, _again: self.dialect.extend_many(c, leases, now, lease_until))
         ours = dict(rows)
         return ExtendResult(frozenset({job_id for job_id, _ in leases} - set(ours)),
                             frozenset(job_id for job_id, cancel in ours.items() if cancel))
 
     def job_complete_many(self, completions: Sequence[Completion], now: float) -> list[bool]:
-        return self.b.run(lambda c, again: self._complete(c, completions, now, again))
+        return self.backend.run(lambda c, again: self._complete(c, completions, now, again))
 
     def job_complete_on(self, conn: object, completion: Completion, now: float) -> bool:
         """On the application's connection, in its transaction: the completion and the
         settling of the job's dependents commit (or roll back) with the caller's writes."""
-        self.b.check_connection(conn)
-        return self.b.complete_on(conn, completion, now)
+        self.backend.check_connection(conn)
+        return self.backend.complete_on(conn, completion, now)
 
     def job_complete_and_claim(
         self, completions: Sequence[Completion], now: float, worker: str,
@@ -211,18 +211,18 @@ class Running(Operations):
             if not completions:  # the claim alone: one statement, no transaction
                 return [], self._claim(c, worker, queues, now, lease_until, limit,
                                        attempt_limits) if limit > 0 else []
-            if self.d.completes_in_claim and not again and limit > 0:
+            if self.dialect.completes_in_claim and not again and limit > 0:
                 at_once = self._complete_and_claim_at_once(
                     c, completions, now, worker, queues, lease_until, limit, attempt_limits)
                 if at_once is not None:
                     return at_once
-            with self.b.transaction(c):
+            with self.backend.transaction(c):
                 accepted = self._complete(c, completions, now, again)
                 jobs = self._claim(c, worker, queues, now, lease_until, limit,
                                    attempt_limits) if limit > 0 else []
             return accepted, jobs
 
-        return self.b.run(op)
+        return self.backend.run(op)
 
     def _complete_and_claim_at_once(
         self, c, completions: Sequence[Completion], now: float, worker: str,
@@ -236,7 +236,7 @@ class Running(Operations):
         it, the usual way, with a claim for the slots still free (a dependent they released
         starts at once)."""
         queues, controls = self._claim_inputs(c, queues)
-        got = self.d.complete_and_claim(c, completions, now, worker, queues, lease_until,
+        got = self.dialect.complete_and_claim(c, completions, now, worker, queues, lease_until,
                                         limit, attempt_limits, controls)
         if got is None:
             return None
@@ -252,7 +252,7 @@ class Running(Operations):
                 accepted.append(False)
                 rest.append(x)
         if rest:
-            with self.b.transaction(c):
+            with self.backend.transaction(c):
                 more = iter(self._complete(c, rest, now, False))
                 if len(jobs) < limit:  # for the jobs their completion may have released
                     jobs += self._claim(c, worker, queues, now, lease_until,
@@ -268,16 +268,16 @@ class Running(Operations):
         if len(completions) == 1 and not again:  # one statement: no BEGIN needed
             x = completions[0]
             params = (x.result, now, x.job_id, x.token)
-            if c.execute(self.q.COMPLETE, params).rowcount == 1:
+            if c.execute(self.statements.COMPLETE, params).rowcount == 1:
                 return [True]  # no job waits on it: the common case, one cheap statement
-            with self.b.transaction(c):  # fenced out, or jobs wait on it: settle them too
-                row = c.execute(self.q.COMPLETE_SETTLING, params).fetchone()
+            with self.backend.transaction(c):  # fenced out, or jobs wait on it: settle them too
+                row = c.execute(self.statements.COMPLETE_SETTLING, params).fetchone()
                 if row is not None and row[0]:
                     self._settle(c, x.job_id, JobStatus.SUCCEEDED, now)
             return [row is not None]
-        done = self.d.complete_many(c, completions, now, again)
+        done = self.dialect.complete_many(c, completions, now, again)
         if any(done.values()):
-            with self.b.transaction(c):  # joins complete_and_claim's transaction
+            with self.backend.transaction(c):  # joins complete_and_claim's transaction
                 for job_id, has_dependents in done.items():
                     if has_dependents:
                         self._settle(c, job_id, JobStatus.SUCCEEDED, now)
@@ -300,28 +300,28 @@ class Running(Operations):
         it dead whatever attempts remain, without touching its stored allowance (a later
         ``retry`` still gets the full one)."""
         def op(c, again: bool) -> Job | None:
-            with self.b.transaction(c):
-                row = c.execute(self.q.RUNNING_ROW, (job_id, token)).fetchone()
+            with self.backend.transaction(c):
+                row = c.execute(self.statements.RUNNING_ROW, (job_id, token)).fetchone()
                 if row is None:
-                    if again and c.execute(self.q.ATTEMPT_RECORDED, (job_id, token)).fetchone():
+                    if again and c.execute(self.statements.ATTEMPT_RECORDED, (job_id, token)).fetchone():
                         return self._get(c, job_id)  # the first try committed
                     return None
                 attempts, max_attempts, worker, started_at, cancel, queue, dependents = row
                 status, run_at, finished = after_attempt(
                     attempts, attempts if give_up else max_attempts, bool(cancel), now,
                     retry_delay)
-                job = job_from_row(c.execute(self.q.LEAVE_RUNNING_RETURNING, (
+                job = job_from_row(c.execute(self.statements.LEAVE_RUNNING_RETURNING, (
                     str(status), run_at, attempts, error, finished, job_id, token)).fetchone())
-                c.execute(self.q.RECORD_ATTEMPT, (
+                c.execute(self.statements.RECORD_ATTEMPT, (
                     job_id, attempts, worker, token, started_at, now,
                     str(Outcome.CANCELLED if cancel else Outcome.FAILED), error))
-                if status == JobStatus.PENDING and self.b.notifies:
-                    self.b.notify(c, [queue])
+                if status == JobStatus.PENDING and self.backend.notifies:
+                    self.backend.notify(c, [queue])
                 elif status != JobStatus.PENDING and dependents:
                     self._settle(c, job_id, status, now)
                 return job
 
-        return self.b.run(op)
+        return self.backend.run(op)
 
     def job_release(self, job_id: int, token: int, now: float) -> bool:
         """Runnable now with the attempt not counted, or cancelled when cancellation was
@@ -336,33 +336,33 @@ class Running(Operations):
     def _give_back(self, job_id: int, token: int, now: float, run_at: float,
                    outcome: Outcome) -> bool:
         def op(c, again: bool) -> bool:
-            with self.b.transaction(c):
-                row = c.execute(self.q.RUNNING_ROW, (job_id, token)).fetchone()
+            with self.backend.transaction(c):
+                row = c.execute(self.statements.RUNNING_ROW, (job_id, token)).fetchone()
                 if row is None:
                     return again and c.execute(
-                        self.q.ATTEMPT_RECORDED, (job_id, token)).fetchone() is not None
+                        self.statements.ATTEMPT_RECORDED, (job_id, token)).fetchone() is not None
                 attempts, _max, worker, started_at, cancel, queue, dependents = row
                 if cancel:
                     status, when, finished, ended = (JobStatus.CANCELLED, now, now,
                                                      Outcome.CANCELLED)
                 else:
                     status, when, finished, ended = JobStatus.PENDING, run_at, None, outcome
-                c.execute(self.q.LEAVE_RUNNING, (str(status), when, attempts - 1, None,
+                c.execute(self.statements.LEAVE_RUNNING, (str(status), when, attempts - 1, None,
                                                  finished, job_id, token))
-                c.execute(self.q.RECORD_ATTEMPT, (job_id, attempts, worker, token, started_at,
+                c.execute(self.statements.RECORD_ATTEMPT, (job_id, attempts, worker, token, started_at,
                                                   now, str(ended), None))
-                if not cancel and self.b.notifies:
-                    self.b.notify(c, [queue])
+                if not cancel and self.backend.notifies:
+                    self.backend.notify(c, [queue])
                 if cancel and dependents:
                     self._settle(c, job_id, JobStatus.CANCELLED, now)
                 return True
 
-        return self.b.run(op)
+        return self.backend.run(op)
 
     def job_progress(self, job_id: int, token: int, fraction: float | None,
                      message: str | None) -> bool:
-        return self.b.run(lambda c, _again: c.execute(
-            self.q.PROGRESS, (fraction, message, job_id, token)).rowcount == 1)
+        return self.backend.run(lambda c, _again: c.execute(
+            self.statements.PROGRESS, (fraction, message, job_id, token)).rowcount == 1)
 
     # -- the reaper ---------------------------------------------------------------------
 
@@ -377,14 +377,14 @@ class Running(Operations):
         def batch(c, _again: bool) -> tuple[int, int]:
             """(expired leases read, jobs moved), in one transaction."""
             moved = 0
-            with self.b.transaction(c):
-                rows = c.execute(self.q.EXPIRED_LEASES, (now, now + MAX_LEASE, BATCH)).fetchall()
+            with self.backend.transaction(c):
+                rows = c.execute(self.statements.EXPIRED_LEASES, (now, now + MAX_LEASE, BATCH)).fetchall()
                 queues: set[str] = set()
                 for row in rows:
                     if row[0] in unwritable:
                         continue
                     try:
-                        with self.b.savepoint(c):
+                        with self.backend.savepoint(c):
                             status = self._reap_one(c, row, now, retry_delay,
                                                     max_lost_attempts)
                     except Exception as e:  # noqa: BLE001 - one row must not stop the rest
@@ -397,24 +397,24 @@ class Running(Operations):
                     moved += 1
                     if status == JobStatus.PENDING:
                         queues.add(row[8])
-                if queues and self.b.notifies:
-                    self.b.notify(c, queues)
+                if queues and self.backend.notifies:
+                    self.backend.notify(c, queues)
             return len(rows), moved
 
         reaped = 0
         while True:
-            read, moved = self.b.run(batch)
+            read, moved = self.backend.run(batch)
             reaped += moved
             if read < BATCH or not moved:  # (not moved: only rows set aside are left)
                 break
-        self.b.run(lambda c, _again: self._sweep_waiting(c, now))
+        self.backend.run(lambda c, _again: self._sweep_waiting(c, now))
         return reaped
 
     def _lost_in_a_row(self, c, job_id: int, n: int) -> bool:
         """The job's latest ``n`` recorded attempts all ended with their lease expired."""
         if n <= 0:
             return True
-        rows = c.execute(self.q.LAST_OUTCOMES, (job_id, n)).fetchall()
+        rows = c.execute(self.statements.LAST_OUTCOMES, (job_id, n)).fetchall()
         return len(rows) == n and all(r[0] == Outcome.LEASE_EXPIRED for r in rows)
 
     def _reap_one(self, c, row, now: float, retry_delay: RetryDelay,
@@ -439,10 +439,10 @@ class Running(Operations):
         if status == JobStatus.PENDING and max_lost and self._lost_in_a_row(c, job_id, max_lost - 1):
             status, run_at, finished = JobStatus.DEAD, now, now
             stored = poisoned(max_lost)
-        if c.execute(self.q.LEAVE_RUNNING, (str(status), run_at, attempts, stored, finished,
+        if c.execute(self.statements.LEAVE_RUNNING, (str(status), run_at, attempts, stored, finished,
                                             job_id, token)).rowcount != 1:
             return None
-        c.execute(self.q.RECORD_ATTEMPT, (job_id, attempts, worker, token, started, now,
+        c.execute(self.statements.RECORD_ATTEMPT, (job_id, attempts, worker, token, started, now,
                                           str(Outcome.LEASE_EXPIRED), error))
         if stored is not error:
             log.warning("job %s: dead as a poison job, its last %d attempts each lost their "

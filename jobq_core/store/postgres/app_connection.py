@@ -145,7 +145,7 @@ def complete(conn: psycopg.Connection, completion: Completion, now: float) -> bo
     dependents (idle workers hear of those released when it commits); False: fenced out
     (nothing written)."""
     def op(c: AppCursor) -> bool:
-        accepted, released = complete_on(c, DIALECT.q, completion, now)
+        accepted, released = complete_on(c, DIALECT.statements, completion, now)
         if released:
             c.execute(NOTIFY, (text_array(sorted(released)),))
         return accepted

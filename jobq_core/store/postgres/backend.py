@@ -25,7 +25,7 @@ import psycopg
 from psycopg import errors as pgerrors
 from psycopg.pq import TransactionStatus
 
-from ...checks import check_int, check_seconds
+from ...common.checks import check_int, check_seconds
 from ...clock import Clock
 from ...errors import DatabaseError, DatabaseUnavailable, UnusableConnection
 from ..backend import KeyTaken
@@ -280,7 +280,7 @@ class PostgresStore(Engine):
         params = claim_params(queues, now, limit, 0.0, "w")
 
         def op(c: psycopg.Connection, _again: bool) -> list[str]:
-            controls = self._controls.get(lambda: c.execute(self.q.CONTROL_STATE).fetchall())
+            controls = self._controls.get(lambda: c.execute(self.statements.CONTROL_STATE).fetchall())
             return [r[0] for r in c.execute("EXPLAIN " + claim_shape(queues, controls)[0],
                                             params)]
 

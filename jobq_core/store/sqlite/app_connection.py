@@ -128,7 +128,7 @@ class AppCursor:
 def complete(conn: sqlite3.Connection, completion: Completion, now: float) -> bool:
     """The fenced completion in the caller's transaction, with the settling of the job's
     dependents; False: fenced out (nothing written)."""
-    return on_app(conn, lambda c: complete_on(c, DIALECT.q, completion, now)[0])
+    return on_app(conn, lambda c: complete_on(c, DIALECT.statements, completion, now)[0])
 
 
 def on_app(conn: sqlite3.Connection, op):

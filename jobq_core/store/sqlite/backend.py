@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TypeVar
 
-from ...checks import check_seconds
+from ...common.checks import check_seconds
 from ...errors import DatabaseError, DatabaseUnavailable, UnusableConnection
 from ..backend import KeyTaken
 from ..base import Completion, ConnectionIdentity, NewJob
@@ -228,7 +228,7 @@ class SqliteStore(Engine):
 
         def op(c: sqlite3.Connection, _again: bool) -> list[str]:
             per_queue = not queues and self._controls.get(
-                lambda: c.execute(self.q.CONTROL_STATE).fetchall()).busy
+                lambda: c.execute(self.statements.CONTROL_STATE).fetchall()).busy
             query = "EXPLAIN QUERY PLAN " + claim_sql(len(queues), limit == 1, per_queue)
             return [r[3] for r in c.execute(query, [0.0, "w", 0.0, limit, *queues])]
 

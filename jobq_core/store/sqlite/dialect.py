@@ -12,7 +12,7 @@ import functools
 import json
 from collections.abc import Mapping, Sequence
 
-from ...checks import INT64_MAX
+from ...common.checks import INT64_MAX
 from ...errors import JobqError, StorageFull
 from ...types import Job
 from .. import sql
@@ -264,7 +264,7 @@ class SqliteDialect(Dialect):
 
     def insert_unique(self, c, job: NewJob, now: float) -> int | None:
         big = payload_is_big(job.payload)
-        row = c.execute(self.q.INSERT_UNIQUE, (*(job._replace(payload=None) if big else job),
+        row = c.execute(self.statements.INSERT_UNIQUE, (*(job._replace(payload=None) if big else job),
                                                 now)).fetchone()
         if row is not None and big:
             c.execute(INSERT_PAYLOAD, (row[0], job.payload))
@@ -292,7 +292,7 @@ class SqliteDialect(Dialect):
         return [r for r in rows if r is not None]
 
     def prune_deletes(self) -> tuple[str, ...]:
-        return (self.q.DELETE_ATTEMPTS, self.q.DELETE_DEPS, DELETE_PAYLOADS, self.q.DELETE_JOBS)
+        return (self.statements.DELETE_ATTEMPTS, self.statements.DELETE_DEPS, DELETE_PAYLOADS, self.statements.DELETE_JOBS)
 
 
 DIALECT = SqliteDialect()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .errors import UnusableConnection
+from ..errors import UnusableConnection
 
 
 def unwrap(conn: Any) -> Any:

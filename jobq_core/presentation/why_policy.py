@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .types import FINISHED, Hold, Job, JobStatus, QueueStats, WorkerInfo, WorkerState
+from ..types import FINISHED, Hold, Job, JobStatus, QueueStats, WorkerInfo, WorkerState
 
 _OWN_STATE = FINISHED | {JobStatus.RUNNING, JobStatus.WAITING}  # the reason is the status
 

@@ -11,12 +11,12 @@ here are the reads for one job and the words. Nothing is written.
 """
 from __future__ import annotations
 
-from . import why_policy
-from .display import duration, timestamp
-from .errors import JobNotFound
-from .error_groups import error_line
-from .textsafe import clean
-from .types import DEFAULT_BEAT, Hold, Job, JobStatus, QueueStats, Why, WorkerState
+from ..presentation import why_policy
+from ..common.time_text import duration, timestamp
+from ..errors import JobNotFound
+from ..common.error_groups import error_line
+from ..common.textsafe import clean
+from ..types import DEFAULT_BEAT, Hold, Job, JobStatus, QueueStats, Why, WorkerState
 
 AHEAD_CAP = 10_000  # "about N jobs ahead" counts no further
 HOLDERS_SHOWN = 8  # running jobs of a key named in a key_held message

@@ -31,7 +31,7 @@ is imported only to render or serve them (``prometheus.py``).
 """
 from __future__ import annotations
 
-from .types import WorkerState
+from ..types import WorkerState
 
 # The metric families, by name (the counter's samples get ``_total`` appended).
 JOBS = "jobq_jobs"

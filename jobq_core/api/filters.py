@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .checks import check_int, check_status, check_words
-from .store.base import ListFilter
+from ..common.checks import check_int, check_status, check_words
+from ..store.base import ListFilter
 
 
 def job_filter(status: Any = None, queue: str | None = None, kind: str | None = None,

@@ -1,14 +1,14 @@
 """Copying jobs between stores, written once for every store: a page of a source
 (``job_copy_out``), and into a destination its start (``copy_begin``: the copy's record,
 queue controls, schedules) and its pages (``job_copy_in``). Which jobs go, in what order,
-and how their ids map is ``jobq_core/copying.py``'s policy."""
+and how their ids map is ``jobq_core/api/copying.py``'s policy."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
 from ...errors import DatabaseUnavailable, InvalidState
 from ...types import JobStatus, QueueStats, ScheduleInfo
-from ..copies import CopiedJob, CopyMark, CopyPage, CopyStart
+from ..copy_records import CopiedJob, CopyMark, CopyPage, CopyStart
 from ..rows import job_from_row
 from ._base import Operations
 
@@ -17,15 +17,15 @@ _LIVE = (JobStatus.PENDING, JobStatus.WAITING)
 
 class Copying(Operations):
     def job_copy_out(self, statuses: Sequence[str], after: int, limit: int) -> CopyPage:
-        names = self.d.list_param([str(s) for s in statuses])
+        names = self.dialect.list_param([str(s) for s in statuses])
 
         def op(c, _again: bool):
-            with self.b.snapshot(c):
-                rows = c.execute(self.q.COPY_OUT, (after, names, names, limit)).fetchall()
-                ids = self.d.list_param([r[0] for r in rows])
-                return rows, c.execute(self.q.COPY_OUT_DEPS, (ids,)).fetchall() if rows else []
+            with self.backend.snapshot(c):
+                rows = c.execute(self.statements.COPY_OUT, (after, names, names, limit)).fetchall()
+                ids = self.dialect.list_param([r[0] for r in rows])
+                return rows, c.execute(self.statements.COPY_OUT_DEPS, (ids,)).fetchall() if rows else []
 
-        rows, edges = self.b.run(op)
+        rows, edges = self.backend.run(op)
         waits_on: dict[int, list[tuple[int, bool]]] = {}
         for job_id, target, allow_failed in edges:
             waits_on.setdefault(job_id, []).append((target, bool(allow_failed)))
@@ -36,29 +36,29 @@ class Copying(Operations):
     def copy_begin(self, key: str, record: str, queues: Mapping[str, QueueStats],
                    schedules: Sequence[ScheduleInfo], now: float) -> CopyStart:
         def op(c, again: bool) -> CopyStart:
-            with self.b.transaction(c):
-                if c.execute(self.q.COPY_MARK_NEW, (key, record)).rowcount != 1:
-                    existing = c.execute(self.q.COPY_MARK, (key,)).fetchone()[0]
+            with self.backend.transaction(c):
+                if c.execute(self.statements.COPY_MARK_NEW, (key, record)).rowcount != 1:
+                    existing = c.execute(self.statements.COPY_MARK, (key,)).fetchone()[0]
                     if again and existing == record:
                         raise DatabaseUnavailable(
-                            f"{self.b.where}: the connection broke as the copy began, after "
+                            f"{self.backend.where}: the connection broke as the copy began, after "
                             "it had begun: resume it to go on")
                     return CopyStart(existing)
                 added = []
                 for name, x in queues.items():
                     rate = (x.rate.limit, x.rate.per) if x.rate else (None, None)
-                    if c.execute(self.q.COPY_QUEUE, (name, x.paused, x.concurrency, *rate,
+                    if c.execute(self.statements.COPY_QUEUE, (name, x.paused, x.concurrency, *rate,
                                                      x.key_concurrency, x.ordered,
                                                      now)).rowcount == 1:
                         added.append(name)
                 if added:
-                    self.b.limits_changed(c)
-                ticks = [s.key for s in schedules if c.execute(self.q.SCHEDULE_REGISTER, (
+                    self.backend.limits_changed(c)
+                ticks = [s.key for s in schedules if c.execute(self.statements.SCHEDULE_REGISTER, (
                     s.key, s.kind, s.queue, s.every, s.cron, s.tz, s.last_tick,
                     s.updated_at)).rowcount == 1]
                 return CopyStart(None, tuple(added), tuple(ticks))
 
-        start = self.b.run(op)
+        start = self.backend.run(op)
         self._controls.forget()
         return start
 
@@ -68,34 +68,34 @@ class Copying(Operations):
             if mark is None:
                 self._refuse_if_maybe_committed(again)
             placed: list[tuple[int, bool]] = []
-            with self.b.transaction(c):
+            with self.backend.transaction(c):
                 # First: a second copier, or this one's own page committed before the
                 # connection broke, finds the record moved and writes nothing.
-                if mark and c.execute(self.q.COPY_MARK_MOVE,
+                if mark and c.execute(self.statements.COPY_MARK_MOVE,
                                       (mark.new, mark.key, mark.old)).rowcount != 1:
                     raise InvalidState(
-                        f"{self.b.where}: the record of this copy changed as it was writing "
+                        f"{self.backend.where}: the record of this copy changed as it was writing "
                         "(another copy from the same source, or this page written before the "
                         "connection broke); resume the copy to go on")
                 for x in jobs:
                     placed.append(self._copy_one(c, x, [p[0] for p in placed], now))
-                if self.b.notifies:
-                    self.b.notify(c, {x.job.queue for x in jobs if x.status in _LIVE})
+                if self.backend.notifies:
+                    self.backend.notify(c, {x.job.queue for x in jobs if x.status in _LIVE})
             return placed
 
-        return self.b.run(op)
+        return self.backend.run(op)
 
     def _copy_one(self, c, x: CopiedJob, earlier: list[int], now: float) -> tuple[int, bool]:
         """Inside the page's transaction: one job; ``earlier``: the ids the page's jobs
         before it got (or the holders of their keys)."""
         job, live = x.job, x.status in _LIVE
         if live and job.unique_key is not None:
-            job_id = self.d.insert_unique(c, job, x.created_at)
+            job_id = self.dialect.insert_unique(c, job, x.created_at)
             if job_id is None:  # a live job here holds its key
-                return c.execute(self.q.LIVE_WITH_KEY, (job.unique_key,)).fetchone()[0], True
+                return c.execute(self.statements.LIVE_WITH_KEY, (job.unique_key,)).fetchone()[0], True
         else:  # an ended job keeps its key: the unique index covers live jobs only
-            [job_id] = self.d.insert_plain(c, [job._replace(unique_key=None)], x.created_at, [])
-        c.execute(self.q.COPY_STATE, (str(JobStatus.PENDING) if live else x.status, x.attempts,
+            [job_id] = self.dialect.insert_plain(c, [job._replace(unique_key=None)], x.created_at, [])
+        c.execute(self.statements.COPY_STATE, (str(JobStatus.PENDING) if live else x.status, x.attempts,
                                       x.error, x.finished_at, x.result, job.unique_key, job_id))
         if x.deps is not None:
             targets = list(dict.fromkeys([*x.deps.ids, *(earlier[i] for i in x.deps.earlier)]))
@@ -104,5 +104,5 @@ class Copying(Operations):
             else:  # ended: the edges keep what it waited on readable
                 self._link(c, job_id, targets, x.deps.allow_failed)
         for key in x.schedules:
-            c.execute(self.q.SCHEDULE_JOB, (job_id, key))
+            c.execute(self.statements.SCHEDULE_JOB, (job_id, key))
         return job_id, False

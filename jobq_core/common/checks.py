@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .types import LIST_STATUSES, PoolKind, Rate
+from ..types import LIST_STATUSES, PoolKind, Rate
 
 # What a database integer column holds (SQLite and PostgreSQL's bigint alike).
 INT64_MIN = -(2**63)

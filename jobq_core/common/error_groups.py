@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .types import ErrorGroup
+from ..types import ErrorGroup
 
 _FOLD = re.compile(r"""
     \d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?     # dates, timestamps

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .checks import check_name, check_pool, check_term
-from .schedule import Schedule
-from .types import DEFAULT_BEAT, PoolKind, ScheduleInfo, WorkerInfo
+from ..common.checks import check_name, check_pool, check_term
+from ..schedule import Schedule
+from ..types import DEFAULT_BEAT, PoolKind, ScheduleInfo, WorkerInfo
 
 
 class Registrations:

@@ -28,13 +28,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 
-from .clock import Clock
-from .display import timestamp
-from .errors import InvalidState
+from ..clock import Clock
+from ..common.time_text import timestamp
+from ..errors import InvalidState
 from .new_jobs import copied_job
-from .store.base import Deps, ListFilter, Store
-from .store.copies import CopiedJob, CopyMark, CopyPage
-from .types import COPY_STATUSES, FINISHED, CopyReport, CopySkip, Job, JobStatus
+from ..store.base import Deps, ListFilter, Store
+from ..store.copy_records import CopiedJob, CopyMark, CopyPage
+from ..types import COPY_STATUSES, FINISHED, CopyReport, CopySkip, Job, JobStatus
 
 PAGE = 500
 MARK_PREFIX = "copied_from "  # + the source's location: the key of a copy's record

@@ -11,12 +11,12 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from .checks import LATEST_TIME, check_int, check_name, check_seconds
-from .clock import SYSTEM_CLOCK, Clock
-from .errors import PayloadTooLarge
-from .store.base import Completion, Deps
-from .store.copies import CopiedJob
-from .types import Job, JobStatus, NewJob, RawJSON
+from ..common.checks import LATEST_TIME, check_int, check_name, check_seconds
+from ..clock import SYSTEM_CLOCK, Clock
+from ..errors import PayloadTooLarge
+from ..store.base import Completion, Deps
+from ..store.copy_records import CopiedJob
+from ..types import Job, JobStatus, NewJob, RawJSON
 
 DEFAULT_MAX_ATTEMPTS = 20
 DEFAULT_MAX_PAYLOAD = 10 * 1024 * 1024

@@ -18,17 +18,17 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import JobqError
-from .metrics import (
+from ..errors import JobqError
+from .metric_names import (
     BUCKETS, EXPIRED_LEASES, JOB_DURATION, JOB_OUTCOMES, JOB_STATUSES, JOBS,
     QUEUE_CONCURRENCY_LIMIT, QUEUE_LAG, QUEUE_PAUSED, QUEUE_RATE_LIMIT, WORKER_STATES, WORKERS,
 )
-from .types import DEFAULT_BEAT
+from ..types import DEFAULT_BEAT
 
 if TYPE_CHECKING:
-    from .queue import Queue
-    from .worker import Worker
-    from .worker.run_metrics import RunMetrics
+    from ..queue import Queue
+    from ..worker import Worker
+    from ..worker.run_metrics import RunMetrics
 
 log = logging.getLogger("jobq.metrics")
 
@@ -270,7 +270,7 @@ class MetricsServer:
         return render(self._gauges(), self._worker.run_metrics())
 
     def _gauges(self) -> QueueGauges | None:
-        from .queue import Queue
+        from ..queue import Queue
 
         with self._lock:  # one scrape's reads at a time on the reader's connection
             try:

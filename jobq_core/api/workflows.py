@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .checks import check_int
-from .store.base import Deps
-from .types import Dependencies, Hold, Why
+from ..common.checks import check_int
+from ..store.base import Deps
+from ..types import Dependencies, Hold, Why
 
 
 class Workflows:

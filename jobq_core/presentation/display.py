@@ -8,53 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from .checks import LATEST_TIME
-from .types import Attempt, Job, JobStatus, QueueStats, WorkerInfo, WorkerState
+from ..common.time_text import duration, parse_duration, timestamp  # noqa: F401 (re-exported for the front ends)
+from ..common.time_text import is_time as _is_time
+from ..types import Attempt, Job, JobStatus, QueueStats, WorkerInfo, WorkerState
 
 R = TypeVar("R", Job, Attempt, WorkerInfo)
-
-
-def duration(seconds: float | None) -> str:
-    """A short duration: 350ms, 42s, 9m05s, 12m, 3h12m, 2d04h; ``-`` for None; a negative
-    one counts as 0. Rounded down. Past ten minutes seconds are dropped: nobody needs
-    them there, and in the monitor a cell that changes every second costs a redraw."""
-    if seconds is None:
-        return "-"
-    if 0 < seconds < 1:
-        return f"{int(seconds * 1000)}ms"
-    s = max(0, int(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 600:
-        return f"{s // 60}m{s % 60:02d}s"
-    if s < 3600:
-        return f"{s // 60}m"
-    if s < 86400:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 86400}d{s % 86400 // 3600:02d}h"
-
-
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)([smhdw]?)")
-
-
-def parse_duration(text: str) -> float:
-    """A duration as people type it -> seconds: ``90``, ``1.5``, ``90s``, ``15m``, ``12h``,
-    ``7d``, ``2w`` or a sum like ``1h30m``. Every duration option of the CLI and the
-    monitor reads its value with this, so each takes the same forms. Raises ValueError,
-    naming the text and the forms it takes."""
-    s = str(text).strip().lower()
-    parts = _DURATION_PART.findall(s) if s else []
-    if not parts or "".join(n + u for n, u in parts) != s:
-        raise ValueError(f"bad duration {text!r:.40}: use seconds or a number with a unit, "
-                         "like 90, 90s, 15m, 12h, 7d, 2w or 1h30m")
-    return sum(float(n) * _UNITS[u or "s"] for n, u in parts)
 
 
 _SECRET_KEYS = {"password", "sslpassword"}
@@ -100,16 +62,6 @@ def limits_text(qs: QueueStats) -> str:
     return " · ".join(parts)
 
 
-def timestamp(t: float | None) -> str:
-    """A moment in UTC, to the second: ``2026-01-01 00:00:00 UTC``; ``-`` for None; a
-    value that is no time jobq writes, as itself and ``(invalid time)``."""
-    if t is None:
-        return "-"
-    if not _is_time(t):
-        return f"{t!r:.40} (invalid time)"
-    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t))
-
-
 # -- records from the database, made safe to show ----------------------------------------
 
 # Fields jobq computes with: integers (where the field's type says int: a worker's id is a
@@ -119,11 +71,6 @@ _INTS = {"priority", "attempts", "max_attempts", "attempt", "token", "pid", "con
 _INTERVALS = {"beat_interval", "lease"}  # seconds a worker recorded; None if unreadable
 _TIMES = {"run_at", "lease_until", "created_at", "started_at", "finished_at", "heartbeat_at",
           "ended_at", "last_seen"}
-
-
-def _is_time(value: object) -> bool:
-    return (type(value) in (int, float) and math.isfinite(value)
-            and -LATEST_TIME <= value <= LATEST_TIME)
 
 
 def checked(record: R) -> tuple[R, tuple[str, ...]]:

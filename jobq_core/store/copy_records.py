@@ -1,7 +1,7 @@
 """The records of a copy between stores, as the store contract passes them: what a source
 gives (``CopyPage``), what a destination takes (``CopiedJob``, ``CopyMark``) and what it
 says when a copy begins (``CopyStart``). The policy that uses them is
-``jobq_core/copying.py``; the operations, ``store/ops/copying.py``."""
+``jobq_core/api/copying.py``; the operations, ``store/ops/copying.py``."""
 from __future__ import annotations
 
 from typing import NamedTuple

@@ -14,97 +14,97 @@ class Registry(Operations):
 
     def queue_pause(self, queue: str, paused: bool, now: float) -> None:
         def op(c, _again: bool) -> None:
-            with self.b.transaction(c):
-                c.execute(self.q.PAUSE, (queue, bool(paused), now))
-                c.execute(self.q.DROP_UNCONTROLLED, (queue,))
-                if not paused and self.b.notifies:
-                    self.b.notify(c, [queue])  # idle workers look again at once
+            with self.backend.transaction(c):
+                c.execute(self.statements.PAUSE, (queue, bool(paused), now))
+                c.execute(self.statements.DROP_UNCONTROLLED, (queue,))
+                if not paused and self.backend.notifies:
+                    self.backend.notify(c, [queue])  # idle workers look again at once
 
-        self.b.run(op)
+        self.backend.run(op)
         self._controls.forget()
 
     def queue_set_limit(self, queue: str, concurrency: int | None, rate: Rate | None,
                         now: float, key_concurrency: int | None = None,
                         ordered: bool = False) -> None:
         def op(c, _again: bool) -> None:
-            with self.b.transaction(c):
-                c.execute(self.q.SET_LIMIT, (queue, concurrency, rate and rate.limit,
+            with self.backend.transaction(c):
+                c.execute(self.statements.SET_LIMIT, (queue, concurrency, rate and rate.limit,
                                              rate and rate.per, key_concurrency,
                                              bool(ordered), now))
-                c.execute(self.q.DROP_UNCONTROLLED, (queue,))
-                self.b.limits_changed(c)
-                if self.b.notifies:
-                    self.b.notify(c, [queue])
+                c.execute(self.statements.DROP_UNCONTROLLED, (queue,))
+                self.backend.limits_changed(c)
+                if self.backend.notifies:
+                    self.backend.notify(c, [queue])
 
-        self.b.run(op)
+        self.backend.run(op)
         self._controls.forget()
 
     def queue_controls(self) -> dict[str, QueueStats]:
-        return controls_from_rows(self.b.run(
-            lambda c, _again: c.execute(self.q.QUEUE_CONTROLS).fetchall()))
+        return controls_from_rows(self.backend.run(
+            lambda c, _again: c.execute(self.statements.QUEUE_CONTROLS).fetchall()))
 
     # -- schedules --------------------------------------------------------------------------
 
     def schedule_register(self, schedule: ScheduleInfo) -> None:
         s = schedule
-        self.b.run(lambda c, _again: c.execute(self.q.SCHEDULE_REGISTER, (
+        self.backend.run(lambda c, _again: c.execute(self.statements.SCHEDULE_REGISTER, (
             s.key, s.kind, s.queue, s.every, s.cron, s.tz, s.last_tick, s.updated_at)))
 
     def schedule_tick(self, key: str, tick: float, job: NewJob, now: float) -> int | None:
         def op(c, _again: bool) -> int | None:
-            with self.b.transaction(c):
-                if c.execute(self.q.SCHEDULE_TICK, (tick, now, key, tick)).rowcount != 1:
+            with self.backend.transaction(c):
+                if c.execute(self.statements.SCHEDULE_TICK, (tick, now, key, tick)).rowcount != 1:
                     return None  # (after a break: the first try may have committed it)
                 [job_id] = self._insert(c, [job], now)
-                c.execute(self.q.SCHEDULE_JOB, (job_id, key))
+                c.execute(self.statements.SCHEDULE_JOB, (job_id, key))
                 return job_id
 
-        return self.b.run(op)
+        return self.backend.run(op)
 
     def schedule_rewind(self, key: str, recorded: float, tick: float, now: float) -> bool:
-        return self.b.run(lambda c, _again: c.execute(
-            self.q.SCHEDULE_REWIND, (tick, now, key, recorded)).rowcount == 1)
+        return self.backend.run(lambda c, _again: c.execute(
+            self.statements.SCHEDULE_REWIND, (tick, now, key, recorded)).rowcount == 1)
 
     def schedule_forget(self, key: str) -> bool:
-        return self.b.run(lambda c, _again: c.execute(
-            self.q.SCHEDULE_FORGET, (key,)).rowcount == 1)
+        return self.backend.run(lambda c, _again: c.execute(
+            self.statements.SCHEDULE_FORGET, (key,)).rowcount == 1)
 
     def schedule_list(self) -> list[ScheduleInfo]:
-        rows = self.b.run(lambda c, _again: c.execute(self.q.SCHEDULES).fetchall())
+        rows = self.backend.run(lambda c, _again: c.execute(self.statements.SCHEDULES).fetchall())
         return [ScheduleInfo(*r) for r in rows]
 
     # -- workers ----------------------------------------------------------------------------
 
     def worker_register(self, info: WorkerInfo) -> None:
-        queues = None if info.queues is None else self.d.list_param(info.queues)
-        children = None if info.children is None else self.d.json_param(list(info.children))
-        self.b.run(lambda c, _again: c.execute(self.q.WORKER_REGISTER, (
+        queues = None if info.queues is None else self.dialect.list_param(info.queues)
+        children = None if info.children is None else self.dialect.json_param(list(info.children))
+        self.backend.run(lambda c, _again: c.execute(self.statements.WORKER_REGISTER, (
             info.id, info.host, info.pid, queues, info.concurrency, info.started_at,
             info.last_seen, info.busy, info.beat_interval, info.lease, info.pool, children)))
 
     def worker_beat(self, worker_id: str, now: float, busy: int,
                     children: Sequence[tuple[int, str, int | None]] | None = None) -> bool:
         if children is None:
-            return self.b.run(lambda c, _again: c.execute(
-                self.q.WORKER_BEAT, (now, busy, worker_id)).rowcount > 0)
-        value = self.d.json_param(list(children))
-        return self.b.run(lambda c, _again: c.execute(
-            self.q.WORKER_BEAT_CHILDREN, (now, busy, value, worker_id)).rowcount > 0)
+            return self.backend.run(lambda c, _again: c.execute(
+                self.statements.WORKER_BEAT, (now, busy, worker_id)).rowcount > 0)
+        value = self.dialect.json_param(list(children))
+        return self.backend.run(lambda c, _again: c.execute(
+            self.statements.WORKER_BEAT_CHILDREN, (now, busy, value, worker_id)).rowcount > 0)
 
     def worker_deregister(self, worker_id: str) -> None:
-        self.b.run(lambda c, _again: c.execute(self.q.WORKER_DEREGISTER, (worker_id,)))
+        self.backend.run(lambda c, _again: c.execute(self.statements.WORKER_DEREGISTER, (worker_id,)))
 
     def worker_forget(self, seen: Sequence[tuple[str, float]]) -> int:
         def op(c, _again: bool) -> int:
-            with self.b.transaction(c):
-                return sum(c.execute(self.q.WORKER_FORGET, item).rowcount for item in seen)
+            with self.backend.transaction(c):
+                return sum(c.execute(self.statements.WORKER_FORGET, item).rowcount for item in seen)
 
-        return self.b.run(op) if seen else 0
+        return self.backend.run(op) if seen else 0
 
     def worker_list(self) -> list[WorkerInfo]:
-        rows = self.b.run(lambda c, _again: c.execute(self.q.WORKERS).fetchall())
-        return [WorkerInfo(r[0], r[1], r[2], _queues(self.d.read_list(r[3]), r[3]), r[4], r[5],
-                           r[6], r[7], r[8], r[9], r[10], worker_children(self.d.read_json(r[11])))
+        rows = self.backend.run(lambda c, _again: c.execute(self.statements.WORKERS).fetchall())
+        return [WorkerInfo(r[0], r[1], r[2], _queues(self.dialect.read_list(r[3]), r[3]), r[4], r[5],
+                           r[6], r[7], r[8], r[9], r[10], worker_children(self.dialect.read_json(r[11])))
                 for r in rows]
 
 
