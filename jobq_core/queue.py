@@ -29,7 +29,8 @@ from .common.textsafe import storable
 from .store.base import (
     DEFAULT_MAX_LOST_ATTEMPTS, FINISHED_STATUSES, ConnectionIdentity, NewJob, Store, Watch,
 )
-from .api.worker_records import Registrations
+from .api.why import Reasons
+from .api.worker_records import WorkerRecords
 from .api.workflows import Workflows
 from .types import (
     Attempt, ErrorGroup, ExtendResult, Job, JobStatus, QueueStats,
@@ -39,7 +40,7 @@ from .types import (
 DEFAULT_LEASE = 30.0
 
 
-class Queue(Workflows, Registrations, Copying):
+class Queue(Workflows, Reasons, WorkerRecords, Copying):
     """A job queue in the database ``database`` names: a file path or ``sqlite:///path``
     (an SQLite file, created owner-only if missing), or ``postgresql://user@host/db``
     (jobq's tables are created in that existing database; see ``PostgresStore`` for its

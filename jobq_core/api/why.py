@@ -11,19 +11,63 @@ here are the reads for one job and the words. Nothing is written.
 """
 from __future__ import annotations
 
-from ..presentation import why_policy
-from ..common.time_text import duration, timestamp
-from ..errors import JobNotFound
+from collections.abc import Iterable
+from typing import Protocol
+
+from ..clock import Clock
+from ..common.checks import check_int
 from ..common.error_groups import error_line
 from ..common.textsafe import clean
-from ..types import DEFAULT_BEAT, Hold, Job, JobStatus, QueueStats, Why, WorkerState
+from ..common.time_text import duration, timestamp
+from ..errors import JobNotFound
+from ..presentation import why_policy
+from ..store.base import Store
+from ..types import (
+    DEFAULT_BEAT, Dependencies, Hold, Job, JobStatus, QueueStats, Why, WorkerInfo, WorkerState,
+)
 
 AHEAD_CAP = 10_000  # "about N jobs ahead" counts no further
 HOLDERS_SHOWN = 8  # running jobs of a key named in a key_held message
 
 
-def explain(q, job_id: int) -> Why:
-    """``Queue.why``: ``q`` is the queue (passed in: this module does not import Queue)."""
+class Reasons:
+    """``Queue``'s verbs that say what holds jobs back (a part of ``Queue``, one of its
+    bases: it uses only what it declares here)."""
+
+    store: Store
+    clock: Clock
+
+    def why(self, job_id: int) -> Why:
+        """Why the job is (not) running now: the first reason of ``WHY_REASONS`` that
+        applies (``JobNotFound`` for no such job). Reads only."""
+        return explain(self, job_id)  # type: ignore[arg-type]  # Queue is a Readable
+
+    def holds(self, job_ids: Iterable[int]) -> dict[int, Hold]:
+        """What holds each of these jobs back that only other jobs' rows tell (``Hold``:
+        its key's running jobs and the first earlier open job of its key; the jobs it
+        waits on that have not succeeded), by id; ids of no job are left out. One read of
+        an index probe or two per job: what ``why`` decides for a page of jobs, with its
+        queue's controls (``stats``) and the workers, without asking once per job."""
+        ids = list(job_ids)
+        for job_id in ids:
+            check_int("job_ids", job_id, minimum=1)
+        return self.store.job_holds(ids) if ids else {}
+
+
+class Readable(Protocol):
+    """What ``explain`` reads a queue through (``Queue`` is one; this module does not
+    import it)."""
+
+    store: Store
+    clock: Clock
+
+    def get(self, job_id: int) -> Job | None: ...
+    def workers(self, *, forgotten: bool = False) -> list[WorkerInfo]: ...
+    def dependencies(self, job_id: int) -> Dependencies: ...
+
+
+def explain(q: Readable, job_id: int) -> Why:
+    """``Queue.why`` for the job ``job_id`` of ``q``."""
     job = q.get(job_id)
     if job is None:
         raise JobNotFound(job_id)
@@ -42,7 +86,7 @@ def explain(q, job_id: int) -> Why:
     return _held(q, job, now, why, queue, hold)
 
 
-def _facts(q, job: Job, now: float) -> tuple[QueueStats | None, Hold | None, bool]:
+def _facts(q: Readable, job: Job, now: float) -> tuple[QueueStats | None, Hold | None, bool]:
     """What ``why_policy.reason`` needs to know of a pending job: its queue's controls,
     what holds its key (read only where a key limit applies), whether a live worker
     serves its queue. Of a job in another state, nothing."""
@@ -71,7 +115,7 @@ def _finished(job: Job) -> Why:
                 finished_at=job.finished_at)
 
 
-def _running(q, job: Job, now: float) -> Why:
+def _running(q: Readable, job: Job, now: float) -> Why:
     left = (job.lease_until or now) - now
     lease = f"its lease ends in {duration(left)}" if left >= 0 else \
         f"its lease ran out {duration(-left)} ago (the reaper takes it back)"
@@ -84,7 +128,7 @@ def _running(q, job: Job, now: float) -> Why:
                 worker_state=None if state is None else str(state))
 
 
-def _waiting(q, job: Job) -> Why:
+def _waiting(q: Readable, job: Job) -> Why:
     open_ = [x for x in q.dependencies(job.id).waits_on if x.status != JobStatus.SUCCEEDED]
     names = ", ".join(f"{x.job_id} ({x.status})" for x in open_[:8])
     more = f" and {len(open_) - 8} more" if len(open_) > 8 else ""
@@ -92,7 +136,7 @@ def _waiting(q, job: Job) -> Why:
                 waits_on=[{"id": x.job_id, "status": str(x.status)} for x in open_])
 
 
-def _held(q, job: Job, now: float, why: str, queue: QueueStats, hold: Hold | None) -> Why:
+def _held(q: Readable, job: Job, now: float, why: str, queue: QueueStats, hold: Hold | None) -> Why:
     """A pending job held back by its queue's controls, its time, or no worker (``why``,
     as ``why_policy.reason`` decided it), in words."""
     name = clean(job.queue, limit=80)
@@ -121,7 +165,7 @@ def _held(q, job: Job, now: float, why: str, queue: QueueStats, hold: Hold | Non
     return _why(job, "no_worker", f"no live worker serves its queue {name}", queue=job.queue)
 
 
-def _key_held(q, job: Job, queue: QueueStats, hold: Hold) -> Why:
+def _key_held(q: Readable, job: Job, queue: QueueStats, hold: Hold) -> Why:
     """Its key's running jobs fill the queue's ``key_concurrency`` (or, ordered, one of
     them runs), or (ordered) an earlier job of its key has not ended."""
     key = clean(repr(job.key), limit=80)
@@ -140,7 +184,7 @@ def _key_held(q, job: Job, queue: QueueStats, hold: Hold) -> Why:
                 "running)", key=job.key, running=running, limit=limit)
 
 
-def _ready(q, job: Job, now: float) -> Why:
+def _ready(q: Readable, job: Job, now: float) -> Why:
     ahead = q.store.job_ahead(job, now, AHEAD_CAP)
     about = f"{ahead:,}" if ahead < AHEAD_CAP else f"over {AHEAD_CAP:,}"
     message = ("it is next in line" if ahead == 0 else

@@ -1,15 +1,23 @@
 """``Queue``'s verbs for what workers record in the database: the worker registry and the
-periodic schedules (a mixin of ``Queue``, kept apart from ``queue.py``)."""
+periodic schedules (a part of ``Queue``, one of its bases, kept apart from ``queue.py``: it
+uses only what it declares below)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from ..clock import Clock
 from ..common.checks import check_name, check_pool, check_term
 from ..schedule import Schedule
+from ..store.base import Store
 from ..types import DEFAULT_BEAT, PoolKind, ScheduleInfo, WorkerInfo
+from .new_jobs import JobMaker
 
 
-class Registrations:
+class WorkerRecords:
+    store: Store
+    clock: Clock
+    _jobs: JobMaker
+
     # -- periodic schedules ---------------------------------------------------------------
 
     def schedules(self) -> list[ScheduleInfo]:

@@ -1,20 +1,26 @@
-"""``Queue``'s verbs for jobs that wait for others: chain, group, reading the links, and
-why a job is not running.
+"""``Queue``'s verbs for jobs that wait for others: chain, group, and reading the links.
 
-Kept apart from ``queue.py`` (a mixin of ``Queue``); the rules they follow are the engine's
-(``store/ops/dependencies.py``) and the Workflows guide's.
+A part of ``Queue`` (one of its bases), kept apart from ``queue.py``: it uses only what it
+declares below. The rules these verbs follow are the engine's (``store/ops/dependencies.py``)
+and the Workflows guide's.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..clock import Clock
 from ..common.checks import check_int
-from ..store.base import Deps
-from ..types import Dependencies, Hold, Why
+from ..store.base import Deps, Store
+from ..types import Dependencies
+from .new_jobs import JobMaker
 
 
 class Workflows:
+    store: Store
+    clock: Clock
+    _jobs: JobMaker
+
     def chain(self, items: Iterable[tuple | Mapping[str, Any]], *,
               conn: Any = None) -> list[int]:
         """Jobs that run one after the other, each once the previous one succeeded (a job
@@ -44,24 +50,6 @@ class Workflows:
         """The results of the jobs ``job_id`` waits on, by id (None for one that has not
         succeeded)."""
         return self.store.job_dependency_results(job_id)
-
-    def why(self, job_id: int) -> Why:
-        """Why the job is (not) running now: the first reason of ``WHY_REASONS`` that
-        applies (``JobNotFound`` for no such job). Reads only."""
-        from .why import explain
-
-        return explain(self, job_id)
-
-    def holds(self, job_ids: Iterable[int]) -> dict[int, Hold]:
-        """What holds each of these jobs back that only other jobs' rows tell (``Hold``:
-        its key's running jobs and the first earlier open job of its key; the jobs it
-        waits on that have not succeeded), by id; ids of no job are left out. One read of
-        an index probe or two per job: what ``why`` decides for a page of jobs, with its
-        queue's controls (``stats``) and the workers, without asking once per job."""
-        ids = list(job_ids)
-        for job_id in ids:
-            check_int("job_ids", job_id, minimum=1)
-        return self.store.job_holds(ids) if ids else {}
 
     def _insert_linked(self, items: list, earlier: list, conn: Any) -> list[int]:
         """Items (each may carry ``after`` and ``allow_failed``) inserted in one
