@@ -5,9 +5,10 @@ same database file.
 """
 from __future__ import annotations
 
+import builtins
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -22,19 +23,19 @@ from .api.copying import Copying
 from .api.filters import job_filter
 from .errors import LeaseLost, Snooze, UnusableConnection
 from .api.new_jobs import (
-    DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD, JobMaker, completions,
+    DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD, Item, JobMaker, completions,
 )
 from .store import open_store
 from .common.textsafe import storable
 from .store.base import (
-    DEFAULT_MAX_LOST_ATTEMPTS, FINISHED_STATUSES, ConnectionIdentity, NewJob, Store, Watch,
+    DEFAULT_MAX_LOST_ATTEMPTS, FINISHED_STATUSES, ConnectionIdentity, Store,
 )
 from .api.why import Reasons
 from .api.worker_records import WorkerRecords
 from .api.workflows import Workflows
 from .types import (
-    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, QueueStats,
-    Rate, Stats, Throughput,
+    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, NewJob, QueueStats,
+    Rate, Stats, Throughput, Watch,
 )
 
 DEFAULT_LEASE = 30.0
@@ -114,7 +115,7 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying):
             return self.store.job_insert_many_on(unwrap(conn), [job], now)[0]
         return self.store.job_insert_many([job], now)[0]
 
-    def enqueue_many(self, items: Iterable[tuple | Mapping[str, Any]], *,
+    def enqueue_many(self, items: Iterable[Item], *,
                      conn: Any = None) -> list[int]:
         """Add many jobs in one transaction: all of them or, on error, none.
 
@@ -132,7 +133,7 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying):
             return self.store.job_insert_many_on(unwrap(conn), jobs, now) if jobs else []
         return self.store.job_insert_many(jobs, now) if jobs else []
 
-    def prepare(self, items: Iterable[tuple | Mapping[str, Any]]) -> list[NewJob]:
+    def prepare(self, items: Iterable[Item]) -> builtins.list[NewJob]:
         """Check and encode jobs as ``enqueue_many`` would, writing nothing (see
         ``new_jobs.prepare``, which needs no open queue)."""
         now = self.clock.now()
@@ -235,7 +236,7 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying):
         """Record a failed attempt. The job runs again after a backoff delay (``retry_in``
         seconds instead, when given; 0 means now), or goes dead when its attempts are used
         up. Raises ``LeaseLost`` (and writes nothing) when the job is no longer ours."""
-        delay = self.backoff.delay
+        delay: Callable[[int], float] = self.backoff.delay
         if retry_in is not None:
             check_seconds("retry_in", retry_in)
             delay = lambda _attempt: float(retry_in)  # noqa: E731
@@ -287,7 +288,7 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying):
     def list(self, status: str | None = None, queue: str | None = None, kind: str | None = None,
              *, worker: str | None = None, error_contains: str | None = None, limit: int = 100,
              offset: int = 0, payloads: bool = True, prefix: bool = False,
-             search: Sequence[str] = (), key: str | None = None) -> list[Job]:
+             search: Sequence[str] = (), key: str | None = None) -> builtins.list[Job]:
         """Jobs matching every filter given. ``status`` may also be ``"scheduled"`` (pending,
         not yet due) or ``"retrying"`` (pending after a failed attempt). With
         ``payloads=False`` payloads and results are not read (they come back as None):
@@ -300,7 +301,7 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying):
                            key=key)
         return self.store.job_list(where, self.clock.now())
 
-    def attempts(self, job_id: int) -> list[Attempt]:
+    def attempts(self, job_id: int) -> builtins.list[Attempt]:
         """Every attempt of the job, oldest first, including the one running now."""
         check_int("job id", job_id)
         return self.store.job_attempts(job_id)
@@ -330,7 +331,7 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying):
     def dead_groups(self, *, queue: str | None = None, kind: str | None = None,
                     error_contains: str | None = None, limit: int = 100,
                     prefix: bool = False, search: Sequence[str] = (),
-                    key: str | None = None) -> list[ErrorGroup]:
+                    key: str | None = None) -> builtins.list[ErrorGroup]:
         """Dead jobs grouped by kind and error line (``error_groups.group_key``), largest
         first: one bad deploy is one group with a count. Filters as ``list``'s."""
         return self.store.job_dead_groups(job_filter(
@@ -435,7 +436,7 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying):
         may have committed (see ``types.Watch``). Close it when done."""
         return self.store.watch()
 
-    def write_blockers(self) -> list[str]:
+    def write_blockers(self) -> builtins.list[str]:
         """Processes holding the write lock while stopped, described for people (see
         ``store.base.Store.write_blockers``)."""
         return self.store.write_blockers()
@@ -451,7 +452,7 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying):
     def __enter__(self) -> Queue:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:

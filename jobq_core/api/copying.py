@@ -32,9 +32,9 @@ from ..clock import Clock
 from ..common.time_text import timestamp
 from ..errors import InvalidState
 from .new_jobs import copied_job
-from ..store.base import Deps, ListFilter, Store
+from ..store.base import ListFilter, Store
 from ..store.copy_records import CopiedJob, CopyMark, CopyPage
-from ..types import COPY_STATUSES, FINISHED, CopyReport, CopySkip, Job, JobStatus
+from ..types import COPY_STATUSES, FINISHED, CopyReport, CopySkip, Deps, Job, JobStatus
 
 PAGE = 500
 MARK_PREFIX = "copied_from "  # + the source's location: the key of a copy's record
@@ -164,7 +164,8 @@ class _Copy:
             counts[reason] = counts.get(reason, 0) + 1
         return True
 
-    def _batch(self, page: CopyPage) -> tuple[list[CopiedJob], list[Job], list]:
+    def _batch(self, page: CopyPage,
+               ) -> tuple[list[CopiedJob], list[Job], list[tuple[str, CopySkip]]]:
         """The page's jobs that can be copied, with what each waits on mapped to ids here
         (earlier pages) or to positions in the batch; and those that cannot, with why."""
         batch: list[CopiedJob] = []

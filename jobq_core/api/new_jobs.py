@@ -14,11 +14,14 @@ from typing import Any
 from ..common.checks import LATEST_TIME, check_int, check_name, check_seconds
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import PayloadTooLarge
-from ..store.base import Completion, Deps
+from ..store.base import Completion
 from ..store.copy_records import CopiedJob
-from ..types import Job, JobStatus, NewJob, RawJSON
+from ..types import Deps, Job, JobStatus, NewJob, RawJSON
 
 DEFAULT_MAX_ATTEMPTS = 20
+# What enqueue_many, chain and group take: (kind,) or (kind, payload), or a dict of
+# enqueue's arguments.
+Item = tuple[Any, ...] | Mapping[str, Any]
 DEFAULT_MAX_PAYLOAD = 10 * 1024 * 1024
 _ENQUEUE_KEYS = frozenset(
     {"kind", "payload", "queue", "priority", "delay", "run_at", "max_attempts", "unique_key",
@@ -66,7 +69,7 @@ _encode = _one_encoder()
 def encode_json(value: Any, what: str = "payload") -> str:
     """Strict JSON (no NaN or Infinity): what another language's JSON reader accepts too."""
     try:
-        text = _encode(value)
+        text: str = _encode(value)
     except (TypeError, ValueError) as e:
         raise type(e)(f"{what} is not JSON-serializable: {e}") from None
     except RecursionError:
@@ -109,7 +112,7 @@ def _stored(value: Any, what: str = "payload") -> str:
     return str(value) if isinstance(value, RawJSON) else encode_json(value, what)
 
 
-def prepare(items: Iterable[tuple | Mapping[str, Any]], *,
+def prepare(items: Iterable[Item], *,
             max_attempts: int = DEFAULT_MAX_ATTEMPTS,
             max_payload_bytes: int = DEFAULT_MAX_PAYLOAD,
             clock: Clock = SYSTEM_CLOCK) -> list[NewJob]:
@@ -130,7 +133,7 @@ class JobMaker:
         self.max_attempts = max_attempts
         self.max_payload_bytes = max_payload_bytes
 
-    def from_item(self, item: tuple | Mapping[str, Any] | NewJob,
+    def from_item(self, item: Item | NewJob,
                            now: float) -> NewJob:
         if isinstance(item, tuple) and len(item) in (1, 2):  # the common case first
             return self.default_job(item[0], item[1] if len(item) == 2 else None, now)
@@ -158,8 +161,9 @@ class JobMaker:
                      None)
         return job if current_trace_context is None else _traced(job)
 
-    def new_job(self, kind, payload, queue, priority, delay, run_at, max_attempts, unique_key,
-                now, key=None) -> NewJob:
+    def new_job(self, kind: str, payload: Any, queue: str, priority: int, delay: float,
+                run_at: float | datetime | None, max_attempts: int | None,
+                unique_key: str | None, now: float, key: str | None = None) -> NewJob:
         check_name("kind", kind)
         check_name("queue", queue)
         check_int("priority", priority)
@@ -191,6 +195,7 @@ def _traced(job: NewJob) -> NewJob:
 def _start_time(delay: Any, run_at: float | datetime | None, now: float) -> float:
     """When the job may start: never past LATEST_TIME, so every reader can show it."""
     check_seconds("delay", delay, maximum=math.inf)
+    start: float
     if run_at is None:
         start = now + delay
     elif delay:

@@ -32,7 +32,7 @@ class PayloadType:
     load: Callable[[Any], Any]
 
 
-def payload_type(fn: Callable) -> PayloadType | None:
+def payload_type(fn: Callable[..., Any]) -> PayloadType | None:
     """The typed payload of handler ``fn``, from its first parameter's annotation; None
     when that is missing or not a dataclass, ``TypedDict`` or pydantic model (the
     handler then gets the decoded JSON as it is)."""
@@ -57,8 +57,9 @@ def payload_type(fn: Callable) -> PayloadType | None:
         return PayloadType(tp, lambda v: _check_typeddict(tp, v, "payload"),
                            lambda d: _check_typeddict(tp, d, "payload"))
     if _is_pydantic(tp):
-        return PayloadType(tp, lambda v: _pydantic_dump(tp, v),
-                           lambda d: tp.model_validate(d))
+        model: Any = tp  # a pydantic model class: model_validate is its own
+        return PayloadType(tp, lambda v: _pydantic_dump(model, v),
+                           lambda d: model.model_validate(d))
     return None
 
 
@@ -67,12 +68,12 @@ def _is_pydantic(tp: type) -> bool:
     return pydantic is not None and issubclass(tp, pydantic.BaseModel)
 
 
-def _pydantic_dump(tp: type, value: Any) -> Any:
+def _pydantic_dump(tp: Any, value: Any) -> Any:  # tp: a pydantic model class
     model = value if isinstance(value, tp) else tp.model_validate(value)
     return model.model_dump(mode="json")
 
 
-def _dump_dataclass(tp: type, value: Any) -> Any:
+def _dump_dataclass(tp: type[Any], value: Any) -> Any:
     if isinstance(value, tp):
         _check_fields(tp, {f.name: getattr(value, f.name) for f in dataclasses.fields(tp)},
                       "payload")
@@ -107,7 +108,7 @@ def _make(tp: type, data: Any, where: str) -> Any:
     return tp(**values)
 
 
-def _check_typeddict(tp: type, data: Any, where: str) -> Any:
+def _check_typeddict(tp: Any, data: Any, where: str) -> Any:  # tp: a TypedDict class
     if not isinstance(data, dict):
         raise TypeError(f"{where} must be a dict ({tp.__name__}), got {type(data).__name__}")
     required, optional = tp.__required_keys__, tp.__optional_keys__

@@ -98,7 +98,7 @@ def _facts(q: Readable, job: Job, now: float) -> tuple[QueueStats | None, Hold |
     return queue, hold, why_policy.serves(q.workers(), job.queue, now, DEFAULT_BEAT)
 
 
-def _why(job: Job, reason: str, message: str, **details) -> Why:
+def _why(job: Job, reason: str, message: str, **details: object) -> Why:
     return Why(job.id, reason, message, details)
 
 
@@ -168,6 +168,7 @@ def _held(q: Readable, job: Job, now: float, why: str, queue: QueueStats, hold: 
 def _key_held(q: Readable, job: Job, queue: QueueStats, hold: Hold) -> Why:
     """Its key's running jobs fill the queue's ``key_concurrency`` (or, ordered, one of
     them runs), or (ordered) an earlier job of its key has not ended."""
+    assert job.key is not None  # key_held is the reason of keyed jobs only
     key = clean(repr(job.key), limit=80)
     running, _ = q.store.key_holders(job.queue, job.key, job.id, HOLDERS_SHOWN)
     earlier = why_policy.key_earlier(job, queue, hold)

@@ -6,14 +6,14 @@ and the Workflows guide's.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..clock import Clock
 from ..common.checks import check_int
-from ..store.base import Deps, Store
-from ..types import Dependencies
-from .new_jobs import JobMaker
+from ..store.base import Store
+from ..types import Dependencies, Deps
+from .new_jobs import Item, JobMaker
 
 
 class Workflows:
@@ -21,7 +21,7 @@ class Workflows:
     clock: Clock
     _jobs: JobMaker
 
-    def chain(self, items: Iterable[tuple | Mapping[str, Any]], *,
+    def chain(self, items: Iterable[Item], *,
               conn: Any = None) -> list[int]:
         """Jobs that run one after the other, each once the previous one succeeded (a job
         that ends dead or cancelled cancels the rest), in one transaction; their ids.
@@ -30,8 +30,8 @@ class Workflows:
         earlier = [None] + [(i,) for i in range(len(items) - 1)]
         return self._insert_linked(items, earlier, conn)
 
-    def group(self, items: Iterable[tuple | Mapping[str, Any]], *,
-              then: tuple | Mapping[str, Any], conn: Any = None) -> tuple[list[int], int]:
+    def group(self, items: Iterable[Item], *,
+              then: Item, conn: Any = None) -> tuple[list[int], int]:
         """Jobs that run in parallel, and ``then`` (an item), which runs once every one of
         them succeeded (fan-out, fan-in), in one transaction: (their ids, then's id). Give
         ``then`` ``allow_failed=True`` to run it once they have all ended, however."""
@@ -51,7 +51,8 @@ class Workflows:
         succeeded)."""
         return self.store.job_dependency_results(job_id)
 
-    def _insert_linked(self, items: list, earlier: list, conn: Any) -> list[int]:
+    def _insert_linked(self, items: Sequence[Item], earlier: Sequence[tuple[int, ...] | None],
+                       conn: Any) -> list[int]:
         """Items (each may carry ``after`` and ``allow_failed``) inserted in one
         transaction, each also waiting on the earlier items whose positions ``earlier``
         gives."""
