@@ -57,14 +57,21 @@ class Workflows:
         transaction, each also waiting on the earlier items whose positions ``earlier``
         gives."""
         now = self.clock.now()
+        waited_on = {position for before in earlier if before for position in before}
         jobs, deps = [], []
-        for item, before in zip(items, earlier):
+        for position, (item, before) in enumerate(zip(items, earlier)):
             after, allow_failed, unique_key = None, False, None
             if isinstance(item, Mapping):
                 item = dict(item)
                 after = item.pop("after", None)
                 allow_failed = item.pop("allow_failed", False)
                 unique_key = item.get("unique_key")
+            if unique_key is not None and (before or position in waited_on):
+                # A held key gives back the holder's id: the links would join an unrelated
+                # job to the workflow (made to wait, or even to wait on itself).
+                raise ValueError(f"item {position} of a chain or group cannot have a "
+                                 "unique_key: while a live job holds the key, that job would "
+                                 "be linked in its place; nothing was written")
             jobs.append(self._jobs.from_item(item, now))
             dep = deps_of(after or (), allow_failed, conn, unique_key)
             deps.append(dep._replace(earlier=before) if before else dep)
