@@ -384,8 +384,8 @@ class Hold:
     waits_on: int = 0
 
 
-WHY_REASONS = ("running", "waiting", "paused", "queue_limit", "rate_limit", "key_held",
-               "scheduled", "retry", "no_worker", "ready", "succeeded", "dead", "cancelled")
+WHY_REASONS = ("running", "waiting", "scheduled", "retry", "paused", "queue_limit", "rate_limit",
+               "key_held", "no_worker", "ready", "succeeded", "dead", "cancelled")
 """Every ``Why.reason``, in the order they are tried: the first that applies wins."""
 
 

@@ -2,10 +2,11 @@
 
 The reasons are tried in the order of ``WHY_REASONS`` and the first that applies wins: a
 finished job says how it ended; a running one where and for how long its lease lasts; a
-waiting one what it waits on; a pending one what holds it back — its queue paused, at its
+waiting one what it waits on; a pending one what holds it back — a time in the future
+(first run or retry: not due yet, it is held by its time first), its queue paused, at its
 concurrency limit or out of its rate window, its key held (by running jobs of the key, or
-in an ordered queue by an earlier job of the key), a time in the future (first run or retry), no
-live worker serving its queue — or, when nothing does, how many ready jobs are ahead of it.
+in an ordered queue by an earlier job of the key), no live worker serving its queue — or,
+when nothing does, how many ready jobs are ahead of it.
 Which reason applies is decided in ``why_policy`` (shared with the monitor's WHY column);
 here are the reads for one job and the words. Nothing is written.
 """
@@ -130,6 +131,11 @@ def _running(q: Readable, job: Job, now: float) -> Why:
 
 def _waiting(q: Readable, job: Job) -> Why:
     open_ = [x for x in q.dependencies(job.id).waits_on if x.status != JobStatus.SUCCEEDED]
+    if not any(x.status in (JobStatus.PENDING, JobStatus.RUNNING, JobStatus.WAITING)
+               for x in open_):
+        return _why(job, "waiting", "every job it waits on has ended: the reaper's next pass "
+                    "settles it (runs it, or cancels it if one it needs did not succeed)",
+                    waits_on=[{"id": x.job_id, "status": str(x.status)} for x in open_])
     names = ", ".join(f"{x.job_id} ({x.status})" for x in open_[:8])
     more = f" and {len(open_) - 8} more" if len(open_) > 8 else ""
     return _why(job, "waiting", f"it waits on jobs {names}{more}",

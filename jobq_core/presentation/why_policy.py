@@ -26,6 +26,8 @@ def reason(job: Job, now: float, *, queue: QueueStats | None = None, hold: Hold 
     count, if it wants it."""
     if job.status in _OWN_STATE:
         return str(job.status)
+    if job.run_at > now:  # not due yet: its time holds it first, whatever its queue does
+        return "retry" if job.attempts else "scheduled"
     if queue is not None:
         if queue.paused:
             return "paused"
@@ -35,8 +37,6 @@ def reason(job: Job, now: float, *, queue: QueueStats | None = None, hold: Hold 
             return "rate_limit"
         if key_held(job, queue, hold):
             return "key_held"
-    if job.run_at > now:
-        return "retry" if job.attempts else "scheduled"
     return "ready" if served else "no_worker"
 
 

@@ -37,11 +37,11 @@ def test_the_first_hold_that_applies_wins_in_the_order_of_why_reasons():
     """Lifting each hold in turn shows the next one: the order is WHY_REASONS'."""
     facts = dict(j=job(key="c7", run_at=NOW + 30, attempts=1), queue=EVERY_HOLD,
                  hold=Hold(key_running=1), served=False)
-    lifts = [("queue", lambda q: replace(q, paused=False)),
+    lifts = [("j", lambda j: replace(j, run_at=NOW)),
+             ("queue", lambda q: replace(q, paused=False)),
              ("queue", lambda q: replace(q, running=1)),
              ("queue", lambda q: replace(q, window_count=4)),
              ("queue", lambda q: replace(q, key_concurrency=None)),
-             ("j", lambda j: replace(j, run_at=NOW)),
              ("served", lambda served: True)]
     seen = []
     for fact, lift in [*lifts, (None, None)]:
@@ -49,7 +49,7 @@ def test_the_first_hold_that_applies_wins_in_the_order_of_why_reasons():
                            served=facts["served"]))
         if fact is not None:
             facts[fact] = lift(facts[fact])
-    assert seen == ["paused", "queue_limit", "rate_limit", "key_held", "retry", "no_worker",
+    assert seen == ["retry", "paused", "queue_limit", "rate_limit", "key_held", "no_worker",
                     "ready"]
     assert [r for r in WHY_REASONS if r in seen] == seen
     assert reason(job(run_at=NOW + 30), NOW, served=False) == "scheduled"  # no attempt yet

@@ -41,13 +41,40 @@ def test_a_waiting_job_names_what_it_waits_on(queue):
     assert why.reason == "waiting" and f"{a} (pending)" in why.message
 
 
-def test_a_paused_queue_comes_before_the_jobs_own_time(queue):
+def test_a_job_not_due_yet_is_held_by_its_time_before_its_paused_queue(queue, clock):
     serve(queue)
     job_id = queue.enqueue("k", queue="mail", delay=60)
     queue.pause("mail")
+    assert reason(queue, job_id) == "scheduled"
+    clock.advance(61)
+    queue.beat_worker("w1")
     assert reason(queue, job_id) == "paused"
     queue.resume("mail")
-    assert reason(queue, job_id) == "scheduled"
+    assert reason(queue, job_id) == "ready"
+
+
+def test_a_job_delayed_for_days_says_so_though_its_queue_is_at_a_limit(queue, clock):
+    serve(queue)
+    queue.set_limit("mail", rate="1/h", concurrency=1)
+    queue.enqueue("k", queue="mail")
+    assert queue.claim("w1", queues=["mail"]) is not None  # the window is full, the slot taken
+    later = queue.enqueue("k", queue="mail", delay=3 * 86400)
+    why = queue.why(later)
+    assert why.reason == "scheduled" and "(in 3d00h)" in why.message
+    assert reason(queue, queue.enqueue("k", queue="mail")) == "queue_limit"
+
+
+def test_a_waiting_job_whose_dependencies_all_ended_says_it_is_about_to_be_settled(queue, store):
+    a = queue.enqueue("a")
+    b = queue.enqueue("b", after=[a])
+    job = queue.claim("w1")
+    queue.complete(job.id, job.token)
+    # A crash between a completion and its settling leaves b waiting: make that state.
+    store.backend.run(lambda c, _again: c.execute(
+        store.statements.TO_WAITING.replace("status='pending'", "status<>'waiting'"), (b,)))
+    why = queue.why(b)
+    assert why.reason == "waiting" and "every job it waits on has ended" in why.message
+    assert "reaper" in why.message and why.details["waits_on"] == []
 
 
 def test_a_queue_at_its_concurrency_limit(queue):
