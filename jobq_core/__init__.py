@@ -35,17 +35,18 @@ from .types import (
 
 if TYPE_CHECKING:
     from .worker import Worker
+else:
+    # Hidden from the type checker, which would otherwise take any misspelt name of the
+    # package for what this returns; it sees Worker through the import above.
+    def __getattr__(name: str) -> object:
+        # The worker runtime (threads, the process pool, asyncio: a third of the package's
+        # import time) loads on first use of ``jobq_core.Worker``: a web process that only
+        # enqueues, and a ``jobq`` command that only reads, never pay for it.
+        if name == "Worker":
+            from .worker import Worker
 
-
-def __getattr__(name: str):
-    # The worker runtime (threads, the process pool, asyncio: a third of the package's
-    # import time) loads on first use of ``jobq_core.Worker``: a web process that only
-    # enqueues, and a ``jobq`` command that only reads, never pay for it.
-    if name == "Worker":
-        from .worker import Worker
-
-        return Worker
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+            return Worker
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "Attempt", "Backoff", "prepare", "SYSTEM_CLOCK", "encode_json", "ErrorGroup", "ExtendResult", "LIST_STATUSES", "Throughput", "Watch", "Clock", "DEFAULT_LEASE", "DEFAULT_MAX_ATTEMPTS", "DatabaseError",

@@ -36,7 +36,7 @@ class JobNotFound(JobqError, KeyError):
         self.job_id = job_id
 
     def __str__(self) -> str:  # KeyError would repr() the message
-        return self.args[0]
+        return str(self.args[0])
 
 
 class InvalidState(JobqError):

@@ -102,7 +102,7 @@ class Registry:
         if backoff is not None and not isinstance(backoff, Backoff):
             raise TypeError(f"backoff must be a jobq Backoff, got {backoff!r:.80}")
 
-        def register(fn: Handler) -> Handler:
+        def register(fn: Handler) -> Task:
             if not callable(fn):
                 raise TypeError(f"a handler must be callable, got {fn!r:.80}")
             if kind in self._tasks:
@@ -146,8 +146,8 @@ class JobContext:
                  "_cancelled", "completed_on_conn")
     _create_lock = threading.Lock()
 
-    def __init__(self, queue: Queue, job_id: int, token: int, attempt: int, worker_id: str,
-                 kind: str, lease: float):
+    def __init__(self, queue: Queue | None, job_id: int, token: int, attempt: int,
+                 worker_id: str, kind: str, lease: float):
         self.job_id = job_id
         self.attempt = attempt
         self.worker_id = worker_id
@@ -174,7 +174,8 @@ class JobContext:
 
     def heartbeat(self) -> None:
         """Extend this job's lease now (the worker also does so on its own schedule)."""
-        result = self._queue.extend_many([(self.job_id, self._token)], lease=self._lease)
+        result = self._worker_queue().extend_many([(self.job_id, self._token)],
+                                                  lease=self._lease)
         if result.cancel_requested:
             self.cancelled.set()
         if result.lost:
@@ -184,7 +185,7 @@ class JobContext:
     def progress(self, fraction: float | None, message: str | None = None) -> None:
         """Store how far the job got (0..1) and an optional message for the monitor."""
         try:
-            self._queue.progress(self.job_id, self._token, fraction, message)
+            self._worker_queue().progress(self.job_id, self._token, fraction, message)
         except LeaseLost:
             self.cancelled.set()
             raise
@@ -198,7 +199,7 @@ class JobContext:
         """The results of the jobs this one waited on (``enqueue(after=...)``, a chain's
         previous job, a group's members), by id; None for one that did not succeed (with
         ``allow_failed``)."""
-        return self._queue.dependency_results(self.job_id)
+        return self._worker_queue().dependency_results(self.job_id)
 
     def complete(self, result: Any = None, *, conn: Any) -> None:
         """Mark this job succeeded with ``result`` inside the application's transaction on
@@ -227,9 +228,15 @@ class JobContext:
         (``identity``, read where it lives) reaches the queue's database, mark the run as
         completed on it, and return the time to write. A process pool's child asks its
         worker for this; the write itself happens on the child's connection."""
-        self._queue.check_connection(identity)
+        self._worker_queue().check_connection(identity)
         self.completed_on_conn = True
-        return self._queue.clock.now()
+        return self._worker_queue().clock.now()
+
+    def _worker_queue(self) -> Queue:
+        """The worker's queue. A child process's context has none (None): it overrides
+        every method that calls this, to ask its worker instead."""
+        assert self._queue is not None, "a child process's context has no queue"
+        return self._queue
 
     def __repr__(self) -> str:
         return f"JobContext(job_id={self.job_id}, attempt={self.attempt}, worker={self.worker_id!r})"

@@ -19,8 +19,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from cronsim import CronSim, CronSimError
 
 from .common.checks import check_int, check_name, check_seconds
-from .store.base import NewJob
-from .types import ScheduleInfo
+from .types import NewJob, ScheduleInfo
 
 _TINY = timedelta(microseconds=1)
 
@@ -65,18 +64,24 @@ class Schedule:
     def _zone(self) -> tzinfo:
         return ZoneInfo(self.tz) if self.tz else timezone.utc
 
+    def _cron(self, start: datetime, reverse: bool = False) -> CronSim:
+        """The cron ticks from ``start``: for a schedule without ``every`` (make_schedule
+        gives a schedule exactly one of ``every`` and ``cron``)."""
+        assert self.cron is not None
+        return CronSim(self.cron, start, reverse=reverse)
+
     def latest_tick(self, now: float) -> float:
         """The latest tick at or before ``now``."""
         if self.every is not None:
             return math.floor(now / self.every) * self.every
         at = datetime.fromtimestamp(now, self._zone()) + _TINY
-        return next(CronSim(self.cron, at, reverse=True)).timestamp()
+        return next(self._cron(at, reverse=True)).timestamp()
 
     def next_tick(self, now: float) -> float:
         """The first tick after ``now``."""
         if self.every is not None:
             return (math.floor(now / self.every) + 1) * self.every
-        return next(CronSim(self.cron, datetime.fromtimestamp(now, self._zone()))).timestamp()
+        return next(self._cron(datetime.fromtimestamp(now, self._zone()))).timestamp()
 
     def ticks_between(self, after: float, before: float, cap: int = 1000) -> int:
         """How many ticks lie strictly between ``after`` and ``before`` (at most ``cap``)."""
@@ -86,7 +91,7 @@ class Schedule:
             n = math.ceil(before / self.every) - math.floor(after / self.every) - 1
             return max(0, min(cap, n))
         n = 0
-        for at in CronSim(self.cron, datetime.fromtimestamp(after, self._zone())):
+        for at in self._cron(datetime.fromtimestamp(after, self._zone())):
             if at.timestamp() >= before or n >= cap:
                 break
             n += 1
@@ -104,7 +109,7 @@ class Schedule:
             return None
 
     def describe(self) -> str:
-        return f"{self.kind} ({'every %gs' % self.every if self.every else 'cron ' + self.cron})"
+        return f"{self.kind} ({'every %gs' % self.every if self.every else f'cron {self.cron}'})"
 
 
 def make_schedule(kind: str, *, every: float | None, cron: str | None, payload: str,

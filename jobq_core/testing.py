@@ -18,13 +18,17 @@ import asyncio
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from .errors import LeaseLost
 from .queue import Queue
 from .registry import JobContext, Registry
+from .tasks import Task
 from .types import Job, JobStatus, Outcome, RawJSON
-from .worker.runs import Failed, Lost, call_handler, raised, returned
+from .worker.runs import Failed, Lost, Snoozed, Succeeded, call_handler, raised, returned
+
+T = TypeVar("T")
 
 DRAIN_WORKER = "jobq-testing-drain"
 _LEASE = 3600.0  # nothing reaps a drained run: the lease only has to outlast the handler
@@ -54,7 +58,7 @@ class FakeClock:
 @dataclass(frozen=True, slots=True)
 class RunOutcome:
     """One run made by ``drain``: the job, its attempt (1 on the first run), how it ended
-    (``Outcome.SUCCEEDED``, ``FAILED`` or ``LEASE_LOST``), the handler's return value
+    (``Outcome.SUCCEEDED``, ``FAILED``, ``SNOOZED`` or ``LEASE_LOST``), the handler's return value
     (decoded JSON, as stored) or the error (a traceback, or why it did not run), and the
     job's status after it: ``pending`` when a failure will be retried, ``dead`` when not."""
 
@@ -88,21 +92,27 @@ def drain(q: Queue, registry: Registry, *, clock: FakeClock | None = None,
     while True:
         jobs = q.claim_many(DRAIN_WORKER, 1, lease=_LEASE, attempt_limits=limits)
         if not jobs:
-            due = q.next_run_at() if clock is not None else None
-            if due is None:
+            if clock is None or (due := q.next_run_at()) is None:
                 return ran
             clock.set(max(clock.now(), due))
             continue
         if len(ran) >= max_jobs:
-            q.release(jobs[0].id, jobs[0].token)
+            q.release(jobs[0].id, _token(jobs[0]))
             raise RuntimeError(f"drain ran {max_jobs} jobs and more are ready: a job that "
                                "keeps enqueueing more? (raise max_jobs if not)")
         ran.append(_run(q, registry, jobs[0]))
 
 
+def _token(job: Job) -> int:
+    assert job.token is not None, "a claimed job carries its claim's token"
+    return job.token
+
+
 def _run(q: Queue, registry: Registry, job: Job) -> RunOutcome:
     task = registry.get(job.kind)
-    ctx = JobContext(q, job.id, job.token, job.attempts, DRAIN_WORKER, job.kind, _LEASE)
+    token = _token(job)
+    ctx = JobContext(q, job.id, token, job.attempts, DRAIN_WORKER, job.kind, _LEASE)
+    outcome: Succeeded | Failed | Snoozed | Lost
     if isinstance(job.payload, RawJSON):
         outcome = Failed("the stored payload is not valid JSON; not retried", give_up=True)
     elif task is None:
@@ -118,7 +128,7 @@ def _run(q: Queue, registry: Registry, job: Job) -> RunOutcome:
             if isinstance(e, (KeyboardInterrupt, SystemExit)):
                 raise
             outcome = raised(e)
-    return _record(q, job, task, ctx, outcome)
+    return _record(q, job, token, task, ctx, outcome)
 
 
 def _await(coroutine: Any) -> Any:
@@ -129,7 +139,8 @@ def _await(coroutine: Any) -> Any:
         loop.close()
 
 
-def _record(q: Queue, job: Job, task, ctx: JobContext, outcome) -> RunOutcome:
+def _record(q: Queue, job: Job, token: int, task: Task | None, ctx: JobContext,
+            outcome: Succeeded | Failed | Snoozed | Lost) -> RunOutcome:
     """Write ``outcome`` as the worker's completer would, and say what it became."""
     def made(kind: Outcome, result: Any = None, error: str | None = None) -> RunOutcome:
         found = q.get(job.id)
@@ -140,7 +151,7 @@ def _record(q: Queue, job: Job, task, ctx: JobContext, outcome) -> RunOutcome:
 
     if ctx.completed_on_conn:
         found = q.get(job.id)
-        if found is not None and found.token == job.token and found.status == JobStatus.SUCCEEDED:
+        if found is not None and found.token == token and found.status == JobStatus.SUCCEEDED:
             return made(Outcome.SUCCEEDED)
     if isinstance(outcome, Lost):
         return made(Outcome.LEASE_LOST)
@@ -148,15 +159,21 @@ def _record(q: Queue, job: Job, task, ctx: JobContext, outcome) -> RunOutcome:
         try:
             if outcome.give_up or (task and task.max_attempts
                                    and job.attempts >= task.max_attempts):
-                q.give_up(job.id, job.token, outcome.error)
+                q.give_up(job.id, token, outcome.error)
             else:
                 retry_in = task.backoff.delay(job.attempts) if task and task.backoff else None
-                q.fail(job.id, job.token, outcome.error, retry_in=retry_in)
+                q.fail(job.id, token, outcome.error, retry_in=retry_in)
         except LeaseLost:
             return made(Outcome.LEASE_LOST, error=outcome.error)
         return made(Outcome.FAILED, error=outcome.error)
+    if isinstance(outcome, Snoozed):  # runs again once its time comes, as in a worker
+        try:
+            q.snooze(job.id, token, outcome.seconds)
+        except LeaseLost:
+            return made(Outcome.LEASE_LOST)
+        return made(Outcome.SNOOZED)
     try:
-        q.complete(job.id, job.token, outcome.result)
+        q.complete(job.id, token, outcome.result)
     except LeaseLost:
         return made(Outcome.LEASE_LOST)
     return made(Outcome.SUCCEEDED)
@@ -194,7 +211,7 @@ def assert_enqueued(q: Queue, kind: str, *, payload: Any = None, queue: str | No
                             f" (no pending {kind!r} jobs)"))
 
 
-def wait_for(condition, timeout: float = 10.0, interval: float = 0.01):
+def wait_for(condition: Callable[[], T], timeout: float = 10.0, interval: float = 0.01) -> T:
     """Call ``condition`` until it returns something truthy and return that; raise
     ``AssertionError`` after ``timeout`` seconds. For tests that wait on a worker: poll the
     database with a deadline instead of sleeping a fixed time."""

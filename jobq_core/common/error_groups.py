@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from ..types import ErrorGroup
 
@@ -54,6 +55,20 @@ def group_key(error: object) -> str:
     return _FOLD.sub("#", error_line(error))
 
 
+@dataclass
+class _Group:
+    """An ErrorGroup while its rows are added up."""
+
+    kind: str
+    line: str
+    count: int
+    last_finished_at: float
+    last_id: int
+    queues: set[str]
+    match: str
+    key: str
+
+
 def group_dead(
     rows: Iterable[tuple[str, str, int, float, int, Iterable[str]]], limit: int,
 ) -> list[ErrorGroup]:
@@ -63,20 +78,23 @@ def group_dead(
     that share ``error`` (a store may pass just an error's first line and its tail, where
     a traceback's exception line is: ``error_line`` only reads those).
     """
-    groups: dict[tuple[str, str], dict] = {}
+    groups: dict[tuple[str, str], _Group] = {}
     for kind, error, n, finished, last_id, queues in rows:
         line = error_line(error)
         key = _FOLD.sub("#", line)
-        g = groups.setdefault((kind, key), {
-            "kind": kind, "line": line, "count": 0, "last_finished_at": finished,
-            "last_id": last_id, "queues": set(), "match": _FOLD.split(line, 1)[0], "key": key,
-        })
-        g["count"] += n
-        g["queues"].update(queues)
-        if last_id > g["last_id"]:
-            g.update(line=line, last_id=last_id, last_finished_at=finished)
-    out = [ErrorGroup(**{**g, "queues": tuple(sorted(g["queues"])),
-                         "match": g["match"].strip() or g["line"]})
+        g = groups.get((kind, key))
+        if g is None:
+            g = groups[kind, key] = _Group(
+                kind=kind, line=line, count=0, last_finished_at=finished, last_id=last_id,
+                queues=set(), match=_FOLD.split(line, 1)[0], key=key)
+        g.count += n
+        g.queues.update(queues)
+        if last_id > g.last_id:
+            g.line, g.last_id, g.last_finished_at = line, last_id, finished
+    out = [ErrorGroup(kind=g.kind, line=g.line, count=g.count,
+                      last_finished_at=g.last_finished_at, last_id=g.last_id,
+                      queues=tuple(sorted(g.queues)), match=g.match.strip() or g.line,
+                      key=g.key)
            for g in groups.values()]
     out.sort(key=lambda g: (-g.count, -g.last_finished_at))
     return out[:limit]

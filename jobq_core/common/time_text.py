@@ -58,5 +58,6 @@ def timestamp(t: float | None) -> str:
 
 
 def is_time(value: object) -> bool:
-    return (type(value) in (int, float) and math.isfinite(value)
+    # type(), not isinstance: a bool or an int subclass is no time jobq wrote
+    return ((type(value) is int or type(value) is float) and math.isfinite(value)
             and -LATEST_TIME <= value <= LATEST_TIME)

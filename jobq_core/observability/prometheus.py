@@ -76,6 +76,10 @@ MAX_CONNECTIONS = 16
 READ_TIMEOUT = 5.0  # seconds a connection may stay silent
 DEADLINE = 30.0  # seconds a connection may stay open at all
 
+# What socketserver hands a server for one request (typeshed's _RequestType); a TCP server
+# such as this one always gets the connection's socket.
+_Request = socket.socket | tuple[bytes, socket.socket]
+
 
 class _CappedServer(http.server.ThreadingHTTPServer):
     """ThreadingHTTPServer with a cap on open connections and a deadline for each.
@@ -91,8 +95,9 @@ class _CappedServer(http.server.ThreadingHTTPServer):
     # of 5 (socketserver's) made a burst of clients wait a second each for a SYN resent.
     request_queue_size = 128
 
-    def __init__(self, address, handler, *, family: int, max_connections: int,
-                 deadline: float):
+    def __init__(self, address: tuple[str, int],
+                 handler: type[http.server.BaseHTTPRequestHandler], *, family: int,
+                 max_connections: int, deadline: float):
         self.address_family = family
         self._cap = max_connections
         self._deadline = deadline
@@ -100,7 +105,8 @@ class _CappedServer(http.server.ThreadingHTTPServer):
         self._open_lock = threading.Lock()
         super().__init__(address, handler)
 
-    def process_request(self, request, client_address) -> None:
+    def process_request(self, request: _Request, client_address: object) -> None:
+        assert isinstance(request, socket.socket)  # see _Request
         with self._open_lock:
             full = len(self._open) >= self._cap
             if not full:
@@ -113,9 +119,10 @@ class _CappedServer(http.server.ThreadingHTTPServer):
         except RuntimeError:  # no thread to be had: the connection goes, the worker stays
             self.shutdown_request(request)
 
-    def shutdown_request(self, request) -> None:
+    def shutdown_request(self, request: _Request) -> None:
         with self._open_lock:
-            self._open.pop(request, None)
+            if isinstance(request, socket.socket):  # see _Request
+                self._open.pop(request, None)
         super().shutdown_request(request)
 
     def service_actions(self) -> None:
@@ -128,7 +135,7 @@ class _CappedServer(http.server.ThreadingHTTPServer):
             except OSError:
                 pass
 
-    def handle_error(self, request, client_address) -> None:
+    def handle_error(self, request: _Request, client_address: object) -> None:
         # A client that went away mid-answer, or was cut at its deadline: not the worker's
         # problem, and no traceback on its stderr.
         log.debug("metrics: a connection from %s ended badly", client_address, exc_info=True)
@@ -172,20 +179,21 @@ def _families(gauges: QueueGauges | None, runs: RunMetrics | None) -> Iterator[A
             f.add_metric([state], gauges.workers.get(state, 0))
         yield f
     if runs is not None:
-        f = CounterMetricFamily(JOB_OUTCOMES, "Runs of this worker by queue, kind and "
-                                "outcome.", labels=["queue", "kind", "outcome"])
+        counter = CounterMetricFamily(JOB_OUTCOMES, "Runs of this worker by queue, kind "
+                                      "and outcome.", labels=["queue", "kind", "outcome"])
         for (queue, kind, outcome), n in sorted(runs.outcomes.items()):
-            f.add_metric([queue, kind, outcome], n)
-        yield f
-        f = HistogramMetricFamily(JOB_DURATION, "How long this worker's "
-                                  "handlers ran, by queue and kind.", labels=["queue", "kind"])
+            counter.add_metric([queue, kind, outcome], n)
+        yield counter
+        histogram = HistogramMetricFamily(JOB_DURATION, "How long this worker's handlers "
+                                          "ran, by queue and kind.", labels=["queue", "kind"])
         for (queue, kind), h in sorted(runs.durations.items()):
-            cumulative, buckets = 0, []
-            for bound, n in zip([*map(_bound, BUCKETS), "+Inf"], h[:-1]):
-                cumulative += n
+            cumulative: float = 0
+            buckets = []
+            for bound, in_bucket in zip([*map(_bound, BUCKETS), "+Inf"], h[:-1]):
+                cumulative += in_bucket
                 buckets.append((bound, cumulative))
-            f.add_metric([queue, kind], buckets, h[-1])
-        yield f
+            histogram.add_metric([queue, kind], buckets, h[-1])
+        yield histogram
 
 
 def _bound(seconds: float) -> str:
@@ -251,7 +259,8 @@ class MetricsServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def log_message(self, *args) -> None:  # scrapes every few seconds: not logged
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                # scrapes every few seconds: not logged
                 pass
 
         family = socket.AF_INET6 if ":" in host else socket.AF_INET

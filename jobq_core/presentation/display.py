@@ -10,9 +10,12 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from ..common.time_text import duration, parse_duration, timestamp  # noqa: F401 (re-exported for the front ends)
+# re-exported for the front ends (the "as" form says so to the type checker)
+from ..common.time_text import duration as duration
+from ..common.time_text import parse_duration as parse_duration
+from ..common.time_text import timestamp as timestamp
 from ..common.time_text import is_time as _is_time
 from ..types import Attempt, Job, JobStatus, QueueStats, WorkerInfo, WorkerState
 
@@ -78,7 +81,8 @@ def checked(record: R) -> tuple[R, tuple[str, ...]]:
     text time, a number past the year 9999, a text count) replaced by a neutral one (no
     time, zero), and the list of what was replaced, raw values included, for display.
     Records jobq wrote come back as they are, with no problems."""
-    bad: dict[str, object] = {}
+    # Any: each value replaces the field it is named for, in that field's own type
+    bad: dict[str, Any] = {}
     problems = []
     for f in dataclasses.fields(record):
         value = getattr(record, f.name)

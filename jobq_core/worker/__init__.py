@@ -36,16 +36,19 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .worker import Worker
+else:
+    # Hidden from the type checker, which would otherwise take any misspelt name of the
+    # package for what this returns; it sees Worker through the import above.
+    def __getattr__(name: str) -> object:
+        # The Worker (its threads, claimer, completer, pools) loads on first use: a
+        # process pool's fork server and children import this package for ``child.py``
+        # and ``runs.py`` alone, and would otherwise pay a third of their import time.
+        if name == "Worker":
+            from .worker import Worker
+
+            return Worker
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["Worker"]
 
-
-def __getattr__(name: str):
-    # The Worker (its threads, claimer, completer, pools) loads on first use: a process
-    # pool's fork server and children import this package for ``child.py`` and
-    # ``runs.py`` alone, and would otherwise pay a third of their import time for it.
-    if name == "Worker":
-        from .worker import Worker
-
-        return Worker
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,13 +10,17 @@ import json
 import os
 import socket
 import threading
+from typing import Any
 
 from ..api.new_jobs import encode_json
 
 CHUNK = 65536
 
+# One message: a JSON object, its "op" saying what the rest holds.
+Message = dict[str, Any]
 
-def encode(message: dict) -> bytes:
+
+def encode(message: Message) -> bytes:
     """A message as JSON bytes, through jobq's own encoder, which is built once: 1.7 us a
     run message, against 2.5 us with ``JSONEncoder.encode`` (a C encoder built per call)
     and 2.9 us with ``json.dumps`` (timeit)."""
@@ -47,7 +51,7 @@ class Channel:
             return False
         return True
 
-    def recv(self) -> list[dict]:
+    def recv(self) -> list[Message]:
         """The messages one read completes (perhaps none: a long one has only begun).
         Blocks until something arrives; raises ``EOFError`` at the end."""
         data = self.sock.recv(CHUNK)
@@ -55,7 +59,7 @@ class Channel:
             raise EOFError
         return self.received(data)
 
-    def received(self, data: bytes) -> list[dict]:
+    def received(self, data: bytes) -> list[Message]:
         """The messages ``data``, read from the socket, completes."""
         if b"\n" not in data:
             self._parts.append(data)

@@ -63,12 +63,13 @@ import signal
 import socket
 import sys
 import threading
+from types import FrameType
 
 from ..errors import JobqError, LeaseLost, UnusableConnection
 from ..registry import JobContext, Registry
 from ..store.base import ConnectionIdentity
 from ..common.textsafe import storable
-from .channel import Channel, encode
+from .channel import Channel, Message, encode
 from .runs import Failed, Lost, Snoozed, call_handler, raised, result_json
 
 if TYPE_CHECKING:
@@ -103,6 +104,8 @@ def load_registry(app: str, main_path: str | None) -> Registry:
     module_name, _, attr = app.partition(":")
     if module_name == "__main__":  # a script's registry: import the script again, by path
         spec = importlib.util.spec_from_file_location("__mp_main__", main_path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot import the script {main_path!r}")
         module = importlib.util.module_from_spec(spec)
         sys.modules["__mp_main__"] = module
         spec.loader.exec_module(module)
@@ -114,6 +117,16 @@ def load_registry(app: str, main_path: str | None) -> Registry:
     return registry
 
 
+class _Call:
+    """A ctx call waiting for the worker's reply, which the control thread hands over."""
+
+    __slots__ = ("done", "reply")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.reply: Message = {}
+
+
 class Link:
     """The child's ends of its two sockets, and what the control thread hands over."""
 
@@ -121,19 +134,19 @@ class Link:
         self._jobs = jobs
         self._control = control
         self.worker_id = worker_id
-        self._waiting: list[dict] = []  # jobs read but not started (never more than one)
+        self._waiting: list[Message] = []  # jobs read but not started (never more than one)
         self._lock = threading.Lock()
         self.current: RelayedContext | None = None  # the run under way
         self._cancels: set[int] = set()  # cancels that came before their run started
         self.terminating = False
-        self._calls: dict[int, list] = {}
+        self._calls: dict[int, _Call] = {}
         self._numbers = itertools.count(1)
 
-    def send(self, message: dict | bytes) -> None:
+    def send(self, message: Message | bytes) -> None:
         if not self._jobs.send(message if isinstance(message, bytes) else encode(message)):
             os._exit(0)  # the worker closed the socket, or is gone
 
-    def next_job(self) -> dict:
+    def next_job(self) -> Message:
         """The next run (main thread): blocks until the worker sends one."""
         while not self._waiting:
             try:
@@ -142,7 +155,7 @@ class Link:
                 os._exit(0)  # the worker closed the socket, or is gone: nothing to report
         return self._waiting.pop(0)
 
-    def start(self, message: dict) -> RelayedContext:
+    def start(self, message: Message) -> RelayedContext:
         ctx = RelayedContext(self, message, self.worker_id)
         with self._lock:
             self.current = ctx
@@ -160,8 +173,8 @@ class Link:
                     if message["op"] == "reply":
                         waiter = self._calls.pop(message["call"], None)
                         if waiter is not None:
-                            waiter.append(message)
-                            waiter[0].set()
+                            waiter.reply = message
+                            waiter.done.set()
                     elif message["op"] == "cancel":
                         with self._lock:
                             ctx = self.current
@@ -173,16 +186,16 @@ class Link:
             pass
         os._exit(0)  # the worker closed the socket or is gone: nothing more to do or report
 
-    def call(self, message: dict) -> dict:
+    def call(self, message: Message) -> Message:
         """Ask the worker to do a ctx call for this run, and wait for its answer."""
         number = next(self._numbers)
-        waiter: list = [threading.Event()]
+        waiter = _Call()
         self._calls[number] = waiter
         self.send({**message, "call": number})
-        waiter[0].wait()
-        return waiter[1]
+        waiter.done.wait()
+        return waiter.reply
 
-    def on_sigterm(self, signum, frame) -> None:
+    def on_sigterm(self, signum: int, frame: FrameType | None) -> None:
         self.terminating = True
         ctx = self.current
         if ctx is not None:
@@ -195,7 +208,7 @@ class RelayedContext(JobContext):
 
     __slots__ = ("_link",)
 
-    def __init__(self, link: Link, message: dict, worker_id: str):
+    def __init__(self, link: Link, message: Message, worker_id: str):
         super().__init__(None, message["id"], message["token"], message["attempt"], worker_id,
                          message["kind"], message["lease"])
         self._link = link
@@ -220,9 +233,9 @@ class RelayedContext(JobContext):
         the child's own application connection (``JobContext.complete``)."""
         reply = self._link.call({"op": "complete", "id": self.job_id, "identity": identity})
         self._answer(reply)
-        return reply["now"]
+        return float(reply["now"])
 
-    def _answer(self, reply: dict) -> None:
+    def _answer(self, reply: Message) -> None:
         if reply.get("cancelled"):
             self.cancelled.set()
         error = reply.get("error")
@@ -250,7 +263,7 @@ class Runner:
         while True:
             link.send(self._run(link.next_job()))
 
-    def _run(self, message: dict) -> dict | bytes:
+    def _run(self, message: Message) -> Message | bytes:
         job_id = message["id"]
         task = self._registry.get(message["kind"])
         if task is None:  # the parent checked its own registry: the two differ
@@ -258,15 +271,11 @@ class Runner:
                     "error": f"no handler for kind {message['kind']!r} in the child process"}
         ctx = self._link.start(message)
         try:
-            if task.is_async and self._loop is None:  # one loop per child, kept:
-                import asyncio  # (on first need: most children never load it)
-
-                self._loop = asyncio.new_event_loop()  # loop-bound clients survive jobs
-                asyncio.set_event_loop(self._loop)
+            loop = self._event_loop() if task.is_async else None
             result = call_handler(task, message["payload"], ctx, message.get("queue", ""),
                                   message.get("trace"))
-            if task.is_async:
-                result = self._loop.run_until_complete(result)
+            if loop is not None:
+                result = loop.run_until_complete(result)
         except BaseException as e:  # noqa: BLE001 - a handler's failure is data, never ours
             if self._link.terminating:
                 os._exit(128 + signal.SIGTERM)
@@ -282,7 +291,16 @@ class Runner:
         return b'{"op":"done","id":%d,"result":%s}' % (job_id, text.encode())
 
 
-def _outcome_message(job_id: int, outcome: Failed | Snoozed | Lost) -> dict:
+    def _event_loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:  # one loop per child, kept: loop-bound clients survive jobs
+            import asyncio  # (on first need: most children never load it)
+
+            self._loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(self._loop)
+        return self._loop
+
+
+def _outcome_message(job_id: int, outcome: Failed | Snoozed | Lost) -> Message:
     if isinstance(outcome, Lost):
         return {"op": "done", "id": job_id, "lost": True}
     if isinstance(outcome, Snoozed):

@@ -172,11 +172,13 @@ class Claimer:
     def _new_run(self, job: Job) -> Run:
         task = self._registry.get(job.kind)
         lease = task.lease if task and task.lease else self._lease
-        ctx = JobContext(self._queue, job.id, job.token, job.attempts, self._worker_id,
+        token = job.token
+        assert token is not None, "a claimed job carries its claim's token"
+        ctx = JobContext(self._queue, job.id, token, job.attempts, self._worker_id,
                          job.kind, lease)
         now = time.monotonic()
         deadline = now + task.timeout if task and task.timeout else None
-        return Run(job, task, ctx, lease, now, deadline)
+        return Run(job, token, task, ctx, lease, now, deadline)
 
     def _read_due(self, idle: bool) -> None:
         """Read when the next delayed job becomes ready, if a short claim made the last
@@ -217,5 +219,6 @@ class Claimer:
             wait = min(wait, max(0.0, self._due - time.monotonic()))
         timed = self._state.timed_runs()
         if timed:
-            wait = min(wait, max(0.0, min(r.deadline for r in timed) - time.monotonic()))
+            first = min(r.deadline for r in timed if r.deadline is not None)  # all have one
+            wait = min(wait, max(0.0, first - time.monotonic()))
         return wait

@@ -16,12 +16,13 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from ..common.error_groups import first_line
 from ..errors import DatabaseUnavailable, JobqError, LeaseLost
 from ..queue import Queue
 from ..common.textsafe import clean
-from ..types import JobStatus
+from ..types import Job, JobStatus
 from .claimer import Claimer
 from .outbox import Outbox
 from .runs import Failed, Lost, Released, Run, RunState, Snoozed, Succeeded
@@ -32,6 +33,12 @@ log = logging.getLogger("jobq.worker")
 _GROUP_COMMIT_AFTER = 0.0005  # a write slower than this makes the completer batch harder
 _GROUP_COMMIT_MAX = 0.005  # never hold an outcome back longer than this
 _LOCKED_RETRY = 0.5  # seconds between tries while the database stays locked
+
+
+def _result(run: Run) -> Any:
+    """The result of a run whose handler succeeded (every run a completion writes)."""
+    assert isinstance(run.outcome, Succeeded)
+    return run.outcome.result
 
 
 class _Unwritten:
@@ -120,6 +127,7 @@ class Completer:
             batch = [r for r in batch if not (r.ctx.completed_on_conn and self._settled(r))]
         done = [r for r in batch if isinstance(r.outcome, Succeeded)]
         if done:
+            accepted: Sequence[bool | None | _Unwritten]
             try:
                 accepted = self._complete(done)
             except JobqError as e:
@@ -169,8 +177,7 @@ class Completer:
                 outcome[id(run)] = UNWRITTEN  # the database, not one row: later
                 continue
             try:
-                ok, = self._queue.complete_many([(run.job.id, run.job.token,
-                                                   run.outcome.result)])
+                ok, = self._queue.complete_many([(run.job.id, run.token, _result(run))])
             except DatabaseUnavailable as e:
                 unavailable, outcome[id(run)] = e, UNWRITTEN
                 run.write_failures += 1
@@ -183,11 +190,13 @@ class Completer:
                 wrote, outcome[id(run)] = True, ok
         return [outcome[id(r)] for r in done], unavailable
 
-    def _to_retry(self, done: list[Run], accepted: list, error: JobqError | None) -> list[Run]:
+    def _to_retry(self, done: list[Run], accepted: list[bool | None | _Unwritten],
+                  error: JobqError | None) -> list[Run]:
         """The unwritten completions to try again: those whose leases may still last (the
         heartbeat extended them a beat ago at best); the others are given up, logged."""
         now = time.monotonic()
-        again, given_up = [], 0
+        again: list[Run] = []
+        given_up = 0
         for i, (run, ok) in enumerate(zip(done, accepted)):
             if ok is not UNWRITTEN:
                 continue
@@ -206,7 +215,8 @@ class Completer:
                       "again): %s", given_up, error)
         return again
 
-    def _count_completed(self, done: list[Run], accepted: list) -> None:
+    def _count_completed(self, done: list[Run],
+                         accepted: Sequence[bool | None | _Unwritten]) -> None:
         self._state.count_all([r for r, ok in zip(done, accepted) if ok is True], "succeeded")
         verbose = log.isEnabledFor(logging.INFO)
         for run, ok in zip(done, accepted):
@@ -231,8 +241,9 @@ class Completer:
             log.warning("%s: reading the job after its completion on the application's "
                         "connection failed: %s", run.describe(), e)
             return isinstance(run.outcome, Lost)
-        ours = job is not None and job.token == run.job.token
-        if ours and job.status == JobStatus.SUCCEEDED:
+        # the job's status while it is still this run's; None when not
+        status = job.status if job is not None and job.token == run.token else None
+        if status == JobStatus.SUCCEEDED:
             self._state.count(run, "succeeded")
             if isinstance(run.outcome, Failed):
                 log.warning("%s was completed in the application's transaction, then its "
@@ -243,7 +254,7 @@ class Completer:
                 log.info("%s succeeded in %.3fs (in the application's transaction)",
                          run.describe(), run.took())
             return True
-        if ours and job.status == JobStatus.RUNNING and not isinstance(run.outcome, Lost):
+        if status == JobStatus.RUNNING and not isinstance(run.outcome, Lost):
             log.info("%s: the application's transaction with its completion was rolled "
                      "back; recording the handler's outcome", run.describe())
             return False
@@ -253,7 +264,7 @@ class Completer:
                     run.describe())
         return True
 
-    def _read_job(self, job_id: int):
+    def _read_job(self, job_id: int) -> Job | None:
         """The job, read on a read-only connection of the completer's own, opened on first
         use. On the worker's shared connection the read queued behind the claimer's write
         while that waited for the applications' transactions to release SQLite's write
@@ -276,7 +287,9 @@ class Completer:
     def _complete(self, done: list[Run]) -> list[bool]:
         """Write completions, claiming jobs for the free slots in the same transaction
         (none once the worker is stopping)."""
-        items = [(r.job.id, r.job.token, r.outcome.result) for r in done]
+        # Every run of done succeeded: the isinstance, which drops none, tells the checker
+        items = [(r.job.id, r.token, r.outcome.result) for r in done
+                 if isinstance(r.outcome, Succeeded)]
         if self._state.stopping.is_set():
             return self._queue.complete_many(items)
         claimer = self._claimer
@@ -297,10 +310,10 @@ class Completer:
         task, attempts, error = run.task, run.job.attempts, failed.error
         try:
             if failed.give_up or (task and task.max_attempts and attempts >= task.max_attempts):
-                job = self._queue.give_up(run.job.id, run.job.token, error)
+                job = self._queue.give_up(run.job.id, run.token, error)
             else:
                 retry_in = task.backoff.delay(attempts) if task and task.backoff else None
-                job = self._queue.fail(run.job.id, run.job.token, error, retry_in=retry_in)
+                job = self._queue.fail(run.job.id, run.token, error, retry_in=retry_in)
         except LeaseLost:
             self._state.count(run, "lost")
             log.warning("%s failed after losing its lease: nothing recorded", run.describe())
@@ -329,7 +342,7 @@ class Completer:
 
     def _write_snooze(self, run: Run, snoozed: Snoozed) -> None:
         try:
-            self._queue.snooze(run.job.id, run.job.token, snoozed.seconds)
+            self._queue.snooze(run.job.id, run.token, snoozed.seconds)
         except LeaseLost:
             self._state.count(run, "lost")
             log.warning("%s snoozed after losing its lease: nothing recorded", run.describe())
@@ -344,7 +357,7 @@ class Completer:
 
     def _write_release(self, run: Run) -> None:
         try:
-            self._queue.release(run.job.id, run.job.token)
+            self._queue.release(run.job.id, run.token)
         except JobqError as e:
             log.warning("%s could not be released (%s); its lease will expire",
                         run.describe(), e)

@@ -32,8 +32,10 @@ import signal
 import socket
 import subprocess
 import sys
+from types import ModuleType
+from typing import Any, NoReturn
 
-from .channel import CHUNK, Channel, WakePipe, encode, pair
+from .channel import CHUNK, Channel, Message, WakePipe, encode, pair
 
 FORK_TIMEOUT = 30.0  # seconds for the server to answer a fork (it takes milliseconds)
 
@@ -59,11 +61,11 @@ class ForkServer:
     def fileno(self) -> int:
         return self._channel.fileno()
 
-    def fork(self, args: list, fds: list[int]) -> int:
+    def fork(self, args: list[Any], fds: list[int]) -> int:
         """Start a child running ``child.main(*args, *fds)``; its pid."""
         socket.send_fds(self._channel.sock, [encode({"args": args, "fds": len(fds)}) + b"\n"],
                         fds)
-        pid = None
+        pid: int | None = None
         while pid is None:
             for message in self._messages(block=True):
                 if "pid" in message:
@@ -97,7 +99,7 @@ class ForkServer:
         except ProcessLookupError:
             pass
 
-    def _messages(self, block: bool) -> list[dict]:
+    def _messages(self, block: bool) -> list[Message]:
         self._channel.sock.settimeout(FORK_TIMEOUT if block else 0.0)
         try:
             return self._channel.recv()
@@ -121,14 +123,16 @@ def serve(fd: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     children: set[int] = set()
     fds: list[int] = []
+    watched: list[socket.socket | WakePipe] = [sock, wake]
     try:
         while True:
-            ready, _, _ = select.select([sock, wake], [], [])
+            ready, _, _ = select.select(watched, [], [])
             if wake in ready:
                 wake.drain()
                 for pid, code in _reap():
                     children.discard(pid)
-                    channel.send(encode({"exited": pid, "code": code})) or _gone()
+                    if not channel.send(encode({"exited": pid, "code": code})):
+                        _gone()
             if sock in ready:
                 data, new_fds, _, _ = socket.recv_fds(sock, CHUNK, 16)
                 if not data:
@@ -143,7 +147,8 @@ def serve(fd: int) -> None:
                     for fd in theirs:
                         os.close(fd)
                     children.add(pid)
-                    channel.send(encode({"pid": pid})) or _gone()
+                    if not channel.send(encode({"pid": pid})):
+                        _gone()
     except (BrokenPipeError, ConnectionResetError):
         pass  # the worker is gone
     finally:
@@ -151,11 +156,12 @@ def serve(fd: int) -> None:
             signal_group(pid, signal.SIGKILL)
 
 
-def _gone() -> None:
+def _gone() -> NoReturn:
     raise BrokenPipeError("the worker is gone")
 
 
-def _become_child(child, args: list, fds: list[int], close: list[int]) -> None:
+def _become_child(child: ModuleType, args: list[Any], fds: list[int], close: list[int]
+                  ) -> NoReturn:
     """In the forked child: drop the server's state, run ``child.main``, never return."""
     code = 1
     try:
@@ -181,7 +187,7 @@ def _become_child(child, args: list, fds: list[int], close: list[int]) -> None:
 
 
 def _reap() -> list[tuple[int, int]]:
-    ended = []
+    ended: list[tuple[int, int]] = []
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)

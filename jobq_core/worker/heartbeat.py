@@ -67,7 +67,7 @@ class Heartbeat:
             if not run.ctx.completed_on_conn:
                 by_lease.setdefault(run.lease, []).append(run)
         for lease, group in by_lease.items():
-            result = self._queue.extend_many([(r.job.id, r.job.token) for r in group], lease=lease)
+            result = self._queue.extend_many([(r.job.id, r.token) for r in group], lease=lease)
             for run in group:
                 if run.job.id in result.cancel_requested and not run.ctx.cancelled.is_set():
                     self._executor.cancel(run)

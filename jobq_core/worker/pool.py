@@ -22,6 +22,11 @@ from .runs import Outcome, Run
 Finished = Callable[[Run, Outcome], None]
 
 
+def not_started(run: Run, outcome: Outcome) -> None:
+    """A pool's ``finished`` until ``start`` gives it the worker's."""
+    raise RuntimeError("a handler ended in a pool that was not started")
+
+
 class Pool(Protocol):
     kind: PoolKind
 

@@ -33,16 +33,16 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..errors import JobqError, LeaseLost, UnusableConnection
 from ..api.new_jobs import DEFAULT_MAX_PAYLOAD
 from ..store.base import ConnectionIdentity
 from ..types import PoolKind
-from .channel import Channel, WakePipe, encode, pair
+from .channel import Channel, Message, WakePipe, encode, pair
 from .forkserver import ForkServer, signal_group
-from .pool import Finished
+from .pool import Finished, not_started
 from .runs import SUCCEEDED_NONE, Failed, Lost, Outcome, Run, Snoozed, Succeeded
 from .threads import DaemonPool
 
@@ -103,8 +103,8 @@ class ProcessPool:
         self._started = False  # start() returned: a failure from now on stops the worker
         self._start_failures = 0
         self._retry_at = 0.0
-        self._finished: Finished | None = None
-        self._fail: Callable[[str], None] | None = None
+        self._finished: Finished = not_started
+        self._fail: Callable[[str], None] = _not_started
         self._selector = selectors.DefaultSelector()
         self._wake = WakePipe()  # wakes the supervisor: a child to replace, or closing
         self._selector.register(self._wake, selectors.EVENT_READ, ("wake", None))
@@ -307,7 +307,7 @@ class ProcessPool:
             child.jobs.close()
             child.control.close()
 
-    def _handle(self, child: Child, message: dict) -> None:
+    def _handle(self, child: Child, message: Message) -> None:
         op = message["op"]
         if op == "done":
             with self._lock:
@@ -350,13 +350,16 @@ class ProcessPool:
 
     def _server_said(self, read: bool = True) -> None:
         """The fork server reported children that ended, or it ended itself."""
+        server = self._server
+        assert server is not None, "only a running fork server says anything"
+        exits: Sequence[tuple[int, int | None]]
         try:
-            exits = self._server.exits(read)
+            exits = server.exits(read)
         except (EOFError, OSError):  # killed: its children got SIGKILL (PR_SET_PDEATHSIG)
             log.warning("the fork server (pid %d) of the process pool ended; starting another",
-                        self._server.pid)
-            self._selector.unregister(self._server)
-            self._server.close()
+                        server.pid)
+            self._selector.unregister(server)
+            server.close()
             self._server = None
             exits = [(pid, None) for pid in list(self._children)]
             for pid, _ in exits:
@@ -446,10 +449,15 @@ class ProcessPool:
             child.signal(signal.SIGKILL)
 
 
-def _ctx_call(child: Child, run: Run, message: dict) -> None:
+def _not_started(reason: str) -> None:
+    """The pool's ``fail`` until ``start`` gives it the worker's."""
+    raise RuntimeError(f"a process pool that was not started failed: {reason}")
+
+
+def _ctx_call(child: Child, run: Run, message: Message) -> None:
     """A child's ``ctx.heartbeat()``, ``ctx.progress()`` or the worker's part of
     ``ctx.complete(conn=...)``, done here on its run's context, which holds the lease."""
-    reply: dict = {"op": "reply", "call": message["call"]}
+    reply: Message = {"op": "reply", "call": message["call"]}
     try:
         if message["op"] == "heartbeat":
             run.ctx.heartbeat()
@@ -475,7 +483,7 @@ def _ctx_call(child: Child, run: Run, message: dict) -> None:
     child.control.send(encode(reply))
 
 
-def _outcome(message: dict) -> Outcome:
+def _outcome(message: Message) -> Outcome:
     if "result" in message:
         result = message["result"]
         return SUCCEEDED_NONE if result is None else Succeeded(result)

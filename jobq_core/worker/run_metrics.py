@@ -25,7 +25,7 @@ class _Series:
 
     def __init__(self) -> None:
         self.outcomes = [0] * len(OUTCOMES)
-        self.durations: list = [0] * (len(BUCKETS) + 1) + [0.0]
+        self.durations: list[float] = [0] * (len(BUCKETS) + 1) + [0.0]
 
     def copy(self) -> _Series:
         c = _Series()
@@ -85,7 +85,7 @@ class RunMetrics:
                 for name, n in zip(OUTCOMES, s.outcomes) if n}
 
     @property
-    def durations(self) -> dict[tuple[str, str], list]:
+    def durations(self) -> dict[tuple[str, str], list[float]]:
         """(queue, kind) -> [count per bucket (the last: above every bound)..., sum], for
         the pairs with at least one observed duration."""
         return {labels: list(s.durations) for labels, s in self._series.items()

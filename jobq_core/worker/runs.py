@@ -19,7 +19,8 @@ from typing import Any
 
 from ..errors import LeaseLost, Snooze
 from ..api.new_jobs import DEFAULT_MAX_PAYLOAD, encode_json
-from ..registry import JobContext, Task
+from ..registry import JobContext
+from ..tasks import Task
 from ..common.textsafe import clean
 from ..types import Job
 
@@ -71,6 +72,7 @@ Outcome = Succeeded | Failed | Released | Snoozed | Lost
 @dataclass(eq=False, slots=True)
 class Run:
     job: Job
+    token: int  # the claim's: job.token, which a claimed job always has
     task: Task | None  # None: this worker has no handler for the job's kind
     ctx: JobContext
     lease: float  # this run's lease term: the task's own, or the worker's
@@ -131,7 +133,7 @@ def returned(result: Any, limit: int = DEFAULT_MAX_PAYLOAD) -> Succeeded | Faile
 SUCCEEDED_NONE = Succeeded(None)
 
 
-def handler_args(task: Task, payload: Any, ctx: JobContext) -> tuple:
+def handler_args(task: Task, payload: Any, ctx: JobContext) -> tuple[Any, ...]:
     """The arguments of ``task``'s handler: the payload (rebuilt as the handler's payload
     type, if it declares one: a stored payload that does not fit fails the run) and,
     if it takes one, the context."""

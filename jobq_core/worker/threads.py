@@ -11,11 +11,20 @@ from __future__ import annotations
 import asyncio
 import collections
 import threading
+from collections.abc import Callable
+from typing import Any
 
 from ..api.new_jobs import DEFAULT_MAX_PAYLOAD
+from ..tasks import Task
 from ..types import PoolKind
-from .pool import Finished
-from .runs import Run, RunState, call_handler, raised, returned
+from .pool import Finished, not_started
+from .runs import Outcome, Run, RunState, call_handler, raised, returned
+
+
+def _task(run: Run) -> Task:
+    """The task of a run a pool is given: the executor ends a run without one itself."""
+    assert run.task is not None, "a run without a handler reached the pool"
+    return run.task
 
 
 class ThreadPool:
@@ -25,15 +34,15 @@ class ThreadPool:
         self._max_result = max_result_bytes
         # The headroom above the concurrency covers abandoned handlers still running.
         self._threads = DaemonPool(concurrency + max(2, concurrency // 2))
-        self._finished: Finished | None = None
+        self._finished: Finished = not_started
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
 
-    def start(self, finished: Finished, fail) -> None:
+    def start(self, finished: Finished, fail: Callable[[str], None]) -> None:
         self._finished = finished
 
     def run(self, run: Run) -> None:
-        if run.task.is_async:
+        if _task(run).is_async:
             run.handle = asyncio.run_coroutine_threadsafe(self._call_async(run),
                                                           self._event_loop())
         else:
@@ -56,24 +65,26 @@ class ThreadPool:
     def kill(self) -> None:
         pass  # daemon threads end with the process
 
-    def children(self) -> list:
+    def children(self) -> list[tuple[int, str, int | None]]:
         return []
 
     def _call_sync(self, run: Run) -> None:
         if run.state is not RunState.RUNNING:  # abandoned while waiting for a thread
             return
+        outcome: Outcome
         try:
             job = run.job
-            outcome = returned(call_handler(run.task, job.payload, run.ctx, job.queue,
+            outcome = returned(call_handler(_task(run), job.payload, run.ctx, job.queue,
                                             job.trace_context), self._max_result)
         except BaseException as e:  # noqa: BLE001 - a handler's failure is data, never ours
             outcome = raised(e)
         self._finished(run, outcome)
 
     async def _call_async(self, run: Run) -> None:
+        outcome: Outcome
         try:
             job = run.job
-            outcome = returned(await call_handler(run.task, job.payload, run.ctx, job.queue,
+            outcome = returned(await call_handler(_task(run), job.payload, run.ctx, job.queue,
                                                   job.trace_context), self._max_result)
         except BaseException as e:  # noqa: BLE001
             outcome = raised(e)
@@ -125,13 +136,14 @@ class DaemonPool:
         self._limit = limit
         self._name = name
         self._lock = threading.Lock()
-        self._work: collections.deque = collections.deque()
+        self._work: collections.deque[tuple[Callable[..., object], tuple[Any, ...]]] = (
+            collections.deque())
         self._sleepers: list[threading.Lock] = []  # idle threads' locks, each held: a sleep
         self._threads = 0
         self._waking = 0  # threads woken or started, not yet at the queue
         self._closed = False
 
-    def submit(self, fn, *args) -> None:
+    def submit(self, fn: Callable[..., object], *args: Any) -> None:
         with self._lock:
             self._work.append((fn, args))
             if self._waking == 0:
@@ -153,6 +165,7 @@ class DaemonPool:
         sleep = threading.Lock()
         sleep.acquire()
         woken = True
+        fn: Callable[..., object] | None
         while True:
             with self._lock:
                 if woken:

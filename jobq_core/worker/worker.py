@@ -10,14 +10,16 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from types import FrameType
 
 from ..common.checks import MAX_LEASE, check_int, check_pool, check_seconds
 from ..errors import JobqError
 from ..maintenance import Reaper, Scheduler
 from ..queue import Queue
-from ..registry import JobContext, Registry, Task
+from ..registry import JobContext, Registry
 from ..store.base import DEFAULT_MAX_LOST_ATTEMPTS
+from ..tasks import Task
 from ..types import Job, PoolKind
 from .claimer import Claimer
 from .completer import Completer
@@ -270,13 +272,13 @@ class Worker:
         log.info("worker %s stopped: %s", self.id,
                  " ".join(f"{k}={v}" for k, v in self.counts.items()))
 
-    def _install_signals(self):
+    def _install_signals(self) -> Callable[[], None] | None:
         """First SIGTERM/SIGINT: stop gracefully (``grace``); a second: exit at once."""
         if threading.current_thread() is not threading.main_thread():
             return None
         previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
 
-        def on_signal(signum, _frame):
+        def on_signal(signum: int, _frame: FrameType | None) -> None:
             if self._state.stopping.is_set():
                 n = self._state.running
                 log.warning("second signal: exiting now; the leases of %d running job(s) will "
@@ -290,7 +292,12 @@ class Worker:
 
         for s in previous:
             signal.signal(s, on_signal)
-        return lambda: [signal.signal(s, h) for s, h in previous.items()]
+
+        def restore() -> None:
+            for s, h in previous.items():
+                signal.signal(s, h)
+
+        return restore
 
 
 def _tasks(registry: Registry) -> list[Task]:

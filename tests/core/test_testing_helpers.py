@@ -9,7 +9,9 @@ import threading
 
 import pytest
 
-from jobq_core import Backoff, JobStatus, Outcome, Queue, Registry, UnusableConnection
+from jobq_core import (
+    Backoff, JobStatus, Outcome, Queue, Registry, Snooze, UnusableConnection,
+)
 from jobq_core.testing import FakeClock, RunOutcome, assert_enqueued, drain, enqueued
 
 
@@ -94,6 +96,25 @@ def test_with_the_queues_fake_clock_drain_moves_time_to_delays_and_retries(q):
     ]
     assert ran[2].result == "third time" and q.get(job_id).attempts == 3
     assert q.clock.now() >= start + 3600
+
+
+def test_a_snoozed_job_runs_again_when_the_fake_clock_reaches_its_time(q):
+    r = Registry()
+    start = q.clock.now()
+
+    @r.task("poll")
+    def poll(payload, ctx):
+        if q.clock.now() < start + 30:
+            raise Snooze(30)
+        return "ready"
+
+    job_id = q.enqueue("poll")
+    ran = drain(q, r, clock=q.clock)
+    assert [(x.outcome, x.attempt, x.status) for x in ran] == [
+        (Outcome.SNOOZED, 1, JobStatus.PENDING),
+        (Outcome.SUCCEEDED, 1, JobStatus.SUCCEEDED),
+    ]
+    assert q.get(job_id).result == "ready" and q.clock.now() == start + 30
 
 
 def test_a_job_out_of_attempts_ends_dead_and_an_unknown_kind_fails(q):
