@@ -7,9 +7,11 @@ errors, connections) and a ``Dialect``. A dialect is:
   open (see that module); ``Statements`` builds every shared statement in this dialect's
   spelling once, when the dialect is made;
 * ``MATCHING``: the string tests of a listing's filters;
-* the operations whose statements truly differ, each a method: ``claim``,
-  ``insert_plain`` (a bulk insert), ``insert_unique``, ``complete_many``, ``extend_many``,
-  ``prune_deletes`` (the tables a pruned job leaves rows in);
+* ``claim``, the one operation every dialect writes;
+* working default loops for the rest, which a dialect overrides only to be faster (and
+  says by how much): ``insert_plain`` (a bulk insert), ``insert_unique``,
+  ``complete_many``, ``extend_many``, each in one ``batch``; ``prune_deletes`` (the tables
+  a pruned job leaves rows in);
 * how a list and a JSON value travel as one parameter, and come back
   (``list_param``, ``json_param``, ``read_list``, ``read_json``).
 
@@ -19,10 +21,12 @@ transaction the engine opened (a dialect may open its own, joining one that is o
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 
 from . import sql
 from .base import Completion, NewJob
 from .controls import Controls
+from .ops.writes import completed
 
 
 class Statements:
@@ -77,22 +81,50 @@ class Dialect:
         ``Store.job_claim`` for what it must guarantee and ``controls`` for its shapes."""
         raise NotImplementedError
 
+    def batch(self, c) -> AbstractContextManager:
+        """What the default loops below run in: one write transaction for the lot where a
+        commit each costs more (SQLite: ``BEGIN IMMEDIATE``, joining one that is open). By
+        default none: each statement commits on its own."""
+        return nullcontext()
+
+    def insert_row(self, c, statement: str, job: NewJob, now: float) -> tuple | None:
+        """One job's ``INSERT ... RETURNING id`` (``INSERT_RETURNING`` or
+        ``INSERT_UNIQUE``): its row, None when a live job holds its unique key."""
+        return c.execute(statement, (*job, now)).fetchone()
+
+    def insert_each(self, c, jobs: Sequence[NewJob], now: float, notify: list[str]) -> list[int]:
+        """Jobs without a unique key, one ``insert_row`` each, in the caller's transaction:
+        what an application's transaction takes (no read before its first write)."""
+        return [self.insert_row(c, self.statements.INSERT_RETURNING, job, now)[0]
+                for job in jobs]
+
     def insert_plain(self, c, jobs: Sequence[NewJob], now: float, notify: list[str]) -> list[int]:
         """Insert jobs without a unique key; their ids, in order. ``notify``: the queues to
-        wake when the insert commits (a dialect that cannot send them leaves them to the
-        backend's ``notify``)."""
-        raise NotImplementedError
+        wake when the insert commits, for a dialect that sends the signal in its own
+        statement (the default sends nothing: a backend that ``notifies`` needs this
+        overridden). By default ``insert_each`` in a ``batch``."""
+        if not jobs:
+            return []
+        with self.batch(c):
+            return self.insert_each(c, jobs, now, notify)
 
     def insert_unique(self, c, job: NewJob, now: float) -> int | None:
         """Insert a job with a unique key: its id, or None when a live job holds the key."""
-        raise NotImplementedError
+        row = self.insert_row(c, self.statements.INSERT_UNIQUE, job, now)
+        return None if row is None else row[0]
 
     def complete_many(self, c, completions: Sequence[Completion], now: float,
                       again: bool) -> dict[int, bool]:
-        """The fenced completions (``sql.COMPLETE``, then ``sql.COMPLETE_SETTLING`` for one
-        it did not change): the ids accepted, each with whether jobs wait on it. ``again``: an earlier try may have committed; its
-        completions count as accepted."""
-        raise NotImplementedError
+        """The fenced completions (``ops.writes.completed`` each, in a ``batch``): the ids
+        accepted, each with whether jobs wait on it (the engine settles them). ``again``:
+        an earlier try may have committed; its completions count as accepted."""
+        done = {}
+        with self.batch(c):
+            for x in completions:
+                waits = completed(c, self.statements, x, now, again)
+                if waits is not None:
+                    done[x.job_id] = waits
+        return done
 
     def complete_and_claim(self, c, completions: Sequence[Completion], now: float, worker: str,
                            queues: list[str], lease_until: float, limit: int,
@@ -106,9 +138,12 @@ class Dialect:
 
     def extend_many(self, c, leases: list[tuple[int, int]], now: float,
                     lease_until: float) -> list[tuple[int, object]]:
-        """The fenced heartbeats (``sql.EXTEND`` for each): (id, cancel requested) of the
-        jobs still ours."""
-        raise NotImplementedError
+        """The fenced heartbeats (``sql.EXTEND`` each, in a ``batch``): (id, cancel
+        requested) of the jobs still ours."""
+        with self.batch(c):
+            rows = [c.execute(self.statements.EXTEND, (lease_until, now, job_id, token)).fetchone()
+                    for job_id, token in leases]
+        return [r for r in rows if r is not None]
 
     def execute_many(self, c, statement: str, rows: list[tuple]) -> None:
         """One statement for each row of parameters (the driver's executemany)."""

@@ -53,6 +53,7 @@ INSERT_BARE = ("INSERT INTO jobq_jobs(kind, payload, queue, priority, run_at, ma
 passes a None parameter through its adapter lookup, about 3,700 instructions each, 3.4 %
 of an enqueue (callgrind, ``tests/perf/instr_child.py enqueue``: 112,232 a job with one
 None bound, 108,491 with NULL written in the statement instead)."""
+INSERT_RETURNING = INSERT + " RETURNING id"
 INSERT_UNIQUE = (INSERT + " ON CONFLICT (unique_key) WHERE unique_key IS NOT NULL "
                  "AND status IN ('pending','running') DO NOTHING RETURNING id")
 """One job with a unique key: its id, or no row when a live job holds the key."""
@@ -94,6 +95,9 @@ or jobs wait on it (then ``COMPLETE_SETTLING``, in a transaction with the settli
 COMPLETE_SETTLING = _SUCCEEDED + " RETURNING has_dependents"
 """The fenced completion of any job; a row when it was accepted, saying whether jobs wait
 on it."""
+SUCCEEDED_UNDER = "SELECT has_dependents FROM jobq_jobs WHERE id=? AND token=? AND status='succeeded'"
+"""After a break mid-commit: did this completion commit? (A succeeded job keeps the token
+of the claim that completed it.)"""
 EXTEND = f"UPDATE jobq_jobs SET lease_until=?, heartbeat_at=? WHERE {FENCE} RETURNING id, cancel_requested"
 """Parameters: lease_until, now, job id, token."""
 PROGRESS = f"UPDATE jobq_jobs SET progress=?, progress_message=? WHERE {FENCE}"

@@ -18,10 +18,10 @@ from collections.abc import Sequence
 
 from ...errors import JobNotFound
 from ...types import Dependencies, JobStatus, Link
-from ..base import Completion, Deps, NewJob
-from ..dialect import Statements
+from ..base import Deps, NewJob
 from ..rows import STATUS_BY_NAME, decode
 from ._base import Operations
+from .writes import because, insert_jobs, settle
 
 _ENDED = (JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED)
 SWEEP = 500  # stranded waiting jobs settled per reaper pass
@@ -33,11 +33,12 @@ class Dependents(Operations):
         """Inside a transaction: each job, then what it waits on."""
         ids: list[int] = []
         for job, dep in zip(jobs, deps):
-            [job_id] = self._insert(c, [job], now)
+            [job_id] = insert_jobs(c, self.dialect, [job], now)
             ids.append(job_id)
             if dep is not None and (dep.ids or dep.earlier):
                 targets = list(dict.fromkeys([*dep.ids, *(ids[i] for i in dep.earlier)]))
                 self._wait_for(c, job_id, targets, dep.allow_failed, now)
+        self._released(c, {job.queue for job in jobs})
         return ids
 
     def _wait_for(self, c, job_id: int, targets: list[int], allow_failed: bool,
@@ -52,7 +53,7 @@ class Dependents(Operations):
         self._link(c, job_id, targets, allow_failed)
         failed = [t for t in targets if found[t] in (JobStatus.DEAD, JobStatus.CANCELLED)]
         if failed and not allow_failed:
-            c.execute(self.statements.CANCEL_DEPENDENT, (now, _because(failed[0], found[failed[0]]),
+            c.execute(self.statements.CANCEL_DEPENDENT, (now, because(failed[0], found[failed[0]]),
                                                 job_id))
         elif any(found[t] not in (_ENDED if allow_failed else (JobStatus.SUCCEEDED,))
                  for t in targets):
@@ -68,8 +69,13 @@ class Dependents(Operations):
     def _settle(self, c, job_id: int, status: str, now: float) -> None:
         """Inside the transaction that ended ``job_id`` with ``status``: see ``settle``."""
         released = settle(c, self.statements, job_id, status, now)
-        if released and self.backend.notifies:
-            self.backend.notify(c, released)
+        if released:
+            self._released(c, released)
+
+    def _released(self, c, queues: set[str]) -> None:
+        """Inside a write transaction: wake the idle workers of ``queues`` when it commits."""
+        if self.backend.notifies:
+            self.backend.notify(c, queues)
 
     def _sweep_waiting(self, c, now: float) -> int:
         """Settle waiting jobs whose dependencies have all ended (see STRANDED_WAITING);
@@ -82,7 +88,7 @@ class Dependents(Operations):
             for job_id in stranded:
                 failed = c.execute(self.statements.FAILED_DEPENDENCY, (job_id,)).fetchone()
                 if failed:
-                    c.execute(self.statements.CANCEL_DEPENDENT, (now, _because(*failed), job_id))
+                    c.execute(self.statements.CANCEL_DEPENDENT, (now, because(*failed), job_id))
                     self._settle(c, job_id, JobStatus.CANCELLED, now)
                 elif c.execute(self.statements.RELEASE_WAITING, (job_id,)).rowcount == 1:
                     released.add(c.execute(self.statements.JOB_STATE, (job_id,)).fetchone()[1])
@@ -104,46 +110,6 @@ class Dependents(Operations):
             self.statements.DEPENDENCY_RESULTS, (job_id,)).fetchall())
         return {dep: decode(result) if status == JobStatus.SUCCEEDED else None
                 for dep, status, result in rows}
-
-
-def settle(c, q: Statements, job_id: int, status: str, now: float) -> set[str]:
-    """Inside the transaction that ended ``job_id`` with ``status``: release or cancel the
-    jobs waiting on it, and (for those cancelled) the jobs waiting on them; the queues of
-    the jobs released. Needs only a connection and the statements: an application's
-    connection settles this way too (``app_connection.complete``)."""
-    ended = [(job_id, status)]
-    released = set()
-    while ended:
-        parent, how = ended.pop()
-        for dependent, allow_failed, queue in c.execute(
-                q.WAITING_DEPENDENTS, (parent,)).fetchall():
-            if how == JobStatus.SUCCEEDED or allow_failed:
-                if c.execute(q.UNENDED if allow_failed else q.UNMET,
-                             (dependent,)).fetchone()[0] == 0:
-                    c.execute(q.RELEASE_WAITING, (dependent,))
-                    released.add(queue)
-            else:
-                c.execute(q.CANCEL_DEPENDENT, (now, _because(parent, how), dependent))
-                ended.append((dependent, JobStatus.CANCELLED))
-    return released
-
-
-def complete_on(c, q: Statements, completion: Completion, now: float) -> tuple[bool, set[str]]:
-    """The fenced completion and the settling of its dependents inside a transaction the
-    caller holds (an application's: ``app_connection.complete``): whether it was accepted,
-    and the queues of the jobs released."""
-    x = completion
-    params = (x.result, now, x.job_id, x.token)
-    if c.execute(q.COMPLETE, params).rowcount == 1:
-        return True, set()  # no job waits on it
-    row = c.execute(q.COMPLETE_SETTLING, params).fetchone()
-    if row is None:
-        return False, set()
-    return True, settle(c, q, x.job_id, JobStatus.SUCCEEDED, now) if row[0] else set()
-
-
-def _because(job_id: int, status: str) -> str:
-    return f"cancelled: dependency {job_id} ended {status}"
 
 
 def _link(row: tuple) -> Link:

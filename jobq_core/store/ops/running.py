@@ -11,7 +11,6 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 
 from ...common.checks import MAX_LEASE
-from ...errors import JobqError
 from ...common.textsafe import clean
 from ...types import ExtendResult, Job, JobStatus, Outcome
 from .. import sql
@@ -20,13 +19,12 @@ from ..base import (
 )
 from ..rows import claimed_job, job_from_row, unreadable
 from ..controls import Controls
-from ..dialect import Dialect
 from ._base import Operations
+from .writes import complete, insert_jobs
 
 log = logging.getLogger("jobq.store")
 
 BATCH = 1000  # rows per transaction for maintenance work, so writers never wait long
-UNIQUE_TRIES = 5  # a key whose holder keeps finishing between our two statements
 
 
 def after_attempt(attempts: int, max_attempts: int, cancel: bool, now: float,
@@ -38,22 +36,6 @@ def after_attempt(attempts: int, max_attempts: int, cancel: bool, now: float,
     if attempts >= max_attempts:
         return JobStatus.DEAD, now, now
     return JobStatus.PENDING, now + max(0.0, retry_delay(attempts)), None
-
-
-def insert_unique(c, d: Dialect, job: NewJob, now: float) -> int:
-    """A job with a unique key: its id, or the id of the live job that holds the key (also
-    on an application's connection: ``app_connection.py``)."""
-    for _ in range(UNIQUE_TRIES):
-        job_id = d.insert_unique(c, job, now)
-        if job_id is not None:
-            return job_id
-        row = c.execute(d.statements.LIVE_WITH_KEY, (job.unique_key,)).fetchone()
-        if row:
-            return row[0]
-        # the holder finished between the two statements: insert again (under REPEATABLE
-        # READ the lookup may never see the holder: hence the bound)
-    raise JobqError(f"unique key {job.unique_key!r}: another transaction holds it, and this "
-                    "one cannot see it (use READ COMMITTED for transactional enqueue)")
 
 
 def _claim_order(job: Job) -> tuple:
@@ -91,20 +73,9 @@ class Running(Operations):
         return self.dialect.insert_plain(c, jobs, now, notify)
 
     def _insert(self, c, jobs: Sequence[NewJob], now: float) -> list[int]:
-        """Inside a transaction: jobs with and without unique keys, in order. A unique key
-        held by a live job (or an earlier job of the batch) yields that job's id."""
-        ids: list[int] = []
-        plain: list[NewJob] = []
-        for job in jobs:
-            if job.unique_key is None:
-                plain.append(job)
-                continue
-            ids += self.dialect.insert_plain(c, plain, now, [])
-            plain = []
-            ids.append(insert_unique(c, self.dialect, job, now))
-        ids += self.dialect.insert_plain(c, plain, now, [])
-        if self.backend.notifies:
-            self.backend.notify(c, {j.queue for j in jobs})
+        """Inside a transaction: ``writes.insert_jobs``, then the wake of their queues."""
+        ids = insert_jobs(c, self.dialect, jobs, now)
+        self._released(c, {j.queue for j in jobs})
         return ids
 
     # -- claiming -----------------------------------------------------------------------
@@ -266,15 +237,8 @@ class Running(Operations):
         if not completions:
             return []
         if len(completions) == 1 and not again:  # one statement: no BEGIN needed
-            x = completions[0]
-            params = (x.result, now, x.job_id, x.token)
-            if c.execute(self.statements.COMPLETE, params).rowcount == 1:
-                return [True]  # no job waits on it: the common case, one cheap statement
-            with self.backend.transaction(c):  # fenced out, or jobs wait on it: settle them too
-                row = c.execute(self.statements.COMPLETE_SETTLING, params).fetchone()
-                if row is not None and row[0]:
-                    self._settle(c, x.job_id, JobStatus.SUCCEEDED, now)
-            return [row is not None]
+            return [complete(c, self.statements, completions[0], now, self.backend.transaction,
+                             self._released)]
         done = self.dialect.complete_many(c, completions, now, again)
         if any(done.values()):
             with self.backend.transaction(c):  # joins complete_and_claim's transaction

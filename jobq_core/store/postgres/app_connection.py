@@ -44,8 +44,7 @@ from psycopg.rows import tuple_row
 
 from ...errors import UnusableConnection
 from ..base import Completion, ConnectionIdentity, NewJob
-from ..ops.dependencies import complete_on
-from ..ops.running import insert_unique
+from ..ops import writes
 from .dialect import DIALECT, NOTIFY, text_array
 from .connection import translate
 
@@ -103,26 +102,14 @@ def identity(conn: object) -> ConnectionIdentity:
 
 
 def insert_many(conn: psycopg.Connection, jobs: Sequence[NewJob], now: float) -> list[int]:
-    """Insert ``jobs`` in the caller's transaction; their ids, in order. A unique key held
-    by a live job (or an earlier job of the batch) yields that job's id."""
-    c = _cursor(conn)
-    ids: list[int] = []
-    plain: list[NewJob] = []
-    try:
-        for job in jobs:
-            if job.unique_key is None:
-                plain.append(job)
-                continue
-            ids += DIALECT.insert_plain(c, plain, now, sorted({j.queue for j in plain}))
-            plain = []
-            ids.append(insert_unique(c, DIALECT, job, now))
-        ids += DIALECT.insert_plain(c, plain, now, sorted({j.queue for j in plain}))
-        keyed = sorted({j.queue for j in jobs if j.unique_key is not None})
-        if keyed:
-            c.execute(NOTIFY, (text_array(keyed),))
-    except psycopg.Error as e:
-        raise translate(e, "the connection given with conn=") from e
-    return ids
+    """Insert ``jobs`` in the caller's transaction (``writes.insert_jobs``), with the
+    NOTIFY of their queues; their ids, in order."""
+    def op(c: AppCursor) -> list[int]:
+        ids = writes.insert_jobs(c, DIALECT, jobs, now)
+        _notify(c, {j.queue for j in jobs})
+        return ids
+
+    return on_app(conn, op)
 
 
 class AppCursor:
@@ -144,13 +131,13 @@ def complete(conn: psycopg.Connection, completion: Completion, now: float) -> bo
     """The fenced completion in the caller's transaction, with the settling of the job's
     dependents (idle workers hear of those released when it commits); False: fenced out
     (nothing written)."""
-    def op(c: AppCursor) -> bool:
-        accepted, released = complete_on(c, DIALECT.statements, completion, now)
-        if released:
-            c.execute(NOTIFY, (text_array(sorted(released)),))
-        return accepted
+    return on_app(conn, lambda c: writes.complete(c, DIALECT.statements, completion, now,
+                                           released=_notify))
 
-    return on_app(conn, op)
+
+def _notify(c: AppCursor, queues: set[str]) -> None:
+    if queues:
+        c.execute(NOTIFY, (text_array(sorted(queues)),))
 
 
 def on_app(conn: psycopg.Connection, op):

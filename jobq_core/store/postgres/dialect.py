@@ -314,10 +314,6 @@ class PostgresDialect(Dialect):
         }).fetchall()
         return sorted(r[0] for r in rows)  # ids follow the batch's order
 
-    def insert_unique(self, c, job: NewJob, now: float) -> int | None:
-        row = c.execute(self.statements.INSERT_UNIQUE, (*job, now)).fetchone()
-        return None if row is None else row[0]
-
     def complete_and_claim(self, c, completions: Sequence[Completion], now: float, worker: str,
                            queues: list[str], lease_until: float, limit: int,
                            attempt_limits: Mapping[str, int] | None,

@@ -34,11 +34,9 @@ from collections.abc import Sequence
 
 from ...errors import UnusableConnection
 from ..base import Completion, ConnectionIdentity, NewJob
-from ..ops.dependencies import complete_on
-from ..ops.running import insert_unique
-from .dialect import DIALECT, INSERT_PAYLOAD, INSERT_RETURNING
+from ..ops import writes
 from .connection import translate
-from .schema import payload_is_big
+from .dialect import DIALECT
 
 STORE = "sqlite"
 _LEGACY = getattr(sqlite3, "LEGACY_TRANSACTION_CONTROL", -1)
@@ -84,26 +82,9 @@ def _check_transaction(conn: sqlite3.Connection, path: str) -> None:
 
 
 def insert_many(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[int]:
-    """Insert ``jobs`` in the caller's transaction; their ids, in order. A unique key held
-    by a live job (or an earlier job of the batch) yields that job's id."""
-    c = _cursor(conn)
-    ids = []
-    try:
-        for job in jobs:
-            if job.unique_key is not None:
-                ids.append(insert_unique(c, DIALECT, job, now))
-                continue
-            big = payload_is_big(job.payload)
-            row = (*(job._replace(payload=None) if big else job), now)
-            job_id = c.execute(INSERT_RETURNING, row).fetchone()[0]
-            if big:
-                c.execute(INSERT_PAYLOAD, (job_id, job.payload))
-            ids.append(job_id)
-    except sqlite3.ProgrammingError as e:
-        raise UnusableConnection(f"the connection given with conn= cannot be used ({e})") from None
-    except sqlite3.Error as e:
-        raise translate(e, _path(conn)) from e
-    return ids
+    """Insert ``jobs`` in the caller's transaction (``writes.insert_jobs``, one row at a
+    time); their ids, in order."""
+    return on_app(conn, lambda c: writes.insert_jobs(c, DIALECT, jobs, now, DIALECT.insert_each))
 
 
 class AppCursor:
@@ -128,7 +109,7 @@ class AppCursor:
 def complete(conn: sqlite3.Connection, completion: Completion, now: float) -> bool:
     """The fenced completion in the caller's transaction, with the settling of the job's
     dependents; False: fenced out (nothing written)."""
-    return on_app(conn, lambda c: complete_on(c, DIALECT.statements, completion, now)[0])
+    return on_app(conn, lambda c: writes.complete(c, DIALECT.statements, completion, now))
 
 
 def on_app(conn: sqlite3.Connection, op):

@@ -262,38 +262,20 @@ class SqliteDialect(Dialect):
             raise JobqError(f"batch insert got ids up to {last}, expected {top + n}")
         return list(range(top + 1, last + 1))
 
-    def insert_unique(self, c, job: NewJob, now: float) -> int | None:
-        big = payload_is_big(job.payload)
-        row = c.execute(self.statements.INSERT_UNIQUE, (*(job._replace(payload=None) if big else job),
-                                                now)).fetchone()
-        if row is not None and big:
+    # the default loops (completions, heartbeats, rows) under one write lock, one commit
+    batch = staticmethod(write_transaction)
+
+    def insert_row(self, c, statement: str, job: NewJob, now: float) -> tuple | None:
+        """A big payload goes to ``jobq_payloads`` once the row has its id."""
+        if not payload_is_big(job.payload):
+            return c.execute(statement, (*job, now)).fetchone()
+        row = c.execute(statement, (*job._replace(payload=None), now)).fetchone()
+        if row is not None:
             c.execute(INSERT_PAYLOAD, (row[0], job.payload))
-        return None if row is None else row[0]
-
-    def complete_many(self, c, completions: Sequence[Completion], now: float,
-                      again: bool) -> dict[int, bool]:
-        done = {}
-        with write_transaction(c):
-            for x in completions:
-                params = (x.result, now, x.job_id, x.token)
-                if c.execute(sql.COMPLETE, params).rowcount == 1:
-                    done[x.job_id] = False  # no job waits on it
-                    continue
-                row = c.execute(sql.COMPLETE_SETTLING, params).fetchone()
-                if row is not None:
-                    done[x.job_id] = bool(row[0])
-        return done
-
-    def extend_many(self, c, leases: list[tuple[int, int]], now: float,
-                    lease_until: float) -> list[tuple[int, object]]:
-        with write_transaction(c):
-            rows = [c.execute(sql.EXTEND, (lease_until, now, job_id, token)).fetchone()
-                    for job_id, token in leases]
-        return [r for r in rows if r is not None]
+        return row
 
     def prune_deletes(self) -> tuple[str, ...]:
         return (self.statements.DELETE_ATTEMPTS, self.statements.DELETE_DEPS, DELETE_PAYLOADS, self.statements.DELETE_JOBS)
 
 
 DIALECT = SqliteDialect()
-INSERT_RETURNING = sql.INSERT + " RETURNING id"
