@@ -39,19 +39,25 @@ def test_the_demo_runs_worker_processes_and_one_killed_is_seen_lost_and_its_jobs
             assert (victim.beat_interval, victim.lease) == (2.0, 6.0)
             held = wait_for(lambda: [j.id for j in q.list("running") if j.worker == victim.id])
         os.kill(pids[0], signal.SIGKILL)
-        killed_at = time.time()
         source = Source(db, read_only=True)
         source.open()
         try:
+            reads = []  # (seconds since its last beat, lost and said) of every read
+
             def lost_and_said():
                 snap = source.poll(VIEWS["running"], Filter(), force=True)
                 now = source.clock.now()
-                states = {w.id: w.state(now, 10.0) for w in snap.workers}
+                [w] = [w for w in snap.workers if w.id == victim.id]
                 text = header_text(snap, now, HeaderState("demo.db", True, 1.0, True, 10.0),
                                    False).plain
-                return states.get(victim.id) == WorkerState.LOST and "! 1 lost worker" in text
-            wait_for(lost_and_said, timeout=15)
-            assert time.time() - killed_at < 8  # 2.5 of its 2 s beats, and a poll
+                said = w.state(now, 10.0) == WorkerState.LOST and "! 1 lost worker" in text
+                reads.append((now - w.last_seen, said))
+                return said
+            wait_for(lost_and_said, timeout=30)
+            # lost and said at every read judged 2.5 of its 2 s beats after its last beat
+            # (judged at the read's own clock: how late a read comes on a loaded machine
+            # is no part of the rule)
+            assert all(said for since, said in reads if since > 2.5 * victim.beat_interval), reads
         finally:
             source.close()
         with Queue(db) as q:  # its jobs are taken back and run again elsewhere
@@ -132,15 +138,24 @@ def test_what_the_demo_says_of_a_killed_worker_is_what_the_cli_shows_from_start_
         wait_for(lambda: any(j["kind"] == "report.build" for j in running_under_victim()),
                  timeout=30, interval=0.2)
         os.kill(pids[0], signal.SIGKILL)
-        killed_at = time.monotonic()
         held = {j["id"]: j["attempts"] for j in running_under_victim()}  # it finishes none
         assert held
 
-        # the worker turns lost within 2.5 of its own 2 s beats (and a read)
+        # The worker turns lost 2.5 of its own 2 s beats after its last beat: every read
+        # that began later than that says so. (Each read is judged at the clock of the
+        # command, which reads it after it starts; how long a command takes to start on a
+        # loaded machine is no part of the rule.)
+        reads = []
+
         def state():
-            return {w["id"]: w["state"] for w in cli_json(app_dir, "workers")}[victim["id"]]
-        wait_for(lambda: state() == "lost", timeout=15, interval=0.2)
-        assert time.monotonic() - killed_at < 8
+            started = time.time()
+            [w] = [w for w in cli_json(app_dir, "workers") if w["id"] == victim["id"]]
+            reads.append((started, w["last_seen"], w["state"]))
+            return w["state"]
+        wait_for(lambda: state() == "lost", timeout=30, interval=0.2)
+        overdue = [(round(started - last_seen, 2), said) for started, last_seen, said in reads
+                   if started - last_seen > 2.5 * victim["beat_interval"] and said != "lost"]
+        assert not overdue, f"seconds after its last beat, and what a read said: {overdue}"
         rows = [line for line in cli(app_dir, "workers").stdout.splitlines()
                 if line.startswith(victim["id"])]
         assert re.search(r"✗ lost .* \d+/8 stale ", rows[0]), rows

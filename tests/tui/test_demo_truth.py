@@ -67,16 +67,22 @@ async def test_a_killed_demo_worker_is_shown_truly_from_start_to_end(tmp_path):
                         "its jobs listed")
 
             os.kill(pids[0], signal.SIGKILL)
-            killed = time.monotonic()
             with Queue(db) as q:
                 taken = held()  # it finishes none of them
+                [last_beat] = [w.last_seen for w in q.workers() if w.id == victim]
             assert taken
             # The header and the rows come from one read and are drawn in one update: the
             # moment the header says lost, its jobs' rows (leases of 6 s: not reaped yet)
             # say so too.
             marked = await until(pilot, lambda: "! 1 lost worker" in header(app) and [
-                r for r in rows(app) if r[3].startswith(victim)], 10, "lost in header")
-            assert time.monotonic() - killed < 8  # 2.5 of its 2 s beats, and a read
+                r for r in rows(app) if r[3].startswith(victim)], 20, "lost in header")
+            # Lost 2.5 of its 2 s beats after its last beat, shown at the monitor's next
+            # beat (1 s) or read (0.5 s): within 6 s of that beat on an idle machine.
+            # Measured from the last beat, not the kill (which lands up to a beat later),
+            # with 4 s more for a loaded 2-core machine, where the monitor's timers and
+            # this test's checks run late. (The rule itself is checked at each read's own
+            # clock by tests/cli/test_demo.py.)
+            assert time.time() - last_beat < 2.5 * 2.0 + 1.0 + 4.0
             assert all(r[3] == f"{victim} ✗ lost" for r in marked), marked
             await pilot.press("3")
             await until(pilot, lambda: any(r[0] == victim for r in rows(app)), 5, "listed")
