@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-import os
-
 import logging
 
 import pytest
+from stores import ADAPTERS, fresh_database
+from stores.adapter import skip_or_fail
 
 from jobq_core import Queue
 from jobq_core.testing import FakeClock
@@ -16,6 +16,42 @@ def pytest_xdist_auto_num_workers(config):
     it in 79-84 s where 6 took 95 s (each starts a PostgreSQL cluster). The full suite
     spends much of its time waiting on worker processes and real clocks: 6."""
     return 4 if "not slow" in (config.getoption("markexpr") or "") else 6
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "stores(*names, why): run this test on these stores only (of "
+                   "tests/stores' ADAPTERS), for the reason given")
+
+
+def pytest_generate_tests(metafunc):
+    """A test that takes ``adapter`` (or ``database``, or a fixture made from them) runs
+    once per store of ``stores.ADAPTERS``, or on those its ``stores`` marker names."""
+    if "adapter" not in metafunc.fixturenames:
+        return
+    chosen = ADAPTERS
+    only = metafunc.definition.get_closest_marker("stores")
+    if only is not None:
+        assert only.kwargs.get("why"), f"{metafunc.definition.nodeid}: say why in stores(why=)"
+        chosen = [a for a in ADAPTERS if a.name in only.args]
+        assert chosen, f"{metafunc.definition.nodeid}: no adapter named {only.args}"
+    metafunc.parametrize("adapter", chosen, ids=[a.name for a in chosen], indirect=True)
+
+
+@pytest.fixture
+def adapter(request):
+    """The store this run of the test is on (see ``tests/stores``)."""
+    why = request.param.unavailable()
+    if why:
+        skip_or_fail(why)
+    return request.param
+
+
+@pytest.fixture
+def database(adapter, tmp_path):
+    """A new database of the test's store, for this test only; afterwards the store's
+    integrity check must still say "ok"."""
+    yield from fresh_database(adapter, tmp_path)
 
 
 def pytest_addoption(parser):
@@ -58,9 +94,7 @@ def pg_server():
     try:
         return pgserver.server()
     except pgserver.Unavailable as e:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI must run the PostgreSQL tests: {e}")
-        pytest.skip(str(e))
+        skip_or_fail(str(e))
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from appdb import AppDB
+from stores import AppDB
 
 from jobq_core import Queue
 from jobq_core.testing import wait_for

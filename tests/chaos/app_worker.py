@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/
-from appdb import AppDB  # noqa: E402
+from stores import AppDB  # noqa: E402
 
 from jobq_core import Backoff, LeaseLost, Queue, Registry, Worker  # noqa: E402
 

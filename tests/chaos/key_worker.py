@@ -20,7 +20,7 @@ import threading
 import time
 
 sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/
-from appdb import AppDB  # noqa: E402
+from stores import AppDB  # noqa: E402
 
 from jobq_core import Backoff, Queue, Registry, Worker  # noqa: E402
 

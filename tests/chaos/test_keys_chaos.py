@@ -18,7 +18,7 @@ from collections import defaultdict
 
 import pytest
 from app_run import AppRun
-from appdb import AppDB
+from stores import AppDB
 
 from jobq_core import Queue
 

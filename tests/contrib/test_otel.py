@@ -20,7 +20,7 @@ from jobq_core import Backoff, Queue, Registry, Worker  # noqa: E402
 from jobq_core.contrib import otel  # noqa: E402
 from jobq_core.testing import drain  # noqa: E402
 
-from appdb import AppDB  # noqa: E402
+from stores import AppDB  # noqa: E402
 
 
 @pytest.fixture

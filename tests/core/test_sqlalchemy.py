@@ -21,17 +21,11 @@ class Order(Base):
     state: Mapped[str]
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def setup(request, tmp_path):
+@pytest.fixture
+def setup(database, adapter):
     """(queue, SQLAlchemy engine) on one database, with the application's table."""
-    if request.param == "sqlite":
-        path = tmp_path / "app.db"
-        q = Queue(path, clock=FakeClock())
-        engine = sa.create_engine(f"sqlite:///{path}")
-    else:
-        url = request.getfixturevalue("pg_url")
-        q = Queue(url, clock=FakeClock())
-        engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://", 1))
+    q = Queue(database, clock=FakeClock())
+    engine = sa.create_engine(adapter.sqlalchemy_url(database))
     Base.metadata.create_all(engine)
     yield q, engine
     engine.dispose()

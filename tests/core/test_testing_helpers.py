@@ -8,6 +8,8 @@ import sqlite3
 import threading
 
 import pytest
+from stores import BY_NAME, fresh_database
+from stores.adapter import skip_or_fail
 
 from jobq_core import (
     Backoff, JobStatus, Outcome, Queue, Registry, Snooze, UnusableConnection,
@@ -15,17 +17,20 @@ from jobq_core import (
 from jobq_core.testing import FakeClock, RunOutcome, assert_enqueued, drain, enqueued
 
 
-@pytest.fixture(params=["memory", "file", "postgres"])
+@pytest.fixture(params=["memory", *BY_NAME])
 def q(request, tmp_path):
+    """A queue in memory, or on a database of each store of ``tests/stores``."""
     clock = FakeClock()
     if request.param == "memory":
-        queue = Queue(":memory:", clock=clock)
-    elif request.param == "file":
-        queue = Queue(tmp_path / "jobs.db", clock=clock)
-    else:
-        queue = Queue(request.getfixturevalue("pg_url"), clock=clock)
-    yield queue
-    queue.close()
+        with Queue(":memory:", clock=clock) as queue:
+            yield queue
+        return
+    adapter = BY_NAME[request.param]
+    if why := adapter.unavailable():
+        skip_or_fail(why)
+    for database in fresh_database(adapter, tmp_path):
+        with Queue(database, clock=clock) as queue:
+            yield queue
 
 
 def test_drain_runs_ready_jobs_in_claim_order_in_this_thread(q):

@@ -8,19 +8,12 @@ from __future__ import annotations
 import threading
 
 import pytest
-from appdb import AppDB
+from stores import AppDB
 
 from jobq_core import Queue, Worker
 from jobq_core.testing import wait_for
 
 from .txn_tasks import registry
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database(request, tmp_path):
-    if request.param == "sqlite":
-        return str(tmp_path / "jobs.db")
-    return request.getfixturevalue("pg_url")
 
 
 @pytest.fixture(params=["thread", "process"])
@@ -98,15 +91,13 @@ def test_a_fenced_out_completion_rolls_the_applications_writes_back(database, po
 
 
 def test_a_completion_on_a_connection_to_another_database_fails_the_run(database, pool,
-                                                                        producer, tmp_path,
-                                                                        request):
-    if database.startswith("postgresql"):
-        other = request.getfixturevalue("pg_server").create_database()[1]
-    else:
-        other = str(tmp_path / "other.db")
-    Queue(other).close()
-    job_id = producer.enqueue("pay-elsewhere", {"other": other})
-    burst(database, pool)
+                                                                        producer, adapter,
+                                                                        tmp_path):
+    (tmp_path / "other").mkdir()
+    with adapter.database(tmp_path / "other") as other:
+        Queue(other).close()
+        job_id = producer.enqueue("pay-elsewhere", {"other": other})
+        burst(database, pool)
     job = producer.get(job_id)
     assert job.status == "dead" and "UnusableConnection" in job.error
     assert "not to this queue's database" in job.error

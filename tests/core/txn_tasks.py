@@ -4,7 +4,7 @@ the registry is a module-level name."""
 import time
 from pathlib import Path
 
-from appdb import AppDB
+from stores import AppDB
 
 from jobq_core import Backoff, Registry
 

@@ -1,5 +1,4 @@
-"""Jobs in a given state, made through the public API, and databases as an older jobq
-left them, for the contract tests."""
+"""Jobs in a given state, made through the public API, for the contract tests."""
 from __future__ import annotations
 
 from jobq_core import Queue
@@ -24,37 +23,3 @@ def succeeded_job(queue: Queue, kind: str = "k", result=None, **enqueue_options)
     queue.complete(job.id, job.token, result)
     return job_id
 
-
-def old_schema(database: str, *, sqlite: int, postgresql: int, statements: tuple[str, ...] = (),
-               ) -> None:
-    """jobq's tables in the suite's ``database`` (an SQLite file not created yet, or a
-    PostgreSQL database whose current tables go) as an older jobq left them: at schema
-    version ``sqlite`` or ``postgresql``, then ``statements`` run on them (written with
-    no parameters, in SQL both stores take)."""
-    meta = "INSERT INTO jobq_meta VALUES ('application', 'jobq'), ('schema_version', '{}')"
-    if database.startswith("postgresql:"):
-        import psycopg
-
-        from jobq_core.store.postgres.schema import MIGRATIONS, TABLES
-        with psycopg.connect(database, autocommit=True) as c:
-            c.execute("DROP TABLE " + ", ".join(TABLES) + "; DROP SEQUENCE jobq_tokens")
-            for script in MIGRATIONS[:postgresql]:
-                c.execute(script)
-            for statement in (meta.format(postgresql), *statements):
-                c.execute(statement)
-        return
-    import sqlite3
-
-    from jobq_core.store.sqlite.schema import MIGRATIONS, _split_statements
-    c = sqlite3.connect(database, isolation_level=None)
-    c.execute("BEGIN IMMEDIATE")
-    for script in MIGRATIONS[:sqlite]:
-        if callable(script):
-            script(c)
-        else:
-            for statement in _split_statements(script):
-                c.execute(statement)
-    for statement in (meta.format(sqlite), *statements):
-        c.execute(statement)
-    c.execute("COMMIT")
-    c.close()

@@ -6,7 +6,7 @@ is written."""
 from __future__ import annotations
 
 import pytest
-from appdb import AppDB
+from stores import AppDB
 
 from jobq_core import LeaseLost, UnusableConnection
 
@@ -20,16 +20,14 @@ def app(database):
 
 
 @pytest.fixture
-def other_database(factory, tmp_path, queue):
+def other_database(adapter, tmp_path, queue):
     """Another database of the same kind, with jobq's tables in it too."""
     from jobq_core import Queue
 
     (tmp_path / "other").mkdir()
-    gen = factory(tmp_path / "other")
-    url = next(gen)
-    Queue(url).close()
-    yield url
-    next(gen, None)
+    with adapter.database(tmp_path / "other") as url:
+        Queue(url).close()
+        yield url
 
 
 def _pay(app, account: int) -> None:
@@ -98,14 +96,7 @@ def test_an_enqueue_on_the_connection_with_a_live_unique_key_yields_that_job(que
 
 
 def test_an_application_row_factory_does_not_disturb_jobq(queue, app):
-    if app.postgres:
-        from psycopg.rows import dict_row
-
-        app.conn.row_factory = dict_row
-    else:
-        import sqlite3
-
-        app.conn.row_factory = sqlite3.Row
+    app.use_dict_rows()
     ids = queue.enqueue_many([("a", 1), {"kind": "b", "unique_key": "u"}], conn=app.conn)
     app.commit()
     assert [j.id for j in queue.list(status="pending")] == ids
@@ -141,21 +132,13 @@ def test_a_closed_connection_is_refused(queue, database):
 
 
 def test_an_autocommit_connection_without_a_transaction_is_refused(queue, app):
-    if app.postgres:
-        app.conn.autocommit = True
-    else:
-        app.conn.isolation_level = None
+    app.autocommit()
     with pytest.raises(UnusableConnection, match="autocommit"):
         queue.enqueue("receipt", conn=app.conn)
     assert queue.list() == []
     # ... but a transaction opened on it explicitly is joined
-    if app.postgres:
-        with app.conn.transaction(force_rollback=True):
-            queue.enqueue("receipt", conn=app.conn)
-    else:
-        app.execute("BEGIN IMMEDIATE")
+    with app.explicit_transaction():
         queue.enqueue("receipt", conn=app.conn)
-        app.rollback()
     assert queue.list() == []
 
 

@@ -12,8 +12,6 @@ from jobq_core import LeaseLost, Rate
 from jobq_core.common.checks import MAX_NAME_BYTES
 from jobq_core.store import controls
 
-from .helpers import old_schema
-
 SHAPES = {"one": ["api"], "several": ["api", "other"], "every": None}
 
 
@@ -298,10 +296,11 @@ def test_why_names_the_jobs_holding_a_key(queue, fresh):
     assert queue.why(free).reason == "ready"
 
 
-def test_a_version_5_database_is_migrated_and_its_jobs_have_no_key(database, clock, fresh):
+def test_a_database_from_before_keys_is_migrated_and_its_jobs_have_no_key(database, adapter,
+                                                                          clock, fresh):
     from jobq_core import Queue
 
-    old_schema(database, sqlite=5, postgresql=5, statements=(
+    adapter.old_schema(database, adapter.last_version_without["key"], statements=(
         "INSERT INTO jobq_jobs(kind, queue, payload, max_attempts, run_at, created_at) "
         "VALUES ('old', 'api', 'null', 3, 0, 0)",))
     with Queue(database, clock=clock) as q:
@@ -314,7 +313,7 @@ def test_a_version_5_database_is_migrated_and_its_jobs_have_no_key(database, clo
 
 
 def test_a_key_travels_with_a_job_enqueued_in_the_applications_transaction(queue, database):
-    from appdb import AppDB
+    from stores import AppDB
 
     with AppDB(database) as app:
         keyed_id = queue.enqueue("k", key="c7", conn=app.conn)

@@ -1,5 +1,5 @@
-"""Several processes on one database: every job completed exactly once, none lost. (On
-SQLite the factory then checks the file's integrity.)"""
+"""Several processes on one database: every job completed exactly once, none lost. (The
+store's integrity check then runs, as after every contract test.)"""
 import collections
 import os
 import subprocess

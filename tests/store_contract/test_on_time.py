@@ -9,6 +9,7 @@ import time
 from jobq_core import Backoff, Queue, Registry, Worker
 from jobq_core.testing import wait_for
 
+
 class Fixed(Backoff):
     """Every retry after exactly ``base`` seconds (the real one draws up to it)."""
 
@@ -19,21 +20,21 @@ class Fixed(Backoff):
 LOOK_EVERY = 10.0  # the worker's idle_claim_interval: what a job would wait without a timer
 
 
-def _worker(database, registry) -> tuple[Worker, threading.Thread]:
-    # PostgreSQL's change poll (1 s) would also end the wait: move it out of the way
-    options = {"poll_interval": 30.0} if database.startswith("postgres") else {}
-    w = Worker(Queue(database, **options), registry, idle_claim_interval=LOOK_EVERY)
+def _worker(database, adapter, registry) -> tuple[Worker, threading.Thread]:
+    # a store's own change poll would also end the wait: move it out of the way
+    w = Worker(Queue(database, **adapter.slow_change_poll), registry,
+               idle_claim_interval=LOOK_EVERY)
     t = threading.Thread(target=lambda: w.run(handle_signals=False), daemon=True)
     t.start()
     return w, t
 
 
-def test_an_idle_worker_starts_a_delayed_job_when_it_becomes_ready(database):
+def test_an_idle_worker_starts_a_delayed_job_when_it_becomes_ready(database, adapter):
     r = Registry()
     started: dict[int, float] = {}
     r.task("stamp")(lambda p: started.setdefault(p, time.time()))
     with Queue(database) as producer:
-        w, t = _worker(database, r)
+        w, t = _worker(database, adapter, r)
         try:
             time.sleep(0.5)  # idle, and past its first look
             sent = time.time()
@@ -52,7 +53,7 @@ def test_an_idle_worker_starts_a_delayed_job_when_it_becomes_ready(database):
         assert not t.is_alive()  # a stop ends the idle worker at once, not at its next look
 
 
-def test_a_failed_job_is_retried_when_its_backoff_ends(database):
+def test_a_failed_job_is_retried_when_its_backoff_ends(database, adapter):
     r = Registry()
     tries: list[float] = []
 
@@ -63,7 +64,7 @@ def test_a_failed_job_is_retried_when_its_backoff_ends(database):
             raise RuntimeError("first try fails")
 
     with Queue(database) as producer:
-        w, t = _worker(database, r)
+        w, t = _worker(database, adapter, r)
         try:
             job_id = producer.enqueue("flaky")
             wait_for(lambda: producer.get(job_id).status == "succeeded", timeout=8)

@@ -7,23 +7,16 @@ from __future__ import annotations
 import threading
 import time
 
-from appdb import AppDB
+from stores import AppDB
 
 from jobq_core import Queue, Registry, Worker
 
 GOOD = 5
 
-REFUSE_SQLITE = """CREATE TRIGGER jobq_test_refuse BEFORE UPDATE ON jobq_jobs
-  WHEN NEW.result = '"refuse"' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"""
-REFUSE_POSTGRES = ["""CREATE FUNCTION jobq_test_refuse() RETURNS trigger AS $$
-  BEGIN RAISE EXCEPTION 'refused by the test'; END $$ LANGUAGE plpgsql""",
-                   """CREATE TRIGGER jobq_test_refuse BEFORE UPDATE ON jobq_jobs FOR EACH ROW
-  WHEN (NEW.result = '"refuse"') EXECUTE FUNCTION jobq_test_refuse()"""]
 
-
-def test_one_refused_completion_leaves_the_others_of_its_batch_written(database):
+def test_one_refused_completion_leaves_the_others_of_its_batch_written(database, adapter):
     with Queue(database) as q, AppDB(database) as app:
-        for statement in REFUSE_POSTGRES if app.postgres else [REFUSE_SQLITE]:
+        for statement in adapter.refuse_updates("""NEW.result = '"refuse"'"""):
             app.execute(statement)
         app.commit()
         first = q.enqueue("first")

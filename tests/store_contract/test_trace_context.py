@@ -8,12 +8,12 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from appdb import AppDB
+from stores import AppDB
 
 from jobq_core import Queue
 from jobq_core.api import new_jobs
 
-from .helpers import dead_job, old_schema
+from .helpers import dead_job
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 
@@ -95,12 +95,9 @@ def test_a_copied_job_keeps_its_trace_context(tmp_path, clock, queue, tracing, m
     assert [queue.get(i).trace_context for i in copied] == tracing
 
 
-def test_an_older_database_is_migrated_and_its_jobs_have_no_trace_context(database, clock,
-                                                                           tracing):
-    from jobq_core.store.postgres.schema import SCHEMA_VERSION as POSTGRES
-    from jobq_core.store.sqlite.schema import SCHEMA_VERSION as SQLITE
-
-    old_schema(database, sqlite=7, postgresql=6, statements=(
+def test_an_older_database_is_migrated_and_its_jobs_have_no_trace_context(database, adapter,
+                                                                           clock, tracing):
+    adapter.old_schema(database, adapter.last_version_without["trace_context"], statements=(
         "INSERT INTO jobq_jobs(kind, queue, payload, max_attempts, run_at, created_at) "
         "VALUES ('old', 'default', 'null', 3, 0, 0)",))
     with Queue(database, clock=clock) as q:
@@ -112,4 +109,4 @@ def test_an_older_database_is_migrated_and_its_jobs_have_no_trace_context(databa
         assert q.get(new).trace_context == tracing[0]
     with AppDB(database) as app:
         assert app.scalar("SELECT value FROM jobq_meta WHERE key='schema_version'") == str(
-            POSTGRES if app.postgres else SQLITE)
+            adapter.schema_version)
