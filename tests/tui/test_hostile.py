@@ -77,10 +77,11 @@ def test_nothing_raw_reaches_a_real_terminal(tmp_path):
         import termios
 
         fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
-        def read_for(seconds: float) -> bytes:
+        def read_for(seconds: float, until: bytes | None = None) -> bytes:
+            """What the app writes for ``seconds``, or until ``until`` has been written."""
             got = b""
             end = time.monotonic() + seconds
-            while time.monotonic() < end:
+            while time.monotonic() < end and not (until and until in got):
                 ready, _, _ = select.select([fd], [], [], 0.05)
                 if ready:
                     try:
@@ -89,7 +90,9 @@ def test_nothing_raw_reaches_a_real_terminal(tmp_path):
                         break
             return got
 
-        out += read_for(2.0)
+        # until the first screen has drawn the hostile rows (a loaded machine can take
+        # more than 2 s just to start the app)
+        out += read_for(30.0, until=b"SE9TVElMRQ")
         for key in (b"5", b"d", b"6", b"\r"):
             os.write(fd, key)
             out += read_for(0.6)
