@@ -13,6 +13,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..errors import JobqError
 from .base import Store
+from .opening import refuse_unknown
 
 SQLITE_OPTIONS = frozenset({"synchronous", "busy_timeout", "read_only", "create"})
 POSTGRES_SCHEMES = ("postgresql", "postgres")
@@ -56,10 +57,7 @@ def open_store(database: str | os.PathLike[str], **options: Any) -> Store:
                          "an sqlite:/// URL or a postgresql:// URL")
     if not path:
         raise ValueError("the database path is empty")
-    unknown = set(options) - SQLITE_OPTIONS
-    if unknown:
-        raise TypeError(f"the SQLite store does not take {', '.join(sorted(unknown))}; its "
-                        f"options are {', '.join(sorted(SQLITE_OPTIONS))}")
+    refuse_unknown("SQLite", options, SQLITE_OPTIONS)
     from .sqlite import SqliteStore
 
     return SqliteStore(path, **options)
@@ -84,10 +82,7 @@ def _open_postgres(url: str, options: dict[str, Any]) -> Store:
     except ImportError as e:
         raise JobqError(f"a postgresql:// database needs the PostgreSQL driver, which is not "
                         f"installed ({e}): pip install 'jobq[postgres]'") from None
-    unknown = set(options) - POSTGRES_OPTIONS
-    if unknown:
-        raise TypeError(f"the PostgreSQL store does not take {', '.join(sorted(unknown))}; its "
-                        f"options are {', '.join(sorted(POSTGRES_OPTIONS))}")
+    refuse_unknown("PostgreSQL", options, POSTGRES_OPTIONS)
     from .postgres import PostgresStore
 
     return PostgresStore(url, **options)

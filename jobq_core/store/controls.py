@@ -13,7 +13,7 @@ A queue with a key limit (``key_concurrency`` or ``ordered``) is limited too, an
 names are also in ``keyed``: only a claim that may start its jobs takes the *keyed* shape,
 whose scan carries the per-key filter, so a claim that touches no such queue pays nothing
 for keys. A non-keyed shape gives a queue whose row has key limits no room at all (the
-claim statements' ROOM), so a stale state (a queue keyed since it was read) leaves the
+claim's ``claim.room``), so a stale state (a queue keyed since it was read) leaves the
 queue out for at most ``TTL`` seconds, never overruns a key.
 
 The state is read again at most every ``TTL`` seconds, and at once after this store

@@ -27,7 +27,8 @@ from psycopg.pq import TransactionStatus
 
 from ...common.checks import check_int, check_seconds
 from ...clock import Clock
-from ...errors import DatabaseError, DatabaseUnavailable, UnusableConnection
+from ...errors import DatabaseUnavailable, UnusableConnection
+from .. import opening
 from ..backend import KeyTaken
 from ..base import Completion, ConnectionIdentity, NewJob
 from ..engine import Engine
@@ -72,10 +73,8 @@ class PostgresBackend:
         if poll_only is None:
             poll_only = url_options.get("poll_only", False)
         if synchronous is not None:
-            synchronous = str(synchronous).upper()
-            if synchronous not in SYNCHRONOUS:
-                raise ValueError(f"synchronous must be one of {tuple(SYNCHRONOUS)} on "
-                                 f"PostgreSQL, got {synchronous!r}")
+            synchronous = opening.choice("synchronous", synchronous, tuple(SYNCHRONOUS),
+                                         " on PostgreSQL")
         if not re.fullmatch(r"[\w .:-]{1,63}", application_name):
             raise ValueError(f"application_name must be plain text, got {application_name!r}")
         self.url, self.where = url, self.display
@@ -103,15 +102,7 @@ class PostgresBackend:
         try:
             self.server_version = first.info.parameter_status("server_version") or "?"
             version = installed_version(first, self.display)
-            if version == 0 and (read_only or not create):
-                # Only a store that may create a database puts jobq's tables in it: the
-                # read and admin commands leave an application's database untouched.
-                raise DatabaseError(f"{self.display} is not a jobq database (it has no jobq "
-                                    "tables; `jobq enqueue` or `jobq run` creates them)")
-            if version < SCHEMA_VERSION:
-                if read_only:
-                    raise DatabaseError(f"{self.display} has an older jobq schema: open it "
-                                        "once without read-only mode to upgrade it")
+            if opening.needs_migration(self.display, version, SCHEMA_VERSION, read_only, create):
                 migrate(first, self.display)
             self._clock = ServerClock(self._conns, first)
             self._identity = _own_identity(first)

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from psycopg.types.json import Jsonb
 
 from ...types import Job
-from .. import sql
+from .. import claim, sql
 from ..base import Completion, NewJob
 from ..controls import Controls
 from ..dialect import Dialect
@@ -86,28 +86,21 @@ EXTEND_MANY = (
     "WHERE " + sql.fence("j", "v.id", "v.token") + " RETURNING j.id, j.cancel_requested"
 )
 
-# How many more jobs of queue ``c`` (a jobq_queues row, NULL columns when the queue has
-# none) a claim may start now: the claim's limit for a queue without controls, 0 while it
-# is paused, else what its concurrency limit (minus its running jobs, counted in this
-# statement) and its rate window leave. %(locked)s: the limited queues whose rows the
-# claim's transaction locked first (LOCK_LIMITED). A statement without the key filter
-# gives a queue with key limits none (``{unkeyed}``: the control cache may lag).
-ROOM = (
-    "GREATEST(0, LEAST(%(limit)s, CASE WHEN c.name IS NULL THEN %(limit)s "
-    "WHEN c.paused{unkeyed} THEN 0 "
-    # a limited queue whose row this claim did not lock (limited since the store last
-    # looked, see ``controls``): none this time, rather than a count another claim may race
-    "WHEN (c.concurrency IS NOT NULL OR c.rate_limit IS NOT NULL OR c.key_concurrency IS "
-    "NOT NULL OR c.ordered) "
-    "AND NOT (c.name = ANY(%(locked)s::text[])) THEN 0 ELSE LEAST("
-    "CASE WHEN c.concurrency IS NULL THEN %(limit)s ELSE c.concurrency - (SELECT count(*) "
-    "FROM jobq_jobs r WHERE r.status='running' AND r.queue=c.name) END, "
-    "CASE WHEN c.rate_limit IS NULL THEN %(limit)s "
-    "WHEN c.window_start IS NULL OR c.window_start + c.rate_per <= %(now)s THEN c.rate_limit "
-    "ELSE c.rate_limit - c.window_count END) END))"
-)
-_PENDING_IN = ("SELECT id, priority, run_at FROM jobq_jobs WHERE status='pending' "
-               "AND queue={q} AND run_at<=%(now)s " + sql.ORDER_PENDING)
+P = claim.Spelling(now="%(now)s", limit="%(limit)s", lease="%(lease)s", worker="%(worker)s",
+                   token="nextval('jobq_tokens')", least="LEAST", greatest="GREATEST")
+
+
+def _room(keyed: bool) -> str:
+    """``claim.room`` of the queue row ``c`` (NULL columns when the queue has none: the
+    claim's limit). %(locked)s: the limited queues whose rows the claim's transaction
+    locked first (LOCK_LIMITED); a limited queue whose row it did not lock (limited since
+    the store last looked, see ``controls``) gets none this time, rather than a count
+    another claim may race."""
+    return claim.room(P, keyed, first="WHEN c.name IS NULL THEN %(limit)s ",
+                      last=f"WHEN {claim.LIMITED} AND NOT (c.name = ANY(%(locked)s::text[])) "
+                           "THEN 0 ")
+
+
 # Before a claim that may start jobs of limited queues: lock their rows, in the claim's
 # transaction, so that concurrent claims of those queues take turns. (The claim statement
 # then starts after the other's commit, with a snapshot that sees the jobs it started; a
@@ -118,54 +111,42 @@ LOCK_LIMITED = (
     "SELECT name FROM jobq_queues WHERE name = ANY(%s) AND (concurrency IS NOT NULL OR "
     f"rate_limit IS NOT NULL OR {sql.KEYED}) ORDER BY name FOR UPDATE"
 )
-# The queues with pending jobs, one index seek each (a loose scan of the per-queue index).
-_QUEUES_PENDING = (
-    "qs(name) AS (SELECT (SELECT min(queue) FROM jobq_jobs WHERE status='pending') "
-    "UNION ALL SELECT (SELECT min(queue) FROM jobq_jobs WHERE status='pending' "
-    "AND queue > qs.name) FROM qs WHERE qs.name IS NOT NULL), "
-)
-
-
-def _room(keyed: bool) -> str:
-    return ROOM.replace("{unkeyed}", "" if keyed else
-                        " OR c.key_concurrency IS NOT NULL OR c.ordered")
-
-
-# One queue's scan (``q.name``, its row ``c``) in a keyed claim: up to %(limit)s ready jobs
-# that pass the key filter, locked as they are passed (FOR UPDATE cannot sit beside a
-# window function, so it is on the inner scan); then per key only as many as its room
-# (row numbers per key), cut to the queue's ROOM. The cut per key sits inside the LATERAL
-# rather than in ``picked``: each queue is then cut to its own room after the cut per key,
-# as the SQLite statement does, and a claim of several queues keeps one shape.
-_KEYED_ARM = (
-    "SELECT s.id, s.priority, s.run_at FROM (SELECT w.*, row_number() OVER (PARTITION BY "
-    "w.key ORDER BY w.priority DESC, w.run_at, w.id) AS krn FROM (SELECT j.id, j.priority, "
-    "j.run_at, j.queue, j.key FROM jobq_jobs j WHERE j.status='pending' AND j.queue=q.name "
-    f"AND j.run_at<=%(now)s AND {sql.key_ok('j')} ORDER BY j.priority DESC, j.run_at, j.id "
-    "LIMIT %(limit)s FOR UPDATE SKIP LOCKED) w) s WHERE s.key IS NULL OR s.krn <= "
-    f"{sql.key_room('s', '%(limit)s')} ORDER BY s.priority DESC, s.run_at, s.id "
-    f"LIMIT {_room(True)}"
-)
+SKIP = " FOR UPDATE SKIP LOCKED"
+# The queue's scan in a claim that names it (``q.name``, its row ``c``), within its room;
+# keyed: ``claim.keyed_scan`` (rows locked as they are passed), cut per key inside the
+# LATERAL, then to the queue's room, as the SQLite statement does.
+_ARM = claim.pending(P, "queue=q.name") + f" LIMIT {_room(False)}{SKIP}"
+_KEYED_ARM = (claim.keyed_scan(P, "j.queue=q.name", SKIP)
+              + f" ORDER BY s.priority DESC, s.run_at, s.id LIMIT {_room(True)}")
+# queue || '': statistics cannot see through it. On the column itself, when every job is
+# in one queue (n_distinct 1), the planner takes any "queue <> x" to match nothing and
+# sorts the whole pending index for each claim: 3,000 claims/s fell to 20 with 800,000
+# pending once analyzed.
+UNCONTROLLED = "(queue || '') <> ALL(ARRAY(SELECT name FROM jobq_queues))"
+_CLAMP = claim.clamp(P, "coalesce((SELECT l.n FROM unnest(%(lkinds)s::text[], "
+                        "%(llimits)s::bigint[]) AS l(kind, n) WHERE l.kind = j.kind), "
+                        "j.max_attempts)")
+# The rate windows of the queues it started jobs of move in the same statement.
+_WINDOWS = ("win AS (UPDATE jobq_queues w SET " + claim.window_move("w", "%(now)s", "n.started")
+            + " FROM (SELECT queue, count(*) AS started FROM claimed GROUP BY queue) n "
+            "WHERE w.name = n.queue AND w.rate_limit IS NOT NULL) ")
 
 
 @functools.lru_cache(maxsize=64)
 def claim_sql(n_queues: int, per_queue: bool = False, clamped: bool = False,
               keyed: bool = False, completing: bool = False) -> str:
-    """The claim: one statement. ``FOR UPDATE SKIP LOCKED`` lets concurrent claims pass
-    each other's rows instead of waiting; the MATERIALIZED CTE pins the picked ids (a
-    planner may otherwise rerun a LIMIT subquery per row and update more than asked).
-    Parameters: %(now)s %(limit)s %(lease)s %(worker)s %(locked)s, and %(queue)s or
-    %(queues)s; ``clamped``: %(lkinds)s and %(llimits)s, kinds whose attempt limit clamps
-    ``max_attempts``.
+    """The claim: one statement, from the rules of ``store/claim.py``. ``FOR UPDATE SKIP
+    LOCKED`` lets concurrent claims pass each other's rows instead of waiting; the
+    MATERIALIZED CTE pins the picked ids (a planner may otherwise rerun a LIMIT subquery
+    per row and update more than asked). Parameters: %(now)s %(limit)s %(lease)s
+    %(worker)s %(locked)s, and %(queue)s or %(queues)s; ``clamped``: %(lkinds)s and
+    %(llimits)s, kinds whose attempt limit clamps ``max_attempts``.
 
-    Pause and limits are enforced here: each queue is scanned for at most its ROOM (one
-    bounded scan per named queue, LATERAL, merged). A claim on every queue is either one
-    ordered scan of the pending index leaving out the queues with controls, or
-    (``per_queue``, while controlled queues have pending jobs: see ``controls``) one
-    bounded scan per queue with pending jobs. The rate windows of the queues it started
-    jobs of move in the same statement (``win``). ``keyed`` (the claim may start jobs of
-    a queue with key limits): each queue's scan is ``_KEYED_ARM``; a statement without it
-    gives such a queue no room.
+    Each named queue is scanned for at most its room (one bounded scan per queue,
+    LATERAL, merged). A claim on every queue is either one ordered scan of the pending
+    index leaving out the queues with controls, or (``per_queue``, while controlled queues
+    have pending jobs: see ``controls``) one bounded scan per queue with pending jobs.
+    ``keyed``: each queue's scan is ``_KEYED_ARM``.
 
     ``completing``: the statement first completes a worker's finished jobs that nothing
     waits on (``done``: %(ids)s %(tokens)s %(results)s), so that the batch and the next
@@ -176,47 +157,28 @@ def claim_sql(n_queues: int, per_queue: bool = False, clamped: bool = False,
     is ever written this way (``PostgresDialect.complete_and_claim``)."""
     recursive = ""
     if n_queues == 0 and not per_queue:
-        pick = (f"SELECT id FROM jobq_jobs WHERE status='pending' AND run_at<=%(now)s "
-                # queue || '': statistics cannot see through it. On the column itself,
-                # when every job is in one queue (n_distinct 1), the planner takes any
-                # "queue <> x" to match nothing and sorts the whole pending index for each
-                # claim: 3,000 claims/s fell to 20 with 800,000 pending once analyzed.
-                f"AND (queue || '') <> ALL(ARRAY(SELECT name FROM jobq_queues)) "
-                f"{sql.ORDER_PENDING} LIMIT %(limit)s FOR UPDATE SKIP LOCKED")
+        pick = f"{claim.pending(P, UNCONTROLLED, 'id')} LIMIT %(limit)s{SKIP}"
     else:
         if n_queues == 0:
-            recursive, names = "RECURSIVE " + _QUEUES_PENDING, "qs q WHERE q.name IS NOT NULL"
+            recursive = f"RECURSIVE {claim.QUEUES_PENDING}, "
+            names = "qs q WHERE q.name IS NOT NULL"
         elif n_queues == 1:
             names = "(SELECT %(queue)s::text AS name) q"
         else:
             names = "unnest(%(queues)s::text[]) AS q(name)"
-        arm = _KEYED_ARM if keyed else (_PENDING_IN.format(q="q.name")
-                                        + f" LIMIT {_room(False)} FOR UPDATE SKIP LOCKED")
         pick = (
             "SELECT p.id FROM (SELECT q.name FROM " + names + ") q LEFT JOIN jobq_queues c "
-            "ON c.name = q.name CROSS JOIN LATERAL (" + arm + ") p"
+            "ON c.name = q.name CROSS JOIN LATERAL (" + (_KEYED_ARM if keyed else _ARM) + ") p"
             + ("" if n_queues == 1 else
                " ORDER BY p.priority DESC, p.run_at, p.id LIMIT %(limit)s")
         )
     done = f"done AS ({_COMPLETE_UNWAITED}), " if completing else ""
     return (
         f"WITH {recursive}{done}picked AS MATERIALIZED ({pick}), "
-        "claimed AS (UPDATE jobq_jobs j SET status='running', attempts=j.attempts+1, "
-        "lease_until=%(lease)s, worker=%(worker)s, token=nextval('jobq_tokens'), "
-        + ("max_attempts=LEAST(j.max_attempts, coalesce((SELECT l.n FROM unnest("
-           "%(lkinds)s::text[], %(llimits)s::bigint[]) AS l(kind, n) WHERE l.kind = j.kind), "
-           "j.max_attempts)), " if clamped else "") +
-        "started_at=%(now)s, heartbeat_at=%(now)s, progress=NULL, progress_message=NULL "
+        f"claimed AS (UPDATE jobq_jobs j SET {claim.claimed(P, _CLAMP if clamped else '')} "
         # = ANY(ARRAY(...)): a primary-key lookup per picked id, whatever the estimates
         f"WHERE j.id = ANY(ARRAY(SELECT id FROM picked)) RETURNING {CLAIM_RETURNING}), "
-        "win AS (UPDATE jobq_queues w SET "
-        "window_count = CASE WHEN w.window_start IS NULL OR w.window_start + w.rate_per "
-        "<= %(now)s THEN n.started ELSE w.window_count + n.started END, "
-        "window_start = CASE WHEN w.window_start IS NULL OR w.window_start + w.rate_per "
-        "<= %(now)s THEN %(now)s ELSE w.window_start END "
-        "FROM (SELECT queue, count(*) AS started FROM claimed GROUP BY queue) n "
-        "WHERE w.name = n.queue AND w.rate_limit IS NOT NULL) "
-        f"SELECT {CLAIM_NAMES} FROM claimed"
+        f"{_WINDOWS}SELECT {CLAIM_NAMES} FROM claimed"
         + (f" UNION ALL SELECT id{', NULL' * (len(CLAIM_FIELDS) - 1)} FROM done"
            if completing else "")
     )

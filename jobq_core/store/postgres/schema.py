@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import psycopg
 
-from ...errors import ForeignTable, SchemaTooNew
+from .. import opening
 
-APP_ID = "jobq"
 TABLES = ("jobq_meta", "jobq_jobs", "jobq_attempts", "jobq_workers", "jobq_queues",
           "jobq_schedules", "jobq_deps")
 _LOCK = (0x6A6F6271, 1)  # pg_advisory_xact_lock key: 'jobq', schema migration
@@ -209,27 +208,17 @@ _OURS = (
 
 
 def installed_version(c: psycopg.Connection, display: str) -> int:
-    """jobq's schema version here (0: none yet). Reads only: tables that are not ours, or
-    too new, are refused before anything is written."""
+    """jobq's schema version here (``opening.installed_version``)."""
     names = {r[0] for r in c.execute(_OURS, (list(TABLES),))}
-    if not names:
-        return 0
-    if "jobq_meta" not in names:
-        theirs = next(t for t in TABLES if t in names)
-        raise ForeignTable(f"{display} has a table named {theirs!r} that jobq did not create")
-    try:
-        with c.transaction():
-            meta = dict(c.execute("SELECT key, value FROM jobq_meta").fetchall())
-    except psycopg.Error:
-        meta = {}
-    if meta.get("application") != APP_ID or not str(meta.get("schema_version", "")).isdigit():
-        raise ForeignTable(f"{display} has a table named 'jobq_meta' that jobq did not create")
-    version = int(meta["schema_version"])
-    if version > SCHEMA_VERSION:
-        raise SchemaTooNew(
-            f"{display} has jobq schema version {version}, newer than this jobq understands "
-            f"({SCHEMA_VERSION}); upgrade jobq to use it")
-    return version
+
+    def read_meta() -> dict:
+        try:
+            with c.transaction():
+                return dict(c.execute("SELECT key, value FROM jobq_meta").fetchall())
+        except psycopg.Error:
+            return {}
+
+    return opening.installed_version(display, TABLES, names, read_meta, SCHEMA_VERSION)
 
 
 def migrate(c: psycopg.Connection, display: str) -> None:
@@ -240,6 +229,4 @@ def migrate(c: psycopg.Connection, display: str) -> None:
         version = installed_version(c, display)
         for script in MIGRATIONS[version:]:
             c.execute(script)
-        c.execute("INSERT INTO jobq_meta VALUES ('application', %s), ('schema_version', %s) "
-                  "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                  (APP_ID, str(SCHEMA_VERSION)))
+        c.execute(opening.MARK.replace("?", "%s"), opening.mark(SCHEMA_VERSION))

@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from typing import TypeVar
 
 from ...common.checks import check_seconds
-from ...errors import DatabaseError, DatabaseUnavailable, UnusableConnection
+from ...errors import DatabaseUnavailable, UnusableConnection
+from .. import opening
 from ..backend import KeyTaken
 from ..base import Completion, ConnectionIdentity, NewJob
 from ..engine import Engine
@@ -39,9 +40,7 @@ class SqliteBackend:
 
     def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "NORMAL",
                  busy_timeout: float = 30.0, read_only: bool = False, create: bool = True):
-        synchronous = str(synchronous).upper()
-        if synchronous not in SYNCHRONOUS_MODES:
-            raise ValueError(f"synchronous must be one of {SYNCHRONOUS_MODES}, got {synchronous!r}")
+        synchronous = opening.choice("synchronous", synchronous, SYNCHRONOUS_MODES)
         check_seconds("busy_timeout", busy_timeout)
         self.path = self.where = os.fspath(path)
         self.synchronous = synchronous
@@ -72,19 +71,13 @@ class SqliteBackend:
                 self._conn = connect(self.path, busy_timeout, read_only, False, immutable=True)
                 self.frozen = True
                 version = installed_version(self._conn, self.path)
-            if version == 0 and (read_only or not create):
-                # Only a store that may create a database puts jobq's tables in a file:
-                # anything else leaves an application's file (or an empty one) untouched.
-                raise DatabaseError(f"{self.path} is not a jobq database (it has no jobq "
-                                    "tables; `jobq enqueue` or `jobq run` creates them)")
+            migrating = opening.needs_migration(self.path, version, SCHEMA_VERSION, read_only,
+                                                create)
             if not read_only:
                 set_pragmas(self._conn, self.path, synchronous)
-                if version < SCHEMA_VERSION:
-                    with write_transaction(self._conn):
-                        migrate(self._conn)
-            elif version < SCHEMA_VERSION:
-                raise DatabaseError(f"{self.path} has an older jobq schema: open it once "
-                                    "without read-only mode to upgrade it")
+            if migrating:
+                with write_transaction(self._conn):
+                    migrate(self._conn)
         except sqlite3.Error as e:
             self._conn.close()
             raise translate(e, self.path) from e

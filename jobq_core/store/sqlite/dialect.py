@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from ...common.checks import INT64_MAX
 from ...errors import JobqError, StorageFull
 from ...types import Job
-from .. import sql
+from .. import claim, sql
 from ..base import Completion, NewJob
 from ..controls import Controls
 from ..dialect import Dialect
@@ -50,129 +50,78 @@ def _rows_of(statement: str, rows: int) -> str:
     head, row = statement.split(" VALUES ")
     return f"{head} VALUES {', '.join([row] * rows)}"
 
-# How many more jobs of queue ``?{q}`` a claim may start now (parameters: ?3 now, ?4 the
-# claim's limit): the claim's limit for a queue without controls (no row), 0 while it is
-# paused, else what its concurrency limit (minus its running jobs, counted here, in the
-# claim's own statement under the write lock) and its rate window leave. Never negative:
-# SQLite reads a negative LIMIT as none. A claim statement without the key filter gives a
-# queue with key limits none (``_room``: the control cache may lag, see ``controls``).
-ROOM = (
-    "coalesce((SELECT CASE WHEN c.paused{unkeyed} THEN 0 ELSE max(0, min(?4, "
-    "CASE WHEN c.concurrency IS NULL THEN ?4 ELSE c.concurrency - (SELECT count(*) "
-    "FROM jobq_jobs r WHERE r.status='running' AND r.queue=c.name) END, "
-    "CASE WHEN c.rate_limit IS NULL THEN ?4 "
-    "WHEN c.window_start IS NULL OR c.window_start + c.rate_per <= ?3 THEN c.rate_limit "
-    "ELSE c.rate_limit - c.window_count END)) END "
-    "FROM jobq_queues c WHERE c.name=?{q}), ?4)"
-)
+# The claim's parameters: ?1 lease, ?2 worker, ?3 now, ?4 limit, then the queue names, then
+# a kind and its attempt limit per kind.
+S = claim.Spelling(now="?3", limit="?4", lease="?1", worker="?2", token="random()",
+                   least="min", greatest="max")
 UNCONTROLLED = "queue NOT IN (SELECT name FROM jobq_queues)"
 
 
-def _room(keyed: bool) -> str:
-    return ROOM.replace("{unkeyed}", "" if keyed else
-                        " OR c.key_concurrency IS NOT NULL OR c.ordered")
-
-
-def _keyed(where: str) -> str:
-    """The candidates of a keyed claim: up to ?4 ready jobs of the queue(s) ``where``
-    (on ``j``) names that pass the key filter, in claim order; then per key only as many
-    as its room (row numbers per key: SQLite has no LIMIT per group). Columns: id,
-    priority, run_at, queue."""
-    return (
-        "SELECT s.id, s.priority, s.run_at, s.queue FROM (SELECT c.*, row_number() OVER "
-        "(PARTITION BY c.key ORDER BY c.priority DESC, c.run_at, c.id) AS krn "
-        "FROM (SELECT j.id, j.priority, j.run_at, j.queue, j.key FROM jobq_jobs j WHERE "
-        f"j.status='pending' AND {where} AND j.run_at<=?3 AND {sql.key_ok('j')} "
-        "ORDER BY j.priority DESC, j.run_at, j.id LIMIT ?4) c) s "
-        f"WHERE s.key IS NULL OR s.krn <= {sql.key_room('s', '?4')}"
-    )
-
-
-# The queues with pending jobs, one index seek each (a loose scan of the per-queue index),
-# each with its room: the per-queue claim on every queue starts from these.
-_QUEUES_WITH_ROOM = (
-    "WITH RECURSIVE qs(name) AS (SELECT (SELECT min(queue) FROM jobq_jobs "
-    "WHERE status='pending') UNION ALL SELECT (SELECT min(queue) FROM jobq_jobs "
-    "WHERE status='pending' AND queue>qs.name) FROM qs WHERE qs.name IS NOT NULL), "
-    "room(name, n) AS (SELECT name, {room} FROM qs WHERE name IS NOT NULL) "
-)
+def _room(keyed: bool, q: str) -> str:
+    """``claim.room`` of the queue named ``q``: the claim's limit for a queue without a row."""
+    return f"coalesce((SELECT {claim.room(S, keyed)} FROM jobq_queues c WHERE c.name={q}), ?4)"
 
 
 def _arm(q: int, keyed: bool) -> str:
-    """Up to ROOM ready jobs of the queue in parameter ``?q``: one seek on the per-queue index."""
-    room = _room(keyed).format(q=q)
+    """Up to its room of ready jobs of the queue in parameter ``?q``: one seek on the
+    per-queue index."""
+    room = _room(keyed, f"?{q}")
     if keyed:
-        return f"SELECT * FROM (SELECT id, priority, run_at FROM ({_keyed(f'j.queue=?{q}')}) " \
-               f"{sql.ORDER_PENDING} LIMIT {room})"
-    return ("SELECT * FROM (SELECT id, priority, run_at FROM jobq_jobs WHERE status='pending' "
-            f"AND queue=?{q} AND run_at<=?3 {sql.ORDER_PENDING} LIMIT {room})")
+        return (f"SELECT * FROM (SELECT id, priority, run_at FROM "
+                f"({claim.keyed_scan(S, f'j.queue=?{q}')}) {sql.ORDER_PENDING} LIMIT {room})")
+    return f"SELECT * FROM ({claim.pending(S, f'queue=?{q}')} LIMIT {room})"
+
+
+def _per_queue(keyed: bool) -> str:
+    """A claim on every queue, per queue: one bounded seek per queue with pending jobs
+    (``claim.QUEUES_PENDING``), cut to its room by a row number per queue (SQLite allows no
+    LIMIT that depends on the row); ``keyed``: first cut per key, as ``claim.keyed_scan``."""
+    scan = ("SELECT x.id FROM jobq_jobs x WHERE x.status='pending' AND x.queue=room.name AND "
+            "x.run_at<=?3 " + (f"AND {sql.key_ok('x')} " if keyed else "")
+            + "ORDER BY x.priority DESC, x.run_at, x.id LIMIT ?4")
+    rows, t, n = f"room JOIN jobq_jobs j ON j.id IN ({scan}) WHERE room.n > 0", "j", "room.n"
+    if keyed:
+        rows = ("(SELECT j.id, j.priority, j.run_at, j.queue, j.key, room.n, row_number() OVER "
+                "(PARTITION BY j.queue, j.key ORDER BY j.priority DESC, j.run_at, j.id) AS krn "
+                f"FROM {rows}) s WHERE s.key IS NULL OR s.krn <= {sql.key_room('s', '?4')}")
+        t, n = "s", "s.n"
+    return (f"SELECT id FROM (SELECT {t}.id, {t}.priority, {t}.run_at, {n}, row_number() OVER "
+            f"(PARTITION BY {t}.queue ORDER BY {t}.priority DESC, {t}.run_at, {t}.id) AS rn "
+            f"FROM {rows}) WHERE rn <= n {sql.ORDER_PENDING} LIMIT ?4")
 
 
 @functools.lru_cache(maxsize=64)
 def claim_sql(n_queues: int, single: bool, per_queue: bool = False, n_limits: int = 0,
               keyed: bool = False) -> str:
-    """The claim statement. Parameters: ?1 lease, ?2 worker, ?3 now, ?4 limit, then the
-    queue names, then a kind and its attempt limit per kind. One queue is a seek on the
-    per-queue index; several are merged from one bounded scan each, so no claim sorts the
-    whole backlog. A kind's attempt limit clamps ``max_attempts``.
-
-    Pause and limits are enforced here, in the statement, under the write lock: a named
-    queue's arm takes at most its ROOM. A claim on every queue is either one ordered scan
-    of the queues without controls, or (``per_queue``, while controlled queues have
-    pending jobs: see ``controls``) one bounded seek per queue with pending jobs, each
-    cut to the queue's room (SQLite allows no LIMIT that depends on the row, so the cut
-    is a row number per queue). The rate window moves by the trigger ``jobq_rate_window``.
-
-    ``keyed`` (the claim may start jobs of a queue with key limits): each queue's scan
-    carries the key filter and the per-key cut (``_keyed``), before the queue's room; a
-    statement without it gives such a queue no room."""
+    """The claim statement, one UPDATE under the write lock, from the rules of
+    ``store/claim.py``. One queue is a seek on the per-queue index; several are merged
+    from one bounded scan each, so no claim sorts the whole backlog. A claim on every
+    queue is one ordered scan of the queues without controls, or (``per_queue``, while
+    controlled queues have pending jobs: see ``controls``) ``_per_queue``. ``keyed``:
+    each queue's scan carries the key filter. The rate window moves by the trigger
+    ``jobq_rate_window`` (see ``store/claim.py``)."""
     prefix = ""
     if n_queues == 0 and not per_queue:
-        pick = (f"SELECT id FROM jobq_jobs WHERE status='pending' AND run_at<=?3 "
-                f"AND {UNCONTROLLED} {sql.ORDER_PENDING} LIMIT ?4")
-    elif n_queues == 0 and keyed:
-        prefix = _QUEUES_WITH_ROOM.format(room=_room(True).replace("?{q}", "qs.name"))
-        # per queue: one bounded seek with the key filter, cut per key, then to its room
-        pick = (
-            "SELECT id FROM (SELECT s.id, s.priority, s.run_at, s.n, row_number() OVER "
-            "(PARTITION BY s.queue ORDER BY s.priority DESC, s.run_at, s.id) AS rn FROM ("
-            "SELECT j.id, j.priority, j.run_at, j.queue, j.key, room.n, row_number() OVER "
-            "(PARTITION BY j.queue, j.key ORDER BY j.priority DESC, j.run_at, j.id) AS krn "
-            "FROM room JOIN jobq_jobs j ON j.id IN (SELECT x.id FROM jobq_jobs x WHERE "
-            "x.status='pending' AND x.queue=room.name AND x.run_at<=?3 AND "
-            f"{sql.key_ok('x')} ORDER BY x.priority DESC, x.run_at, x.id LIMIT ?4) "
-            f"WHERE room.n > 0) s WHERE s.key IS NULL OR s.krn <= {sql.key_room('s', '?4')}) "
-            f"WHERE rn <= n {sql.ORDER_PENDING} LIMIT ?4"
-        )
+        pick = f"{claim.pending(S, UNCONTROLLED, 'id')} LIMIT ?4"
     elif n_queues == 0:
-        prefix = _QUEUES_WITH_ROOM.format(room=_room(False).replace("?{q}", "qs.name"))
-        pick = (
-            "SELECT id FROM (SELECT j.id, j.priority, j.run_at, room.n, row_number() OVER "
-            "(PARTITION BY j.queue ORDER BY j.priority DESC, j.run_at, j.id) AS rn FROM room "
-            "JOIN jobq_jobs j ON j.id IN (SELECT x.id FROM jobq_jobs x WHERE "
-            "x.status='pending' AND x.queue=room.name AND x.run_at<=?3 "
-            "ORDER BY x.priority DESC, x.run_at, x.id LIMIT ?4) WHERE room.n > 0) "
-            f"WHERE rn <= n {sql.ORDER_PENDING} LIMIT ?4"
-        )
+        prefix = (f"WITH RECURSIVE {claim.QUEUES_PENDING}, room(name, n) AS (SELECT name, "
+                  f"{_room(keyed, 'qs.name')} FROM qs WHERE name IS NOT NULL) ")
+        pick = _per_queue(keyed)
     elif n_queues == 1 and keyed:
-        pick = (f"SELECT id FROM ({_keyed('j.queue=?5')}) {sql.ORDER_PENDING} "
-                f"LIMIT {_room(True).format(q=5)}")
+        pick = (f"SELECT id FROM ({claim.keyed_scan(S, 'j.queue=?5')}) {sql.ORDER_PENDING} "
+                f"LIMIT {_room(True, '?5')}")
     elif n_queues == 1:
-        pick = ("SELECT id FROM jobq_jobs WHERE status='pending' AND queue=?5 AND run_at<=?3 "
-                f"{sql.ORDER_PENDING} LIMIT {_room(False).format(q=5)}")
+        pick = f"{claim.pending(S, 'queue=?5', 'id')} LIMIT {_room(False, '?5')}"
     else:
         arms = [_arm(5 + i, keyed) for i in range(n_queues)]
         pick = f"SELECT id FROM ({' UNION ALL '.join(arms)}) {sql.ORDER_PENDING} LIMIT ?4"
     match = f"id=({pick})" if single else f"id IN ({pick})"
     first = 5 + n_queues  # the first kind's parameter number
-    clamp = ("max_attempts=CASE kind " + "".join(
-        f"WHEN ?{first + 2 * i} THEN min(max_attempts, ?{first + 2 * i + 1}) "
-        for i in range(n_limits)) + "ELSE max_attempts END, ") if n_limits else ""
-    return (
-        f"{prefix}UPDATE jobq_jobs SET status='running', attempts=attempts+1, lease_until=?1, "
-        f"worker=?2, {clamp}token=random(), started_at=?3, heartbeat_at=?3, progress=NULL, "
-        f"progress_message=NULL WHERE {match} RETURNING {CLAIM_RETURNING}"
-    )
+    clamp = claim.clamp(S, "CASE kind " + "".join(
+        f"WHEN ?{first + 2 * i} THEN ?{first + 2 * i + 1} " for i in range(n_limits))
+        + "ELSE max_attempts END") if n_limits else ""
+    return (f"{prefix}UPDATE jobq_jobs SET {claim.claimed(S, clamp)} WHERE {match} "
+            f"RETURNING {CLAIM_RETURNING}")
 
 
 class SqliteMatching(sql.Matching):

@@ -14,9 +14,10 @@ import sqlite3
 
 from collections.abc import Callable
 
-from ...errors import DatabaseError, ForeignTable, SchemaTooNew
+from ...errors import DatabaseError
+from .. import opening
+from ..claim import window_move
 
-APP_ID = "jobq"
 PAGE_SIZE = 1024  # for files jobq creates: a job row is small, and every commit writes whole
 #                   pages to the WAL, so small pages make each claim and completion cheaper
 INLINE_PAYLOAD_MAX = 500  # bytes of JSON kept in the job row; bigger goes to jobq_payloads
@@ -126,19 +127,15 @@ ALTER TABLE jobq_workers ADD COLUMN lease REAL;
 # statement itself, and periodic schedules with the latest tick each one enqueued.
 # A queue has a row only while it is paused or limited: the claim of other queues pays
 # one probe of an empty (or tiny) table. The rate window is counted by a trigger on the
-# claim's own update, so it moves in the claim's statement whichever process claims.
-# The rate window's trigger. v3 made it for good, and it fires on every claim and every
+# claim's own update (``claim.window_move``: see ``store/claim.py`` for why a trigger), so
+# it moves in the claim's statement whichever process claims. The rate window's trigger. v3 made it for good, and it fires on every claim and every
 # completion, limit or not: about 1 % of a job's instructions (tests/perf) with no rate
 # limit anywhere. From v7 it exists only while some queue has a rate limit: ``rate_trigger``
 # makes or drops it in the transaction that sets or clears a limit.
-RATE_TRIGGER = """CREATE TRIGGER IF NOT EXISTS jobq_rate_window AFTER UPDATE OF status ON jobq_jobs
+RATE_TRIGGER = f"""CREATE TRIGGER IF NOT EXISTS jobq_rate_window AFTER UPDATE OF status ON jobq_jobs
   WHEN new.status = 'running' AND old.status = 'pending'
 BEGIN
-  UPDATE jobq_queues SET
-    window_count = CASE WHEN window_start IS NULL OR window_start + rate_per <= new.started_at
-                        THEN 1 ELSE window_count + 1 END,
-    window_start = CASE WHEN window_start IS NULL OR window_start + rate_per <= new.started_at
-                        THEN new.started_at ELSE window_start END
+  UPDATE jobq_queues SET {window_move("", "new.started_at", "1")}
   WHERE name = new.queue AND rate_limit IS NOT NULL;
 END;
 """
@@ -291,27 +288,16 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def installed_version(c: sqlite3.Connection, path: str) -> int:
-    """jobq's schema version in this file (0: none yet). Reads only: a file that is not
-    ours, not SQLite, or too new is refused before anything is written to it."""
+    """jobq's schema version in this file (``opening.installed_version``)."""
     names = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    ours = [t for t in TABLES if t in names]
-    if not ours:
-        return 0
-    if "jobq_meta" not in names:
-        raise ForeignTable(f"{path} has a table named {ours[0]!r} that jobq did not create")
-    try:
-        meta = dict(c.execute("SELECT key, value FROM jobq_meta").fetchall())
-    except sqlite3.Error:
-        meta = {}
-    if meta.get("application") != APP_ID or not str(meta.get("schema_version", "")).isdigit():
-        raise ForeignTable(f"{path} has a table named 'jobq_meta' that jobq did not create")
-    version = int(meta["schema_version"])
-    if version > SCHEMA_VERSION:
-        raise SchemaTooNew(
-            f"{path} has jobq schema version {version}, newer than this jobq understands "
-            f"({SCHEMA_VERSION}); upgrade jobq to use it"
-        )
-    return version
+
+    def read_meta() -> dict:
+        try:
+            return dict(c.execute("SELECT key, value FROM jobq_meta").fetchall())
+        except sqlite3.Error:
+            return {}
+
+    return opening.installed_version(path, TABLES, names, read_meta, SCHEMA_VERSION)
 
 
 def migrate(c: sqlite3.Connection) -> None:
@@ -332,8 +318,7 @@ def migrate(c: sqlite3.Connection) -> None:
             continue
         for statement in _split_statements(script):
             c.execute(statement)
-    c.execute("INSERT OR REPLACE INTO jobq_meta VALUES ('application', ?)", (APP_ID,))
-    c.execute("INSERT OR REPLACE INTO jobq_meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+    c.execute(opening.MARK, opening.mark(SCHEMA_VERSION))
     if owns:
         c.execute("INSERT OR REPLACE INTO jobq_meta VALUES ('owns_user_version', '1')")
         c.execute(f"PRAGMA user_version={SCHEMA_VERSION:d}")

@@ -1,0 +1,79 @@
+"""Opening a store: what jobq accepts in a database, when it migrates, and what it says
+when it will not. Every backend's ``schema.py`` and ``backend.py`` call these; only how the
+tables are listed, how ``jobq_meta`` is read and the migrations' DDL are the backend's.
+
+* A database with none of jobq's tables is version 0. Only a store that may create
+  (``create``, not ``read_only``) puts jobq's tables in it: the read and admin commands
+  leave an application's database (or an empty file) untouched.
+* A table with one of jobq's names but no ``jobq_meta`` of jobq's is refused
+  (``ForeignTable``), and so is a schema newer than this jobq understands
+  (``SchemaTooNew``), both before anything is written.
+* An older schema is migrated forward by a writable store, under the backend's write
+  lock, reading the version again under it (another process may have migrated); a
+  read-only store refuses it.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+
+from ..errors import DatabaseError, ForeignTable, SchemaTooNew
+
+APP_ID = "jobq"
+MARK = ("INSERT INTO jobq_meta(key, value) VALUES ('application', ?), ('schema_version', ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+"""What a migration writes last: the database is jobq's, at this version (``mark``)."""
+
+
+def installed_version(where: str, tables: Sequence[str], names: Collection[str],
+                      read_meta: Callable[[], dict], newest: int) -> int:
+    """jobq's schema version (0: none yet) from ``names`` (the tables of jobq's names the
+    database has) and ``read_meta()`` (``jobq_meta``'s rows; {} when they cannot be read).
+    Reads only."""
+    ours = [t for t in tables if t in names]
+    if not ours:
+        return 0
+    if "jobq_meta" not in names:
+        raise ForeignTable(f"{where} has a table named {ours[0]!r} that jobq did not create")
+    meta = read_meta()
+    if meta.get("application") != APP_ID or not str(meta.get("schema_version", "")).isdigit():
+        raise ForeignTable(f"{where} has a table named 'jobq_meta' that jobq did not create")
+    version = int(meta["schema_version"])
+    if version > newest:
+        raise SchemaTooNew(f"{where} has jobq schema version {version}, newer than this jobq "
+                           f"understands ({newest}); upgrade jobq to use it")
+    return version
+
+
+def needs_migration(where: str, version: int, newest: int, read_only: bool,
+                    create: bool) -> bool:
+    """Whether a store opening a database at ``version`` migrates it; raises when it may
+    not open it at all."""
+    if version == 0 and (read_only or not create):
+        raise DatabaseError(f"{where} is not a jobq database (it has no jobq tables; "
+                            "`jobq enqueue` or `jobq run` creates them)")
+    if version < newest and read_only:
+        raise DatabaseError(f"{where} has an older jobq schema: open it once without "
+                            "read-only mode to upgrade it")
+    return version < newest
+
+
+def choice(name: str, value: object, choices: Sequence[str], store: str = "") -> str:
+    """An option's value among ``choices`` (any case), upper-cased; ``ValueError`` saying
+    which ones otherwise."""
+    text = str(value).upper()
+    if text not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)}{store}, got {text!r}")
+    return text
+
+
+def refuse_unknown(store: str, options: Collection[str], known: Collection[str]) -> None:
+    """``TypeError`` naming the options ``store`` does not take, and the ones it does."""
+    unknown = set(options) - set(known)
+    if unknown:
+        raise TypeError(f"the {store} store does not take {', '.join(sorted(unknown))}; its "
+                        f"options are {', '.join(sorted(known))}")
+
+
+def mark(newest: int) -> tuple[str, str]:
+    """``MARK``'s parameters."""
+    return APP_ID, str(newest)
