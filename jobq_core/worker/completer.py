@@ -21,6 +21,7 @@ from typing import Any
 from ..common.error_groups import first_line
 from ..errors import DatabaseUnavailable, JobqError, LeaseLost
 from ..queue import Queue
+from ..store.attempts import retry_in
 from ..common.textsafe import clean
 from ..types import Job, JobStatus
 from .claimer import Claimer
@@ -309,11 +310,12 @@ class Completer:
     def _write_failure(self, run: Run, failed: Failed) -> None:
         task, attempts, error = run.task, run.job.attempts, failed.error
         try:
-            if failed.give_up or (task and task.max_attempts and attempts >= task.max_attempts):
+            if failed.give_up:
                 job = self._queue.give_up(run.job.id, run.token, error)
-            else:
-                retry_in = task.backoff.delay(attempts) if task and task.backoff else None
-                job = self._queue.fail(run.job.id, run.token, error, retry_in=retry_in)
+            else:  # whether attempts are left, and the delay: decided once (store.attempts)
+                delay = task.backoff.delay if task and task.backoff else None
+                job = self._queue.fail(run.job.id, run.token, error,
+                                       retry_in=retry_in(attempts, run.job.max_attempts, delay))
         except LeaseLost:
             self._state.count(run, "lost")
             log.warning("%s failed after losing its lease: nothing recorded", run.describe())

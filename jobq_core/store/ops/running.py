@@ -19,23 +19,13 @@ from ..base import (
 )
 from ..rows import claimed_job, job_from_row, unreadable
 from ..controls import Controls
+from ..attempts import after_attempt
 from ._base import Operations
 from .writes import complete, insert_jobs
 
 log = logging.getLogger("jobq.store")
 
 BATCH = 1000  # rows per transaction for maintenance work, so writers never wait long
-
-
-def after_attempt(attempts: int, max_attempts: int, cancel: bool, now: float,
-                  retry_delay: RetryDelay) -> tuple[JobStatus, float, float | None]:
-    """(status, run_at, finished_at) of a job whose attempt failed or expired: cancelled
-    when cancellation was asked for, dead when out of attempts, else pending after backoff."""
-    if cancel:
-        return JobStatus.CANCELLED, now, now
-    if attempts >= max_attempts:
-        return JobStatus.DEAD, now, now
-    return JobStatus.PENDING, now + max(0.0, retry_delay(attempts)), None
 
 
 def _claim_order(job: Job) -> tuple:
