@@ -23,7 +23,7 @@ from .api.copying import Copying
 from .api.filters import job_filter
 from .errors import LeaseLost, Snooze, UnusableConnection
 from .api.new_jobs import (
-    DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD, Item, JobMaker, completions,
+    DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD, Item, JobMaker, Tasks, completions,
 )
 from .store import open_store
 from .common.textsafe import storable
@@ -57,14 +57,20 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying):
     ``busy_timeout`` (seconds, default 30) is how long a write waits for the lock;
     ``read_only=True`` opens a connection that cannot write; ``create=False`` refuses a
     missing file instead of creating it.
+
+    ``registry``: the ``Registry`` of the application's tasks (also set by
+    ``Registry(queue=...)`` and by a ``Worker``): a job enqueued by kind takes its task's
+    ``queue``, ``priority`` and ``max_attempts`` where the enqueue gives none, as
+    ``task.enqueue`` does.
     """
 
     def __init__(self, database: str | os.PathLike[str], *, clock: Clock | None = None,
                  max_attempts: int = DEFAULT_MAX_ATTEMPTS, backoff: Backoff | None = None,
                  max_payload_bytes: int = DEFAULT_MAX_PAYLOAD, store: Store | None = None,
-                 **store_options: Any):
+                 registry: Tasks | None = None, **store_options: Any):
         self.backoff = backoff or Backoff()
         self._jobs = JobMaker(max_attempts, max_payload_bytes)
+        self._jobs.tasks = registry
         self.database = os.fsdecode(os.fspath(database))
         self.store: Store = store if store is not None else open_store(database, **store_options)
         # An injected clock rules everything (tests); else the server's, where the store is
@@ -73,8 +79,8 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying):
 
     # -- producing ------------------------------------------------------------------------
 
-    def enqueue(self, kind: str, payload: Any = None, *, queue: str = "default",
-                priority: int = 0, delay: float = 0, run_at: float | datetime | None = None,
+    def enqueue(self, kind: str, payload: Any = None, *, queue: str | None = None,
+                priority: int | None = None, delay: float = 0, run_at: float | datetime | None = None,
                 max_attempts: int | None = None, unique_key: str | None = None,
                 conn: Any = None, after: Iterable[int] | None = None,
                 allow_failed: bool = False, key: str | None = None) -> int:
@@ -93,7 +99,10 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying):
         Workflows guide: ``allow_failed``, and what a dependency's failure does).
 
         ``key`` (a name, such as ``"customer:7"``): the job's concurrency key, which its
-        queue's key limits apply to (``set_limit(key_concurrency=..., ordered=...)``)."""
+        queue's key limits apply to (``set_limit(key_concurrency=..., ordered=...)``).
+
+        ``queue`` (default ``"default"``), ``priority`` (0) and ``max_attempts`` (the
+        queue's): left out, a kind the ``registry`` has takes its task's."""
         if after is not None:
             return self._insert_linked([{"kind": kind, "payload": payload, "queue": queue,
                                          "priority": priority, "delay": delay,
@@ -104,7 +113,7 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying):
         now = self.clock.now()
         # Every option at its default: skip checking them one by one (enqueue 7 % faster,
         # 0.928x without, jobq bench median of 3; 5 % fewer instructions).
-        if (queue == "default" and priority == 0 and type(delay) is int and delay == 0
+        if (queue is None and priority is None and type(delay) is int and delay == 0
                 and run_at is None and max_attempts is None and unique_key is None
                 and key is None and conn is None):
             return self.store.job_insert_many([self._jobs.default_job(kind, payload, now)],
@@ -138,6 +147,15 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying):
         ``new_jobs.prepare``, which needs no open queue)."""
         now = self.clock.now()
         return [self._jobs.from_item(item, now) for item in items]
+
+    @property
+    def registry(self) -> Tasks | None:
+        """The registry whose tasks' defaults jobs of their kinds take (see the class)."""
+        return self._jobs.tasks
+
+    @registry.setter
+    def registry(self, registry: Tasks | None) -> None:
+        self._jobs.tasks = registry
 
     @property
     def max_attempts(self) -> int:

@@ -43,6 +43,8 @@ class Registry:
         self._tasks: dict[str, Task] = {}
         self._schedules: dict[str, Schedule] = {}
         self.queue: Queue | None = open_default(queue)
+        if self.queue is not None and self.queue.registry is None:
+            self.queue.registry = self  # jobs enqueued there by kind take these tasks' defaults
 
     def periodic(self, kind: str, *, every: float | None = None, cron: str | None = None,
                  payload: Any = None, queue: str = "default", priority: int = 0,

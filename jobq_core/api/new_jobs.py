@@ -9,7 +9,7 @@ import json
 import math
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from ..common.checks import LATEST_TIME, check_int, check_name, check_seconds
 from ..clock import SYSTEM_CLOCK, Clock
@@ -23,6 +23,22 @@ DEFAULT_MAX_ATTEMPTS = 20
 # enqueue's arguments.
 Item = tuple[Any, ...] | Mapping[str, Any]
 DEFAULT_MAX_PAYLOAD = 10 * 1024 * 1024
+
+
+class TaskDefaults(Protocol):
+    """What a job of a registered kind takes when its enqueue does not say (a ``Task``)."""
+
+    queue: str | None
+    priority: int
+    max_attempts: int | None
+
+
+class Tasks(Protocol):
+    """Where those defaults are found by kind (a ``Registry``)."""
+
+    def get(self, kind: str) -> TaskDefaults | None: ...
+
+
 _ENQUEUE_KEYS = frozenset(
     {"kind", "payload", "queue", "priority", "delay", "run_at", "max_attempts", "unique_key",
      "key"}
@@ -132,6 +148,9 @@ class JobMaker:
         check_int("max_payload_bytes", max_payload_bytes, minimum=2)
         self.max_attempts = max_attempts
         self.max_payload_bytes = max_payload_bytes
+        # The registry whose tasks' queue, priority and max_attempts a job of their kind
+        # takes where its enqueue gave none (``Queue(registry=)``, ``Registry(queue=)``).
+        self.tasks: Tasks | None = None
 
     def from_item(self, item: Item | NewJob,
                            now: float) -> NewJob:
@@ -146,7 +165,7 @@ class JobMaker:
                                 f"{', '.join(sorted(_ENQUEUE_KEYS))}")
             if "kind" not in item:
                 raise TypeError("an enqueue item needs a 'kind'")
-            args = {"payload": None, "queue": "default", "priority": 0, "delay": 0,
+            args = {"payload": None, "queue": None, "priority": None, "delay": 0,
                     "run_at": None, "max_attempts": None, "unique_key": None, "key": None,
                     **item}
             return self.new_job(args["kind"], args["payload"], args["queue"], args["priority"],
@@ -157,14 +176,28 @@ class JobMaker:
     def default_job(self, kind: Any, payload: Any, now: float) -> NewJob:
         """A job with every option at its default: only the kind needs checking."""
         check_name("kind", kind)
+        task = None if self.tasks is None else self.tasks.get(kind)
+        if task is not None:
+            return self.new_job(kind, payload, None, None, 0, None, None, None, now)
         job = NewJob(kind, self.payload_text(payload), "default", 0, now, self.max_attempts,
                      None)
         return job if current_trace_context is None else _traced(job)
 
-    def new_job(self, kind: str, payload: Any, queue: str, priority: int, delay: float,
-                run_at: float | datetime | None, max_attempts: int | None,
+    def new_job(self, kind: str, payload: Any, queue: str | None, priority: int | None,
+                delay: float, run_at: float | datetime | None, max_attempts: int | None,
                 unique_key: str | None, now: float, key: str | None = None) -> NewJob:
+        """A job of ``enqueue``'s arguments; ``queue``, ``priority`` and ``max_attempts``
+        given as None take the kind's task's (when the registry is known), else jobq's
+        defaults: ``default``, 0 and the queue's ``max_attempts``."""
         check_name("kind", kind)
+        if queue is None or priority is None or max_attempts is None:
+            task = None if self.tasks is None else self.tasks.get(kind)
+            if task is not None:
+                queue = task.queue if queue is None else queue
+                priority = task.priority if priority is None else priority
+                max_attempts = task.max_attempts if max_attempts is None else max_attempts
+        queue = "default" if queue is None else queue
+        priority = 0 if priority is None else priority
         check_name("queue", queue)
         check_int("priority", priority)
         if max_attempts is None:

@@ -107,6 +107,8 @@ class Worker:
             raise TypeError(f"registry must be a jobq Registry, got {registry!r:.80}")
         self.queue = queue
         self.registry = registry
+        if queue.registry is None:  # what handlers enqueue by kind takes its task's defaults
+            queue.registry = registry
         self.concurrency = concurrency
         self.queues = None if queues is None else list(queues)
         self.lease = float(lease)
