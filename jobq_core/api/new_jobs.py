@@ -177,7 +177,8 @@ class JobMaker:
         """A job with every option at its default: only the kind needs checking."""
         check_name("kind", kind)
         task = None if self.tasks is None else self.tasks.get(kind)
-        if task is not None:
+        if task is not None and (task.queue is not None or task.priority
+                                 or task.max_attempts is not None):
             return self.new_job(kind, payload, None, None, 0, None, None, None, now)
         job = NewJob(kind, self.payload_text(payload), "default", 0, now, self.max_attempts,
                      None)
