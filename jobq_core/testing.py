@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .errors import LeaseLost
+from .presentation import why_policy
 from .queue import Queue
 from .registry import JobContext, Registry
 from .tasks import Task
@@ -78,8 +79,9 @@ def drain(q: Queue, registry: Registry, *, clock: FakeClock | None = None,
     outcomes in order. Jobs the handlers enqueue run too.
 
     With ``clock`` (a ``FakeClock``, which must be the queue's clock), when no job is
-    ready it is moved to the next delayed job or retry, which then runs: a drain ends only
-    when no pending job is left. Without it, waiting jobs stay pending. Raises
+    ready it is moved to the next delayed job or retry, or to the end of a full rate
+    window, which then runs: a drain ends only when no pending job is left (but for those a
+    paused queue or a concurrency limit holds). Without it, waiting jobs stay pending. Raises
     ``RuntimeError`` after ``max_jobs`` runs (a job that enqueues itself forever).
     An ``async def`` handler runs on an event loop of its own: call ``drain`` from
     synchronous code, not from inside a running event loop."""
@@ -92,7 +94,7 @@ def drain(q: Queue, registry: Registry, *, clock: FakeClock | None = None,
     while True:
         jobs = q.claim_many(DRAIN_WORKER, 1, lease=_LEASE, attempt_limits=limits)
         if not jobs:
-            if clock is None or (due := q.next_run_at()) is None:
+            if clock is None or (due := _next_chance(q, clock.now())) is None:
                 return ran
             clock.set(max(clock.now(), due))
             continue
@@ -101,6 +103,20 @@ def drain(q: Queue, registry: Registry, *, clock: FakeClock | None = None,
             raise RuntimeError(f"drain ran {max_jobs} jobs and more are ready: a job that "
                                "keeps enqueueing more? (raise max_jobs if not)")
         ran.append(_run(q, registry, jobs[0]))
+
+
+def _next_chance(q: Queue, now: float) -> float | None:
+    """When a pending job may next be claimed, as far as time decides it: the next delayed
+    job or retry, or the end of a full rate window of a queue with pending jobs (a drain
+    moves the clock there, as the time passing would). None when only a pause or a limit
+    no drained job will lift holds them."""
+    times = [t for t in [q.next_run_at()] if t is not None]
+    for stats in q.stats(window=1.0).queues.values():
+        if stats.pending and not stats.paused:
+            end = why_policy.rate_window_end(stats, now)
+            if end is not None:
+                times.append(end)
+    return min(times, default=None)
 
 
 def _token(job: Job) -> int:
