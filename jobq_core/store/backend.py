@@ -13,7 +13,7 @@ trip and no BEGIN.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol, TypeVar
 
@@ -24,6 +24,17 @@ from .base import Completion, ConnectionIdentity, NewJob
 from .dialect import Dialect
 
 T = TypeVar("T")
+
+
+class AppConnection(Protocol):
+    """An ``app_connection.py``: each function on an application's connection, in its
+    transaction, never committing; ``UnusableConnection`` when it cannot take the write."""
+
+    def identity(self, conn: object) -> ConnectionIdentity: ...
+
+    def insert_many(self, conn: object, jobs: Sequence[NewJob], now: float) -> list[int]: ...
+
+    def complete(self, conn: object, completion: Completion, now: float) -> bool: ...
 
 
 class KeyTaken(JobqError):
@@ -87,18 +98,14 @@ class Backend(Protocol):
 
     # -- the application's connection (transactional enqueue and completion) ---------------
 
-    def check_connection(self, conn: object) -> None:
-        """Raise ``UnusableConnection`` (nothing written) unless an application's connection
-        can take jobq's write: see ``Store.job_insert_many_on``."""
-        ...
+    app: AppConnection
+    """The backend's ``app_connection`` module: jobq's writes on an application's own
+    connection (the engine checks ``identity`` against ``same_database`` first)."""
 
     def same_database(self, identity: ConnectionIdentity) -> bool: ...
 
-    def insert_on(self, conn: object, jobs: list[NewJob], now: float) -> list[int]: ...
-
-    def complete_on(self, conn: object, completion: Completion, now: float) -> bool:
-        """The fenced completion on the application's connection, in its transaction, with
-        the settling of the job's dependents (``ops.dependencies.settle``)."""
+    def mismatch(self, identity: ConnectionIdentity) -> str:
+        """What to add to the refusal of a connection to another database (or "")."""
         ...
 
     # -- the rest of ``Store`` that is the backend's alone --------------------------------

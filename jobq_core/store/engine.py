@@ -17,9 +17,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..clock import Clock
+from ..errors import UnusableConnection
 from ..types import Watch
 from .backend import Backend
-from .base import ConnectionIdentity, NewJob
+from .base import Completion, ConnectionIdentity, NewJob
 from .controls import ControlCache
 from .ops.admin import Admin
 from .ops.copy_pages import Copying
@@ -45,8 +46,25 @@ class Engine(Running, Dependents, Admin, Copying, Reads, Registry):
     # -- on the application's connection (the backend's app_connection.py) --------------
 
     def job_insert_many_on(self, conn: object, jobs: Sequence[NewJob], now: float) -> list[int]:
-        self.backend.check_connection(conn)
-        return self.backend.insert_on(conn, jobs, now)
+        self._check_connection(conn)
+        return self.backend.app.insert_many(conn, jobs, now)
+
+    def job_complete_on(self, conn: object, completion: Completion, now: float) -> bool:
+        """On the application's connection, in its transaction: the completion and the
+        settling of the job's dependents commit (or roll back) with the caller's writes."""
+        self._check_connection(conn)
+        return self.backend.app.complete(conn, completion, now)
+
+    def _check_connection(self, conn: object) -> None:
+        """Before any write on the caller's connection (no lock of this store's: the
+        connection is the caller's, and so is its thread): it must reach this store's
+        database and be able to take jobq's write (``app.identity``)."""
+        identity = self.backend.app.identity(conn)
+        if not self.backend.same_database(identity):
+            raise UnusableConnection(
+                f"the connection given with conn= is to {identity.where}, not to this queue's "
+                f"database {self.backend.where}{self.backend.mismatch(identity)}; nothing was "
+                "written")
 
     def same_database(self, identity: ConnectionIdentity) -> bool:
         return self.backend.same_database(identity)

@@ -155,12 +155,6 @@ class Running(Operations):
     def job_complete_many(self, completions: Sequence[Completion], now: float) -> list[bool]:
         return self.backend.run(lambda c, again: self._complete(c, completions, now, again))
 
-    def job_complete_on(self, conn: object, completion: Completion, now: float) -> bool:
-        """On the application's connection, in its transaction: the completion and the
-        settling of the job's dependents commit (or roll back) with the caller's writes."""
-        self.backend.check_connection(conn)
-        return self.backend.complete_on(conn, completion, now)
-
     def job_complete_and_claim(
         self, completions: Sequence[Completion], now: float, worker: str,
         queues: Sequence[str] | None, lease_until: float, limit: int,

@@ -27,10 +27,10 @@ from psycopg.pq import TransactionStatus
 
 from ...common.checks import check_int, check_seconds
 from ...clock import Clock
-from ...errors import DatabaseUnavailable, UnusableConnection
+from ...errors import DatabaseUnavailable
 from .. import opening
 from ..backend import KeyTaken
-from ..base import Completion, ConnectionIdentity, NewJob
+from ..base import ConnectionIdentity
 from ..engine import Engine
 from . import app_connection
 from .connection import Connections, ServerClock, parse_url
@@ -61,6 +61,7 @@ class PostgresBackend:
     """
 
     name = app_connection.STORE
+    app = app_connection
 
     def __init__(self, url: str, *, poll_only: bool | None = None, pool_size: int = 2,
                  busy_timeout: float = 30.0, read_only: bool = False,
@@ -176,22 +177,11 @@ class PostgresBackend:
         self._identity = self._conns.run(lambda c, _again: _own_identity(c))
         return identity.key == self._identity
 
-    def check_connection(self, conn: object) -> None:
-        identity = app_connection.identity(conn)
-        if not self.same_database(identity):
-            how = ""
-            if identity.key[1] == self._identity[1] and identity.key[2] is not None:
-                how = (" (a database of that name, but another server, or another jobq_jobs "
-                       "table through the connection's search_path)")
-            raise UnusableConnection(f"the connection given with conn= is to {identity.where}, "
-                                     f"not to this queue's database {self.display}{how}; "
-                                     "nothing was written")
-
-    def insert_on(self, conn: object, jobs: Sequence[NewJob], now: float) -> list[int]:
-        return app_connection.insert_many(conn, jobs, now)
-
-    def complete_on(self, conn: object, completion: Completion, now: float) -> bool:
-        return app_connection.complete(conn, completion, now)
+    def mismatch(self, identity: ConnectionIdentity) -> str:
+        if identity.key[1] == self._identity[1] and identity.key[2] is not None:
+            return (" (a database of that name, but another server, or another jobq_jobs "
+                    "table through the connection's search_path)")
+        return ""
 
     # -- the rest -------------------------------------------------------------------------
 

@@ -293,6 +293,12 @@ class PostgresDialect(Dialect):
                 rows.append(row)
         return accepted, rows, plain
 
+    # complete_many and extend_many: one statement over arrays, where Dialect's loop sends
+    # a statement and a commit per job: a worker's batch of 8 is 1 round trip and 1 commit
+    # instead of 8 and 8. On the tests' cluster (loopback, fsync off) both took 0.6 ms at
+    # best and 1 to 8 ms in the median for a batch of 8 (300 batches each, alternated,
+    # on a shared two-core machine): what the override saves is the 7 round trips and 7
+    # commits a batch cost on a server across a network.
     def complete_many(self, c, completions: Sequence[Completion], now: float,
                       again: bool) -> dict[int, bool]:
         ids, tokens, results = _completion_arrays(completions)

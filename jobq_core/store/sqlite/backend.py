@@ -16,10 +16,10 @@ from contextlib import contextmanager
 from typing import TypeVar
 
 from ...common.checks import check_seconds
-from ...errors import DatabaseUnavailable, UnusableConnection
+from ...errors import DatabaseUnavailable
 from .. import opening
 from ..backend import KeyTaken
-from ..base import Completion, ConnectionIdentity, NewJob
+from ..base import ConnectionIdentity
 from ..engine import Engine
 from . import app_connection
 from .connection import (
@@ -36,6 +36,7 @@ _UNIQUE = getattr(sqlite3, "SQLITE_CONSTRAINT_UNIQUE", 2067)
 
 class SqliteBackend:
     name = app_connection.STORE
+    app = app_connection
     notifies = False  # a watch sees every commit to the file (inotify + data_version)
 
     def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "NORMAL",
@@ -141,20 +142,8 @@ class SqliteBackend:
     def same_database(self, identity: ConnectionIdentity) -> bool:
         return identity.store == self.name and identity.key == self._identity
 
-    def check_connection(self, conn: object) -> None:
-        """Before any write on the caller's connection (no lock of this store's: the
-        connection is the caller's, and so is its thread)."""
-        identity = app_connection.identity(conn)
-        if not self.same_database(identity):
-            raise UnusableConnection(f"the connection given with conn= is to {identity.where}, "
-                                     f"not to this queue's database {self.path}; nothing was "
-                                     "written")
-
-    def insert_on(self, conn: object, jobs: Sequence[NewJob], now: float) -> list[int]:
-        return app_connection.insert_many(conn, jobs, now)
-
-    def complete_on(self, conn: object, completion: Completion, now: float) -> bool:
-        return app_connection.complete(conn, completion, now)
+    def mismatch(self, identity: ConnectionIdentity) -> str:
+        return ""
 
     # -- the rest -------------------------------------------------------------------------
 
