@@ -59,8 +59,10 @@ async def test_a_killed_demo_worker_is_shown_truly_from_start_to_end(tmp_path):
         async with app.run_test(size=(80, 24)) as pilot:
             await settle(pilot)
             await pilot.press("3")  # Workers: both ok, nothing to warn of
-            await until(pilot, lambda: len(rows(app)) == 2, 5, "two workers listed")
-            assert [r[2] for r in rows(app)] == ["● ok", "● ok"], rows(app)
+            # both ok (on a machine loaded past its cores a beat can come 1.5 beats late:
+            # late, rightly, until the next one lands)
+            await until(pilot, lambda: [r[2] for r in rows(app)] == ["● ok", "● ok"], 10,
+                        "two workers listed, both ok")
             assert "!" not in header(app)
             await pilot.press("1")
             await until(pilot, lambda: any(r[3] == victim for r in rows(app)), 5,
