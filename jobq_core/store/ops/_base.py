@@ -10,9 +10,9 @@ from ..rows import job_from_row
 
 
 class Operations:
-    b: Backend
-    d: Dialect
-    q: Statements  # every shared statement, in the dialect's spelling
+    backend: Backend
+    dialect: Dialect
+    statements: Statements  # every shared statement, in the dialect's spelling
     _controls: ControlCache
 
     def _get(self, c, job_id: int) -> Job | None:
