@@ -22,20 +22,35 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "stores(*names, why): run this test on these stores only (of "
                    "tests/stores' ADAPTERS), for the reason given")
+    config.addinivalue_line(
+        "markers", "slow_on(*names, why): this test's runs on these stores are slow-tier "
+                   "(the others stay in the fast tier), for the reason given")
+
+
+def _named(marker, nodeid: str) -> list[str]:
+    assert marker.kwargs.get("why") or not marker.args, f"{nodeid}: say why in {marker.name}(why=)"
+    unknown = set(marker.args) - {a.name for a in ADAPTERS}
+    assert not unknown, f"{nodeid}: {marker.name} names no adapter {sorted(unknown)}"
+    return list(marker.args)
 
 
 def pytest_generate_tests(metafunc):
     """A test that takes ``adapter`` (or ``database``, or a fixture made from them) runs
-    once per store of ``stores.ADAPTERS``, or on those its ``stores`` marker names."""
+    once per store of ``stores.ADAPTERS``, or on those its ``stores`` marker names; its
+    runs on the stores its ``slow_on`` marker names are marked ``slow``."""
     if "adapter" not in metafunc.fixturenames:
         return
+    nodeid = metafunc.definition.nodeid
     chosen = ADAPTERS
-    only = metafunc.definition.get_closest_marker("stores")
-    if only is not None:
-        assert only.kwargs.get("why"), f"{metafunc.definition.nodeid}: say why in stores(why=)"
-        chosen = [a for a in ADAPTERS if a.name in only.args]
-        assert chosen, f"{metafunc.definition.nodeid}: no adapter named {only.args}"
-    metafunc.parametrize("adapter", chosen, ids=[a.name for a in chosen], indirect=True)
+    if (only := metafunc.definition.get_closest_marker("stores")) is not None:
+        names = _named(only, nodeid)
+        assert names, f"{nodeid}: stores() names no store"
+        chosen = [a for a in ADAPTERS if a.name in names]
+    slow = metafunc.definition.get_closest_marker("slow_on")
+    slow_names = _named(slow, nodeid) if slow is not None else []
+    metafunc.parametrize("adapter", [
+        pytest.param(a, id=a.name, marks=[pytest.mark.slow] if a.name in slow_names else [])
+        for a in chosen], indirect=True)
 
 
 @pytest.fixture

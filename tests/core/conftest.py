@@ -1,5 +1,8 @@
-"""What the worker tests share: a database file, a producer's queue on it, and a worker run
-on a thread of the test."""
+"""What the worker tests share: a database of each store (``tests/stores``; the ``adapter``
+and ``database`` fixtures of ``tests/conftest.py``), a producer's queue on it, and a worker
+run on a thread of the test. Every test that takes ``db``, ``queue`` or ``producer`` runs
+once per store; one that only SQLite can run says why with
+``@pytest.mark.stores("sqlite", why=...)``."""
 from __future__ import annotations
 
 import threading
@@ -10,8 +13,14 @@ from jobq_core import Queue, Worker
 
 
 @pytest.fixture
-def db(tmp_path):
-    return str(tmp_path / "jobs.db")
+def db(database) -> str:
+    return database
+
+
+@pytest.fixture
+def queue(db, clock):
+    with Queue(db, clock=clock) as q:
+        yield q
 
 
 @pytest.fixture

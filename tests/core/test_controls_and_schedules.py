@@ -56,11 +56,11 @@ def test_a_schedule_declared_twice_is_refused():
         r.periodic("k", every=5)
 
 
-def test_a_new_schedule_starts_at_its_next_tick_and_each_tick_enqueues_once(tmp_path):
+def test_a_new_schedule_starts_at_its_next_tick_and_each_tick_enqueues_once(db):
     clock = FakeClock(1000.5)
     r = Registry()
     r.periodic("k", every=10, payload={"n": 1})
-    with Queue(tmp_path / "jobs.db", clock=clock) as q:
+    with Queue(db, clock=clock) as q:
         a, b = Scheduler(q, r.schedules()), Scheduler(q, r.schedules())
         assert a.run_once() == pytest.approx(9.5, abs=0.01)
         assert q.list() == []  # the tick at 1000 happened before anyone saw the schedule
@@ -73,11 +73,11 @@ def test_a_new_schedule_starts_at_its_next_tick_and_each_tick_enqueues_once(tmp_
         assert sorted(j.run_at for j in q.list()) == [1010.0, 1020.0]
 
 
-def test_after_downtime_only_the_latest_missed_tick_is_enqueued_once_and_logged(tmp_path, caplog):
+def test_after_downtime_only_the_latest_missed_tick_is_enqueued_once_and_logged(db, caplog):
     clock = FakeClock(1000.0)
     r = Registry()
     r.periodic("k", every=10)
-    with Queue(tmp_path / "jobs.db", clock=clock) as q:
+    with Queue(db, clock=clock) as q:
         Scheduler(q, r.schedules()).run_once()
         clock.set(1010.0)
         Scheduler(q, r.schedules()).run_once()
@@ -96,11 +96,11 @@ def test_after_downtime_only_the_latest_missed_tick_is_enqueued_once_and_logged(
 
 
 def test_a_tick_recorded_by_a_clock_that_jumped_ahead_is_a_clock_fault_not_a_silence(
-        tmp_path, caplog):
+        db, caplog):
     clock = FakeClock(1000.0)
     r = Registry()
     r.periodic("k", every=10)
-    with Queue(tmp_path / "jobs.db", clock=clock) as q:
+    with Queue(db, clock=clock) as q:
         Scheduler(q, r.schedules()).run_once()
         clock.set(1000.0 + 86400)  # the clock jumps a day ahead: that tick is recorded
         Scheduler(q, r.schedules()).run_once()
@@ -123,8 +123,7 @@ def _burst(db, registry, **kwargs) -> tuple[Worker, float]:
     return w, time.monotonic() - started
 
 
-def test_burst_leaves_a_paused_queue_pending_and_exits(tmp_path):
-    db = str(tmp_path / "jobs.db")
+def test_burst_leaves_a_paused_queue_pending_and_exits(db):
     r = Registry()
     r.task("k")(lambda p: p)
     with Queue(db) as q:
@@ -135,8 +134,7 @@ def test_burst_leaves_a_paused_queue_pending_and_exits(tmp_path):
         assert q.count("pending", queue="held") == 1
 
 
-def test_burst_waits_for_a_rate_limited_queue_until_its_jobs_have_run(tmp_path):
-    db = str(tmp_path / "jobs.db")
+def test_burst_waits_for_a_rate_limited_queue_until_its_jobs_have_run(db):
     r = Registry()
     r.task("k")(lambda p: p)
     with Queue(db) as q:

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import threading
 
+import pytest
+
 from jobq_core import Queue, Registry, Worker
 from jobq_core.testing import wait_for
 
@@ -17,7 +19,8 @@ HOLD = ("import sqlite3, sys\n"
         "print('locked', flush=True); sys.stdin.read()\n")
 
 
-def test_a_completion_blocked_by_a_frozen_lock_holder_is_written_once_it_lets_go(db_path):
+@pytest.mark.stores("sqlite", why="a frozen process holding SQLite's file write lock")
+def test_a_completion_blocked_by_a_frozen_lock_holder_is_written_once_it_lets_go(db):
     registry = Registry()
     release, ran = threading.Event(), []
 
@@ -27,19 +30,19 @@ def test_a_completion_blocked_by_a_frozen_lock_holder_is_written_once_it_lets_go
         release.wait(10)
         return "done"
 
-    queue = Queue(db_path, busy_timeout=0.2)
+    queue = Queue(db, busy_timeout=0.2)
     job_id = queue.enqueue("slow")
     worker = Worker(queue, registry, concurrency=1, lease=30)
     thread = threading.Thread(target=worker.run, kwargs={"handle_signals": False})
     thread.start()
     try:
         wait_for(lambda: ran)
-        holder = subprocess.Popen([sys.executable, "-c", HOLD, str(db_path)],
+        holder = subprocess.Popen([sys.executable, "-c", HOLD, db],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert holder.stdout.readline() == "locked\n"
         os.kill(holder.pid, signal.SIGSTOP)
         release.set()  # the handler returns while every write is blocked
-        with Queue(db_path) as reader:
+        with Queue(db) as reader:
             threading.Event().wait(1.0)  # a few tries fail meanwhile (busy timeout 0.2 s)
             assert reader.get(job_id).status == "running"
             os.kill(holder.pid, signal.SIGCONT)

@@ -66,6 +66,10 @@ def _scrape(port: int) -> str:
         return r.read().decode()
 
 
+ONE_STORE = pytest.mark.stores("sqlite", why="the server's socket handling reads no store")
+
+
+@ONE_STORE
 def test_a_connection_that_sends_half_a_request_is_closed_after_the_read_timeout(serve):
     s = serve(read_timeout=0.5, deadline=30)
     c = _half_sent(s.port)
@@ -73,6 +77,7 @@ def test_a_connection_that_sends_half_a_request_is_closed_after_the_read_timeout
     assert "jobq_jobs" in _scrape(s.port)
 
 
+@ONE_STORE
 def test_connections_past_the_cap_are_closed_at_once_and_scrapes_resume_after(serve):
     s = serve(max_connections=4, read_timeout=1.5, deadline=30)
     idle = [_half_sent(s.port) for _ in range(4)]
@@ -84,6 +89,7 @@ def test_connections_past_the_cap_are_closed_at_once_and_scrapes_resume_after(se
     assert "jobq_jobs" in _scrape(s.port)
 
 
+@ONE_STORE
 def test_a_request_trickled_a_byte_at_a_time_is_cut_at_the_deadline(serve):
     s = serve(read_timeout=1.0, deadline=1.5)
     c = socket.create_connection(("127.0.0.1", s.port), timeout=10)

@@ -1,4 +1,4 @@
-"""The process pool in-process (``Worker(pool="process")``), on real SQLite files with real
+"""The process pool in-process (``Worker(pool="process")``), on every store with real
 child processes: parallel CPU work, hard timeouts, crashes, recycling, the context in a
 child, results and errors, shutdown. The handlers are in ``pool_tasks.py``, which each child
 imports by name."""
@@ -17,6 +17,11 @@ from jobq_core.testing import FakeClock, wait_for
 
 from .conftest import start
 from .pool_tasks import registry
+
+# what these tests watch (children started, killed, recycled, reused) is the pool's own; a
+# child's calls to its store are one test's subject, which stays fast on every store
+pytestmark = pytest.mark.slow_on("postgresql", why="the pool's process handling is the "
+                                 "same on every store")
 
 
 def burst(db, **kwargs) -> Worker:
@@ -155,6 +160,7 @@ def test_children_are_reused_across_jobs(db, producer):
     assert len(pids) <= 2
 
 
+@pytest.mark.slow_on()
 def test_a_handler_in_a_child_gets_the_context_and_its_calls_reach_the_database(db, producer):
     job_id = producer.enqueue("ctx")
     burst(db, worker_id="w-child")
@@ -322,12 +328,13 @@ if __name__ == "__main__":
 """
 
 
-def test_a_script_whose_registry_is_in_its_main_runs_in_children_as_it_reads_itself(tmp_path):
+def test_a_script_whose_registry_is_in_its_main_runs_in_children_as_it_reads_itself(
+        db, tmp_path):
     # the children load the script again by path; multiprocessing, imported by it first,
     # must not swap the module being loaded for another under the script's feet
     script = tmp_path / "script.py"
     script.write_text(SCRIPT)
-    out = subprocess.run([sys.executable, str(script), str(tmp_path / "jobs.db")],
+    out = subprocess.run([sys.executable, str(script), db],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["succeeded", "True"]

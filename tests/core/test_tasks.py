@@ -76,8 +76,8 @@ def test_enqueue_many_writes_one_job_per_payload_in_order(queue):
     assert {(j.kind, j.queue, j.priority) for j in jobs} == {("n", "q1", 2)}
 
 
-def test_a_registry_with_a_queue_lets_tasks_enqueue_without_one(db_path, clock):
-    q = Queue(db_path, clock=clock)
+def test_a_registry_with_a_queue_lets_tasks_enqueue_without_one(db, clock):
+    q = Queue(db, clock=clock)
     r = Registry(queue=q)
     task = r.task("ping")(lambda p: p)
     a = task.enqueue({"n": 1})
@@ -89,8 +89,8 @@ def test_a_registry_with_a_queue_lets_tasks_enqueue_without_one(db_path, clock):
     q.close()
 
 
-def test_a_registry_may_be_given_a_database_path(db_path):
-    r = Registry(queue=str(db_path))
+def test_a_registry_may_be_given_a_database_string(db):
+    r = Registry(queue=db)
     task = r.task("ping")(lambda p: p)
     assert r.queue.get(task.enqueue(7)).payload == 7
     r.queue.close()

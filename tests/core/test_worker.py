@@ -1,4 +1,4 @@
-"""The Worker in-process, on real SQLite files: handlers, context, failures, timeouts,
+"""The Worker in-process, on every store: handlers, context, failures, timeouts,
 lost leases, cancellation, shutdown, idle latency."""
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import threading
 import time
 
 import pytest
+from stores import AppDB
 
 from jobq_core import Backoff, LeaseLost, Queue, Registry, Worker
 from jobq_core.testing import FakeClock, wait_for
@@ -292,7 +293,7 @@ def test_an_idle_worker_starts_a_job_enqueued_by_another_queue_object_within_50m
 
     w = Worker(Queue(db), r)
     t = start(w)
-    time.sleep(0.7)  # past the first idle claim interval: only data_version can wake it
+    time.sleep(0.7)  # past the first idle claim interval: only the change signal can wake it
     latencies = []
     for i in range(20):
         sent = time.time()
@@ -391,14 +392,13 @@ def test_a_registry_refuses_a_bad_timeout():
 
 
 def test_a_job_whose_stored_payload_is_not_json_goes_dead_without_running(db, producer):
-    import sqlite3
-
     r = Registry()
     calls = []
     r.task("k")(lambda p: calls.append(p))
     job_id = producer.enqueue("k", {"fine": True})
-    with sqlite3.connect(db) as raw:  # another program wrote this row
+    with AppDB(db) as raw:  # another program wrote this row
         raw.execute("UPDATE jobq_jobs SET payload='{oops' WHERE id=?", (job_id,))
+        raw.commit()
     burst(db, r)
     job = producer.get(job_id)
     assert (job.status, job.attempts, calls) == ("dead", 1, [])
