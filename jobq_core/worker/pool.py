@@ -22,9 +22,9 @@ from .runs import Outcome, Run
 Finished = Callable[[Run, Outcome], None]
 
 
-def not_started(run: Run, outcome: Outcome) -> None:
-    """A pool's ``finished`` until ``start`` gives it the worker's."""
-    raise RuntimeError("a handler ended in a pool that was not started")
+def not_started(*_: object) -> None:
+    """A pool's ``finished`` and ``fail`` until ``start`` gives it the worker's."""
+    raise RuntimeError("a pool that was not started was told a handler ended or failed")
 
 
 class Pool(Protocol):

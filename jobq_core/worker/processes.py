@@ -104,7 +104,7 @@ class ProcessPool:
         self._start_failures = 0
         self._retry_at = 0.0
         self._finished: Finished = not_started
-        self._fail: Callable[[str], None] = _not_started
+        self._fail: Callable[[str], None] = not_started
         self._selector = selectors.DefaultSelector()
         self._wake = WakePipe()  # wakes the supervisor: a child to replace, or closing
         self._selector.register(self._wake, selectors.EVENT_READ, ("wake", None))
@@ -352,9 +352,8 @@ class ProcessPool:
         """The fork server reported children that ended, or it ended itself."""
         server = self._server
         assert server is not None, "only a running fork server says anything"
-        exits: Sequence[tuple[int, int | None]]
         try:
-            exits = server.exits(read)
+            exits: Sequence[tuple[int, int | None]] = server.exits(read)
         except (EOFError, OSError):  # killed: its children got SIGKILL (PR_SET_PDEATHSIG)
             log.warning("the fork server (pid %d) of the process pool ended; starting another",
                         server.pid)
@@ -447,11 +446,6 @@ class ProcessPool:
             log.warning("child process %d still running %gs after it was told to stop: "
                         "SIGKILL", child.pid, KILL_GRACE)
             child.signal(signal.SIGKILL)
-
-
-def _not_started(reason: str) -> None:
-    """The pool's ``fail`` until ``start`` gives it the worker's."""
-    raise RuntimeError(f"a process pool that was not started failed: {reason}")
 
 
 def _ctx_call(child: Child, run: Run, message: Message) -> None:
