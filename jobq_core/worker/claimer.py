@@ -121,7 +121,16 @@ class Claimer:
 
     def adopt(self, jobs: list[Job], asked: int) -> int:
         """Start handlers for the jobs a claim of ``asked`` slots returned (the caller
-        holds ``lock``). A claim that filled every slot asked for suggests more are ready."""
+        holds ``lock``). A claim that filled every slot asked for suggests more are ready.
+
+        A claim that was in flight when the worker was stopped (the completer's, in its
+        own thread) hands its jobs back unstarted: the executor may have drained already,
+        and nothing would write their outcomes. ``Worker.run`` takes ``lock`` once after
+        the stop, before it drains, so every adopt either started its runs before the
+        drain looks or sees the stop."""
+        if jobs and self._state.stopping.is_set():
+            self._hand_back(jobs)
+            return 0
         if asked > 0:
             self._backlog = len(jobs) == asked
             if not self._backlog:
@@ -134,6 +143,16 @@ class Claimer:
         for run in runs:
             self._executor.dispatch(run)
         return len(jobs)
+
+    def _hand_back(self, jobs: list[Job]) -> None:
+        for job in jobs:
+            assert job.token is not None, "a claimed job carries its claim's token"
+            try:
+                self._queue.release(job.id, job.token)
+            except JobqError as e:  # LeaseLost included: its lease runs out, as after a crash
+                log.warning("job %d claimed as the worker stopped, not handed back: %s",
+                            job.id, e)
+        log.info("handed back %d job(s) claimed as the worker stopped", len(jobs))
 
     def _claim(self) -> int:
         with self.lock:

@@ -152,6 +152,8 @@ class Worker:
             self._start()
             try:
                 self._claimer.loop(burst)
+                with self._claimer.lock:  # a claim in flight has started its runs or
+                    pass                  # handed its jobs back (Claimer.adopt)
                 self._executor.drain(0.0 if self._gone else self.grace)
             finally:
                 self._shutdown()
