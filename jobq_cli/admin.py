@@ -11,7 +11,8 @@ from jobq_core.common.textsafe import clean
 
 from . import render
 from .common import (
-    DEFAULT_DB, DbOption, Duration, JsonOption, friendly, open_queue, print_json, usage,
+    DEFAULT_DB, DbOption, Duration, JsonOption, friendly, open_queue, print_json, typed,
+    usage,
 )
 
 _STATUSES = ", ".join(LIST_STATUSES)
@@ -20,7 +21,7 @@ HELD_READ = 1000  # running jobs read to count what a lost worker still holds
 
 @friendly
 def stats(db: DbOption = DEFAULT_DB, as_json: JsonOption = False,
-          window: Annotated[float, Duration("Count finished jobs over this long.")] = "1h",
+          window: Annotated[float, Duration("Count finished jobs over this long.")] = typed("1h"),
           ) -> None:
     """Counts by status and queue, queue lag, and recent outcomes."""
     seconds = window
@@ -111,7 +112,7 @@ def workers(db: DbOption = DEFAULT_DB, as_json: JsonOption = False,
     with open_queue(db) as q:
         ws = q.workers()
         now = q.clock.now()
-        forgotten: list = []
+        forgotten: list[str] = []
         if forget_lost:
             lost = [w for w in ws if render.worker_state(w, now) == WorkerState.LOST]
             q.forget_workers(lost)

@@ -15,11 +15,11 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich import box
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
@@ -32,7 +32,7 @@ from .common import JsonOption, fail, friendly, print_json, usage
 WORKLOADS = ("enqueue", "batch", "drain", "worker", "pool", "latency", "scale", "limits")
 SYNCHRONOUS = ("NORMAL", "FULL")
 
-Step = tuple[str, Callable[[runs.Settings, runs.Note], dict]]
+Step = tuple[str, Callable[[runs.Settings, runs.Note], runs.Row]]
 
 
 @friendly
@@ -163,11 +163,11 @@ def _steps(s: runs.Settings, chosen: list[str]) -> list[Step]:
     return steps
 
 
-def _run(s: runs.Settings, steps: list[Step]) -> dict[str, dict]:
+def _run(s: runs.Settings, steps: list[Step]) -> dict[str, runs.Row]:
     """Run the steps in order, with a Rich progress display on a terminal (stderr), one
     plain line per step otherwise. A process failure ends the run as a one-line error."""
     err = Console(stderr=True, highlight=False, markup=False, emoji=False)
-    results: dict[str, dict] = {}
+    results: dict[str, runs.Row] = {}
     if err.is_terminal:
         columns = (SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(),
                    MofNCompleteColumn(), TimeElapsedColumn())
@@ -185,7 +185,8 @@ def _run(s: runs.Settings, steps: list[Step]) -> dict[str, dict]:
     return results
 
 
-def _step(s: runs.Settings, results: dict[str, dict], key: str, fn, note) -> None:
+def _step(s: runs.Settings, results: dict[str, runs.Row], key: str,
+          fn: Callable[[runs.Settings, runs.Note], runs.Row], note: runs.Note) -> None:
     try:
         results[key] = fn(s, note)
     except runs.BenchError as e:
@@ -193,14 +194,14 @@ def _step(s: runs.Settings, results: dict[str, dict], key: str, fn, note) -> Non
     _add_ratios(results)
 
 
-def _add_ratios(results: dict[str, dict]) -> None:
+def _add_ratios(results: dict[str, runs.Row]) -> None:
     for suffix in ("1", "n"):
         worker, api = results.get(f"drain_worker_{suffix}"), results.get(f"drain_api_{suffix}")
         if worker is not None:
-            worker["ratio_to_api"] = runs.ratio(worker["rate"], api and api["rate"])
+            worker["ratio_to_api"] = runs.ratio(worker["rate"], api.get("rate") if api else None)
 
 
-def _environment(s: runs.Settings, workdir: Path) -> dict:
+def _environment(s: runs.Settings, workdir: Path) -> dict[str, Any]:
     from importlib import metadata  # 15 ms that no other command needs
 
     try:
@@ -219,7 +220,7 @@ def _environment(s: runs.Settings, workdir: Path) -> dict:
 
 # -- output ----------------------------------------------------------------------------------
 
-def _result_text(key: str, r: dict) -> str:
+def _result_text(key: str, r: runs.Row) -> str:
     if key == "latency":
         return (f"p50 {r['p50_ms']:.1f} ms, p99 {r['p99_ms']:.1f} ms, "
                 f"idle CPU {r['idle_cpu_percent']:.1f}%")
@@ -237,8 +238,8 @@ def _result_text(key: str, r: dict) -> str:
     return f"{r['rate']:,.0f} jobs/s"
 
 
-def _ratio_text(key: str, r: dict) -> str:
-    def x(v):
+def _ratio_text(key: str, r: runs.Row) -> str:
+    def x(v: float | None) -> str:
         return "-" if v is None else f"{v:.2f}x"
     if key.startswith("drain_worker"):
         return f"{x(r.get('ratio_to_api'))} the API drain"
@@ -253,26 +254,28 @@ def _ratio_text(key: str, r: dict) -> str:
     return ""
 
 
-def _check_text(r: dict) -> str:
+def _check_text(r: runs.Row) -> str:
     if r["ok"]:
         return f"ok {r['counted']:,}"
     bad = [f"{r[k]:,} {k}" for k in ("lost", "duplicates", "redelivered", "errors") if r[k]]
     return "FAILED: " + (", ".join(bad) or f"{r['counted']:,}/{r['expected']:,}")
 
 
-def _line(key: str, r: dict) -> str:
+def _line(key: str, r: runs.Row) -> str:
     ratio = _ratio_text(key, r)
     return (f"{key}: {r['jobs']:,} jobs, {r['processes']} proc: {_result_text(key, r)}"
             f"{f' ({ratio})' if ratio else ''}, {_check_text(r)}")
 
 
-def _table(report: dict) -> Table:
+def _table(report: dict[str, Any]) -> Table:
     fs = f", {report['filesystem']}" if report["filesystem"] else ""
     table = Table(box=box.SIMPLE_HEAD, padding=(0, 1), title=f"jobq bench · synchronous={report['synchronous']} · "
                         f"{report['cpus']} CPUs{fs} · Python {report['python']}, "
                         f"SQLite {report['sqlite']}", title_justify="left")
-    for name, justify in (("workload", "left"), ("jobs", "right"), ("procs", "right"),
-                          ("result", "left"), ("ratio", "left"), ("check", "left")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("workload", "left"), ("jobs", "right"), ("procs", "right"), ("result", "left"),
+        ("ratio", "left"), ("check", "left"))
+    for name, justify in columns:
         table.add_column(name, justify=justify, no_wrap=name not in ("result", "ratio"),
                          min_width=14 if name in ("result", "ratio") else None)
     for key, r in report["results"].items():

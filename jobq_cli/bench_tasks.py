@@ -2,6 +2,8 @@
 processes of a process pool can import them (``jobq_cli.bench_tasks:registry``)."""
 from __future__ import annotations
 
+from typing import Any
+
 from jobq_core import Registry
 
 NOOP = "bench.noop"
@@ -12,12 +14,12 @@ registry = Registry()
 
 
 @registry.task(NOOP)
-def noop(payload) -> None:
+def noop(payload: Any) -> None:
     return None
 
 
 @registry.task(CPU)
-def cpu(payload) -> None:
+def cpu(payload: Any) -> None:
     """A fixed amount of pure-Python work, holding the GIL throughout."""
     x = 0
     for i in range(CPU_LOOPS):

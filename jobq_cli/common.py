@@ -10,7 +10,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar, cast
 
 import typer
 
@@ -47,13 +47,17 @@ def usage(message: str) -> NoReturn:
     raise UsageError(message)
 
 
-def friendly(command):
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def friendly(command: Callable[P, R]) -> Callable[P, R]:
     """Turn the errors a user can cause into ``jobq: <message>`` on stderr and exit 1. A
     usage error goes on up: the command group says it as it says Click's, naming the
     command (``jobq: list: ... (see jobq list --help)``), and exits 2."""
 
     @functools.wraps(command)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return command(*args, **kwargs)
         except UsageError:
@@ -84,9 +88,16 @@ def duration_option(value: object) -> float:
 
 def Duration(help: str, *names: str) -> Any:  # noqa: N802 - reads as a type
     """A duration option (``--delay 1h``, ``--window 90s``): the same forms everywhere.
-    Give its default as the text a user would type (``= "30s"``): the parser turns it
-    into seconds, and ``--help`` shows it as written."""
+    Give its default as the text a user would type (``= typed("30s")``): the parser turns
+    it into seconds, and ``--help`` shows it as written."""
     return typer.Option(*names, parser=duration_option, metavar="DURATION", help=help)
+
+
+def typed(text: str) -> float:
+    """A duration option's default, as a user would type it. Typer passes a default
+    through the option's parser as it does typed text, so the command receives seconds:
+    the cast says what the parser makes true by the time the command runs."""
+    return cast(float, text)
 
 
 def parse_json(text: str, what: str, report: Callable[[str], NoReturn] = fail) -> Any:

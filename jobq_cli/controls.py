@@ -168,8 +168,8 @@ QUEUE_COLS = (
 )
 
 
-def queues_rows(queues: dict[str, QueueStats], now: float) -> list[list]:
-    rows = []
+def queues_rows(queues: dict[str, QueueStats], now: float) -> list[list[Text | str]]:
+    rows: list[list[Text | str]] = []
     for name, qs in queues.items():
         lag = None if qs.oldest_pending_at is None else max(0.0, now - qs.oldest_pending_at)
         running = (f"{qs.running}/{qs.concurrency}" if qs.concurrency is not None
@@ -202,14 +202,14 @@ SCHEDULE_COLS = (
 )
 
 
-def schedules_rows(infos: list[ScheduleInfo], now: float) -> list[list]:
-    rows = []
+def schedules_rows(infos: list[ScheduleInfo], now: float) -> list[list[Text | str]]:
+    rows: list[list[Text | str]] = []
     for s in infos:
         nxt = next_tick(s, now)
-        ticked = s.last_tick is not None and s.last_job is not None
         rows.append([render.cell(s.kind, limit=60), render.cell(s.queue, limit=40),
                      render.cell(s.spec, limit=60),
-                     f"{duration(max(0.0, now - s.last_tick))} ago" if ticked else "-",
+                     f"{duration(max(0.0, now - s.last_tick))} ago"
+                     if s.last_tick is not None and s.last_job is not None else "-",
                      "-" if s.last_job is None else str(s.last_job),
                      "?" if nxt is None else timestamp(nxt),
                      "?" if nxt is None else duration(max(0.0, nxt - now))])

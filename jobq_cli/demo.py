@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.live import Live
 from rich.text import Text
 
-from jobq_core import FORGET_AFTER, Queue
+from jobq_core import FORGET_AFTER, Queue, Stats
 from jobq_core.presentation.display import masked_url
 
 from . import render, tables
@@ -65,8 +65,6 @@ def demo(
     if duration is not None and not duration > 0:
         usage(f"--duration must be more than 0 seconds, got {duration:g}")
     tty = sys.stdin.isatty() and sys.stdout.isatty()
-    if duration is None and not tty:
-        duration = QUIET_DURATION
     out = Console(highlight=False, markup=False, soft_wrap=True)  # never cut a sentence
     Queue(db).close()  # create the file and schema before the workers open it
     run = _DemoRun(db, workers, concurrency)
@@ -98,8 +96,8 @@ def demo(
                 _live(run, out, duration)
         elif tty:
             _live(run, out, duration)
-        else:
-            _quiet(run, out, duration)
+        else:  # no terminal: a run of QUIET_DURATION unless told how long
+            _quiet(run, out, QUIET_DURATION if duration is None else duration)
     except KeyboardInterrupt:
         pass
     finally:
@@ -121,7 +119,7 @@ class _DemoRun:
         self.started = time.monotonic()
         self.started_at = time.time()
         self.feeder_queue = Queue(db)
-        self.procs: list[subprocess.Popen] = []
+        self.procs: list[subprocess.Popen[bytes]] = []
         self.log = Path(tempfile.gettempdir()) / f"jobq-demo-{os.getpid()}.log"
         self._stop = threading.Event()
         self._feeder = threading.Thread(target=self._feed_loop, name="demo-feeder", daemon=True)
@@ -265,7 +263,7 @@ def _quiet(run: _DemoRun, out: Console, duration: float) -> None:
                           f"{s.dead_recent}, retrying {s.retrying}, running {s.running}")
 
 
-def _run_stats(run: _DemoRun, q: Queue):
+def _run_stats(run: _DemoRun, q: Queue) -> Stats:
     """Counts over this run (finished counts since it started)."""
     return q.stats(window=max(1.0, time.time() - run.started_at))
 
@@ -295,13 +293,14 @@ class _DemoView:
             ("scheduled ", "bold"), str(s.scheduled), "  ", ("dead ", "bold"), (str(s.dead), "red"),
             f"\nthis run: {s.succeeded_recent} succeeded, {s.dead_recent} dead · up {up}")
         now = q.clock.now()
-        rows = [[str(pid_of.get(job.worker or "", "?")), str(job.id),
-                 render.cell(job.kind, limit=30), f"{job.attempts}/{job.max_attempts}",
-                 render.span(now - (job.started_at or now))]
-                for job in q.list("running", limit=16, payloads=False)]
+        rows: list[list[Text | str]] = [
+            [str(pid_of.get(job.worker or "", "?")), str(job.id),
+             render.cell(job.kind, limit=30), f"{job.attempts}/{job.max_attempts}",
+             render.span(now - (job.started_at or now))]
+            for job in q.list("running", limit=16, payloads=False)]
         table = tables.table(DEMO_COLS, rows, options.max_width)
         gone = run.gone()
-        parts = [head, table]
+        parts: list[RenderableType] = [head, table]
         if gone:
             parts.append(Text("ended: " + ", ".join(gone), style="yellow"))
         yield from parts

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import Callable
 from typing import Any
 
 from jobq_core import Backoff, JobContext, Registry
@@ -26,38 +27,38 @@ def _nap(ctx: JobContext, seconds: float, steps: int = 1, what: str = "") -> Non
 
 
 @registry.task("email.send")
-def send_email(payload: dict, ctx: JobContext) -> dict:
+def send_email(payload: dict[str, Any], ctx: JobContext) -> dict[str, Any]:
     _nap(ctx, random.uniform(0.05, 0.4))
     return {"message_id": f"<{ctx.job_id}.{ctx.attempt}@demo.jobq>", "to": payload.get("to")}
 
 
 @registry.task("alert.page")
-def page_oncall(payload: dict) -> str:
+def page_oncall(payload: dict[str, Any]) -> str:
     time.sleep(random.uniform(0.02, 0.1))
     return f"paged {payload.get('team', 'ops')}"
 
 
 @registry.task("image.resize")
-def resize_image(payload: dict, ctx: JobContext) -> dict:
+def resize_image(payload: dict[str, Any], ctx: JobContext) -> dict[str, Any]:
     sizes = payload.get("sizes", [64, 256, 1024])
     _nap(ctx, random.uniform(0.5, 2.0), steps=len(sizes), what="size")
     return {"image": payload.get("image"), "sizes": sizes}
 
 
 @registry.task("report.build", timeout=60.0)
-def build_report(payload: dict, ctx: JobContext) -> dict:
+def build_report(payload: dict[str, Any], ctx: JobContext) -> dict[str, Any]:
     _nap(ctx, random.uniform(4.0, 9.0), steps=8, what="section")
     return {"report": payload.get("name"), "rows": random.randint(100, 5000)}
 
 
 @registry.task("video.transcode")
-async def transcode(payload: dict) -> dict:
+async def transcode(payload: dict[str, Any]) -> dict[str, Any]:
     await asyncio.sleep(random.uniform(1.0, 3.0))
     return {"video": payload.get("video"), "format": "av1"}
 
 
 @registry.task("webhook.deliver", max_attempts=5, backoff=_QUICK_RETRY)
-def deliver_webhook(payload: dict, ctx: JobContext) -> dict:
+def deliver_webhook(payload: dict[str, Any], ctx: JobContext) -> dict[str, Any]:
     _nap(ctx, random.uniform(0.05, 0.3))
     if ctx.attempt < payload.get("fail_times", 1) + 1:
         raise ConnectionError(f"POST {payload.get('url')}: connection reset by peer")
@@ -65,19 +66,19 @@ def deliver_webhook(payload: dict, ctx: JobContext) -> dict:
 
 
 @registry.task("invoice.sync", max_attempts=3, backoff=_QUICK_RETRY)
-def sync_invoice(payload: dict, ctx: JobContext) -> None:
+def sync_invoice(payload: dict[str, Any], ctx: JobContext) -> None:
     _nap(ctx, random.uniform(0.1, 0.4))
     raise RuntimeError(f"billing API returned HTTP 502 for invoice {payload.get('invoice')}")
 
 
 @registry.task("sessions.expire")
-def expire_sessions(payload: dict) -> dict:
+def expire_sessions(payload: dict[str, Any]) -> dict[str, Any]:
     time.sleep(0.05)
     return {"expired": random.randint(0, 40)}
 
 
 @registry.task("cache.refresh")
-def refresh_cache(payload: dict) -> dict:
+def refresh_cache(payload: dict[str, Any]) -> dict[str, Any]:
     time.sleep(0.1)
     return {"refreshed": payload.get("cache")}
 
@@ -91,7 +92,7 @@ registry.periodic("report.build", cron="0 6 * * *", queue="reports",
 
 def job_mix(n: int, rng: random.Random) -> list[dict[str, Any]]:
     """``n`` jobs in a realistic mix of kinds, queues, priorities and delays."""
-    makers = [
+    makers: list[tuple[int, Callable[[int], dict[str, Any]]]] = [
         (30, lambda i: {"kind": "email.send", "queue": "mail",
                         "payload": {"to": f"user{i}@example.com", "template": "receipt"}}),
         (15, lambda i: {"kind": "image.resize", "queue": "media",

@@ -9,7 +9,8 @@ from __future__ import annotations
 import functools
 import sys
 import warnings
-from typing import Annotated
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, cast
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -20,21 +21,35 @@ from jobq_core.common.textsafe import clean
 from . import admin, bench, controls, copy, demo, metrics, produce, run
 from .common import DEFAULT_DB, DbOption, UsageError, friendly, open_queue
 
-# Click's exceptions, found through the one Typer exports (Typer vendors Click).
-_CLICK_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
-_USAGE_ERROR = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+if TYPE_CHECKING:
+    # Typer vendors Click (typer._click) and exports few of its names: the checker reads
+    # these classes where they are defined; nothing is imported from there at run time.
+    from typer._click import Context as ClickContext
+    from typer._click import HelpFormatter
+    from typer._click.exceptions import ClickException
+    from typer._click.exceptions import UsageError as ClickUsageError
+
+# Click's exceptions, found through the one Typer exports (Typer vendors Click). The casts
+# are true: each is the class of that name among BadParameter's bases.
+_CLICK_ERROR = cast("type[ClickException]", next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"))
+_USAGE_ERROR = cast("type[ClickUsageError]", next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError"))
 
 
 class OneLineErrors(TyperGroup):
     """Every error is one line on stderr, ``jobq: ...``: exit status 1, or 2 for a usage
     error. Click would print its usage errors as three lines (or a box)."""
 
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True,
-             **extra):
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             windows_expand_args: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
-            return super().main(args, prog_name, complete_var, False, **extra)
+            return super().main(args, prog_name, complete_var, False, windows_expand_args,
+                                **extra)
         try:
-            code = super().main(args, prog_name, complete_var, False, **extra)
+            code = super().main(args, prog_name, complete_var, False, windows_expand_args,
+                                **extra)
         except _CLICK_ERROR as e:
             sys.exit(_report(e))
         except typer.Abort:
@@ -45,16 +60,19 @@ class OneLineErrors(TyperGroup):
             sys.exit(1)
         sys.exit(code if isinstance(code, int) else 0)
 
-    def invoke(self, ctx):
+    def invoke(self, ctx: ClickContext) -> Any:
         try:
             return super().invoke(ctx)
         except UsageError as e:  # a command's own check of its options: said as Click's are
             name = ctx.invoked_subcommand
-            command = type(ctx)(self.get_command(ctx, name), parent=ctx, info_name=name)
+            sub = self.get_command(ctx, name) if name is not None else None
+            if sub is None:  # no subcommand ran (none raises this): the error is jobq's
+                raise _USAGE_ERROR(str(e), ctx=ctx) from None
+            command = type(ctx)(sub, parent=ctx, info_name=name)
             raise _USAGE_ERROR(str(e), ctx=command) from None
 
 
-def _report(e) -> int:
+def _report(e: ClickException) -> int:
     if type(e).__name__ == "NoArgsIsHelpError":  # `jobq` alone: its help
         print(e.format_message())
         return 0
@@ -71,8 +89,9 @@ class PlainHelp(TyperCommand):
     value names one: ``--limit N``), an argument by its name alone. Typer would add a
     type label after each argument (``ID <int>``)."""
 
-    def format_options(self, ctx, formatter) -> None:
-        args, opts = [], []
+    def format_options(self, ctx: ClickContext, formatter: HelpFormatter) -> None:
+        args: list[tuple[str, str]] = []
+        opts: list[tuple[str, str]] = []
         for param in self.get_params(ctx):
             record = param.get_help_record(ctx)
             if record is None:
@@ -126,14 +145,16 @@ def tui(ctx: typer.Context, db: DbOption = DEFAULT_DB) -> None:
 
     args = [str(db), *ctx.args]
     check = parser()
-    check.error = functools.partial(_refuse_tui_args, ctx)  # argparse: usage, then exit 2
+    # argparse: usage, then exit 2. Its one hook for that is replacing the parser's error
+    # method, which the checker refuses for any method (jobq_tui builds the parser).
+    check.error = functools.partial(_refuse_tui_args, ctx)  # type: ignore[method-assign]
     check.parse_args(args)
     with open_queue(db, read_only=True):  # a missing or foreign database: one line, exit 1
         pass
     raise typer.Exit(tui_main(args))
 
 
-def _refuse_tui_args(ctx: typer.Context, message: str) -> None:
+def _refuse_tui_args(ctx: typer.Context, message: str) -> NoReturn:
     raise _USAGE_ERROR(message, ctx=ctx)
 
 
@@ -154,7 +175,8 @@ def _root(
     """jobq: a background job queue on SQLite or PostgreSQL."""
 
 
-def _one_line_warning(message, category, filename, lineno, line=None) -> str:
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str,
+                      lineno: int, line: str | None = None) -> str:
     """Warnings (a database on a network filesystem) as one plain line, not a source dump."""
     return f"jobq: warning: {message}\n"
 

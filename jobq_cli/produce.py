@@ -21,12 +21,14 @@ from jobq_core.common.textsafe import clean
 
 from .common import (
     DEFAULT_DB, DbOption, Duration, JsonOption, fail, friendly, open_queue, parse_json,
-    print_json, usage,
+    print_json, typed, usage,
 )
 from .run import load_registry
 
 BATCH = 500
 _PLAIN_KEYS = frozenset({"kind", "payload"})
+# One job to enqueue: enqueue's arguments by name, or the (kind, payload) form.
+Item = dict[str, Any] | tuple[Any, ...]
 
 
 @friendly
@@ -37,7 +39,8 @@ def enqueue(
                                                      help="JSON payload (default: null).")] = None,
     queue: Annotated[str, typer.Option(metavar="QUEUE", help="Queue name.")] = "default",
     priority: Annotated[int, typer.Option(metavar="N", help="Higher runs first.")] = 0,
-    delay: Annotated[float, Duration("How long to wait before it may run (90, 90s, 1h).")] = "0s",
+    delay: Annotated[float, Duration("How long to wait before it may run (90, 90s, 1h).")
+                     ] = typed("0s"),
     max_attempts: Annotated[Optional[int], typer.Option(metavar="N", help="Attempts before it goes dead.")] = None,
     unique_key: Annotated[Optional[str], typer.Option(metavar="KEY",
         help="While a job with this key is pending or running, return its id instead.")] = None,
@@ -80,8 +83,8 @@ def enqueue(
             usage("with --stdin, payloads come from stdin, not the command line")
         plain = defaults.keys() <= {"kind", "queue", "priority", "delay"} and \
             (queue, priority, delay) == ("default", 0, 0.0)  # no option changes a default
-        items = [(n, _line_item(line, n, defaults, plain))
-                 for n, line in enumerate(sys.stdin, 1) if line.strip()]
+        items: list[tuple[int, Item]] = [(n, _line_item(line, n, defaults, plain))
+                                         for n, line in enumerate(sys.stdin, 1) if line.strip()]
     else:
         if kind is None:
             usage("give a KIND (or --stdin)")
@@ -92,7 +95,9 @@ def enqueue(
     jobs = [_prepared(item, n) for n, item in items]
     with open_queue(db, create=True) as q:
         if after_ids is not None:
-            job_id = q.enqueue(jobs[0].kind, items[0][1].get("payload"), queue=jobs[0].queue,
+            first = items[0][1]
+            assert isinstance(first, dict)  # one job from the command line: its arguments
+            job_id = q.enqueue(jobs[0].kind, first.get("payload"), queue=jobs[0].queue,
                                priority=jobs[0].priority, run_at=jobs[0].run_at,
                                max_attempts=jobs[0].max_attempts, unique_key=unique_key,
                                after=after_ids, allow_failed=allow_failed, key=key)
@@ -136,7 +141,7 @@ def _existing(q: Queue, jobs: Sequence[Any], ids: Sequence[int], before: float) 
     return out
 
 
-def _line_item(line: str, n: int, defaults: dict[str, Any], plain: bool) -> dict | tuple:
+def _line_item(line: str, n: int, defaults: dict[str, Any], plain: bool) -> Item:
     item = parse_json(line, f"stdin line {n}")
     if plain and type(item) is dict and item.keys() <= _PLAIN_KEYS:
         # Only a kind and a payload, with every option at its default: the (kind, payload)
@@ -150,7 +155,8 @@ def _line_item(line: str, n: int, defaults: dict[str, Any], plain: bool) -> dict
     return merged
 
 
-def _checked_against(registry: Registry, items: list[tuple[int, Any]], app: str) -> list:
+def _checked_against(registry: Registry, items: list[tuple[int, Item]], app: str
+                     ) -> list[tuple[int, Item]]:
     """Warn (one line on stderr) of kinds ``registry`` has no handler for: such jobs fail
     every attempt until they go dead. A typed handler's payload is checked (and
     converted) as ``Task.enqueue`` would: a bad one writes nothing."""
@@ -160,7 +166,7 @@ def _checked_against(registry: Registry, items: list[tuple[int, Any]], app: str)
         print(f"jobq: warning: {app} has no handler for {', '.join(map(repr, missing))} "
               f"(it knows: {', '.join(registry.kinds())}); a worker running it would fail "
               "these jobs", file=sys.stderr)
-    out = []
+    out: list[tuple[int, Item]] = []
     for n, item in items:
         kind, payload = item if isinstance(item, tuple) else (item.get("kind"), item.get("payload"))
         task = registry.get(kind) if isinstance(kind, str) else None
@@ -174,7 +180,7 @@ def _checked_against(registry: Registry, items: list[tuple[int, Any]], app: str)
     return out
 
 
-def _prepared(item: dict | tuple, n: int) -> Any:
+def _prepared(item: Item, n: int) -> Any:  # a NewJob (not among jobq_core's public names)
     """Every check enqueue makes, made now: a bad line writes nothing."""
     if isinstance(item, dict) and "kind" not in item:
         fail(f"stdin line {n}: no kind (give one on the line or as KIND)")
@@ -184,7 +190,7 @@ def _prepared(item: dict | tuple, n: int) -> Any:
         fail(f"{f'stdin line {n}: ' if n else ''}{e}")
 
 
-def _load(q: Queue, jobs: list, as_json: bool) -> None:
+def _load(q: Queue, jobs: list[Any], as_json: bool) -> None:
     """Write in batches, printing each batch's ids as its commit returns."""
     stored = found = 0
     with _deferred_interrupts() as interrupted:
@@ -220,7 +226,7 @@ def _stored(stored: int, total: int) -> str:
 
 
 @contextmanager
-def _deferred_interrupts() -> Iterator[list]:
+def _deferred_interrupts() -> Iterator[list[int]]:
     """Ctrl-C or SIGTERM during a load lets the batch being written commit (its ids are
     printed), then stops: the returned list is non-empty once a signal came."""
     interrupted: list[int] = []

@@ -132,10 +132,11 @@ def print_stats(s: Stats, db: str) -> None:
     """The counts, then a table of queues fitted to the terminal (names whole)."""
     console().print(stats_view(s, db))
     if s.queues:
-        rows = [[cell(name, limit=None), str(q.pending), str(q.running), str(q.dead),
-                 "-" if q.oldest_pending_at is None
-                 else duration(max(0.0, s.now - q.oldest_pending_at))]
-                for name, q in s.queues.items()]
+        rows: list[list[Text | str]] = [
+            [cell(name, limit=None), str(q.pending), str(q.running), str(q.dead),
+             "-" if q.oldest_pending_at is None
+             else duration(max(0.0, s.now - q.oldest_pending_at))]
+            for name, q in s.queues.items()]
         print_table(console(), STATS_QUEUE_COLS, rows)
 
 
@@ -184,12 +185,13 @@ def print_jobs(jobs: list[Job], now: float, workers: dict[str, WorkerState]) -> 
     columns dropped or cut first (``tables``). A running job's worker is followed by its
     state when that is late or lost (``workers``: each registered worker's state)."""
     jobs = [checked(j)[0] for j in jobs]
-    rows = [[str(j.id), status_text(j, now), cell(j.kind, limit=60), _when(j, now),
-             # a succeeded job's error is an earlier attempt's: its history (jobq show) has it
-             cell("" if j.status == JobStatus.SUCCEEDED else error_line(j.error), "red",
-                  limit=200), tries(j),
-             cell(j.queue, limit=40), _worker(j, workers), str(j.priority)]
-            for j in jobs]
+    rows: list[list[Text | str]] = [
+        [str(j.id), status_text(j, now), cell(j.kind, limit=60), _when(j, now),
+         # a succeeded job's error is an earlier attempt's: its history (jobq show) has it
+         cell("" if j.status == JobStatus.SUCCEEDED else error_line(j.error), "red",
+              limit=200), tries(j),
+         cell(j.queue, limit=40), _worker(j, workers), str(j.priority)]
+        for j in jobs]
     print_table(console(), JOB_COLS, rows)
 
 
@@ -223,7 +225,7 @@ def job_view(job: Job, attempts: list[Attempt], now: float,
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column()
-    rows = [
+    rows: list[tuple[str, Text | str]] = [
         ("id", str(job.id)), ("kind", cell(job.kind, limit=None)),
         ("queue", cell(job.queue, limit=None)), ("status", status_text(job, now)),
         ("priority", str(job.priority)), ("attempts", attempts_text(job)),
@@ -277,7 +279,7 @@ ATTEMPT_COLS = (
 
 def print_attempts(attempts: list[Attempt], now: float) -> None:
     attempts = [checked(a)[0] for a in attempts]
-    rows = []
+    rows: list[list[Text | str]] = []
     for a in attempts:
         took = "-" if a.started_at is None else duration((a.ended_at or now) - a.started_at)
         rows.append([str(a.attempt), str(a.outcome), ago(a.started_at, now), took,
@@ -322,7 +324,7 @@ def print_workers(workers: list[WorkerInfo], now: float, held: dict[str, int]) -
     the most it is known to hold (its last beat's count, or more jobs still under its
     name), marked stale: nobody is counting any more."""
     workers = [checked(w)[0] for w in workers]
-    rows = []
+    rows: list[list[Text | str]] = []
     for w in workers:
         queues = "*" if w.queues is None else ",".join(w.queues)
         state = w.state(now, DEFAULT_BEAT)

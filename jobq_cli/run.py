@@ -10,7 +10,7 @@ import logging
 import os
 import sys
 import time
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from rich.console import Console, ConsoleOptions, RenderResult
@@ -23,12 +23,13 @@ from jobq_core.common.textsafe import clean
 
 from . import metrics, render, tables
 from .common import (
-    DEFAULT_DB, INT64_MAX, DbOption, Duration, fail, friendly, open_queue, usage,
+    DEFAULT_DB, INT64_MAX, DbOption, Duration, fail, friendly, open_queue, typed, usage,
 )
 from .tables import NEVER_DROPPED, Col
 
 if TYPE_CHECKING:
     from jobq_core import Worker
+    from jobq_core.observability.prometheus import MetricsServer
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
@@ -87,9 +88,10 @@ def run(
     queue: Annotated[Optional[list[str]], typer.Option(
         "--queue", metavar="QUEUE",
         help="Only claim from this queue (repeatable; default: all).")] = None,
-    lease: Annotated[float, Duration("Lease term (90, 90s, 2m).")] = "30s",
+    lease: Annotated[float, Duration("Lease term (90, 90s, 2m).")] = typed("30s"),
     grace: Annotated[float, Duration(
-        "How long running jobs get to finish on shutdown before they are released.")] = "30s",
+        "How long running jobs get to finish on shutdown before they are released.")
+    ] = typed("30s"),
     burst: Annotated[bool, typer.Option(
         "--burst", help="Exit (status 0) once no job is ready and none is running.")] = False,
     log_level: Annotated[str, typer.Option(metavar="LEVEL",
@@ -141,17 +143,18 @@ def run(
         if max_jobs_per_child < 1:
             usage(f"--max-jobs-per-child must be >= 1, got {max_jobs_per_child}")
     registry = load_registry(app)
-    durability = {} if synchronous is None else {"synchronous": synchronous.upper()}
+    durability: dict[str, Any] = ({} if synchronous is None
+                                  else {"synchronous": synchronous.upper()})
+    extra: dict[str, Any] = ({} if max_lost_attempts is None
+                             else {"max_lost_attempts": max_lost_attempts})
     with open_queue(db, create=True, **durability) as q:
         from jobq_core import Worker  # the worker runtime loads only for `jobq run`
 
         worker = Worker(q, registry, concurrency=concurrency, queues=queue or None, lease=lease,
                         grace=grace, pool=kind, max_jobs_per_child=max_jobs_per_child,
                         app=app_name(app) if kind is PoolKind.PROCESS else None,
-                        max_result_bytes=max_result_size,
-                        **({} if max_lost_attempts is None
-                           else {"max_lost_attempts": max_lost_attempts}))
-        server = None
+                        max_result_bytes=max_result_size, **extra)
+        server: MetricsServer | None = None
         if metrics_port is not None:  # before the worker registers: a taken port stops here
             server = metrics.serve(worker, metrics_host or "127.0.0.1", metrics_port)
         try:
@@ -175,7 +178,7 @@ def _setup_plain_logging(level: str) -> None:
     root.propagate = False
 
 
-def _say_where(server) -> None:
+def _say_where(server: MetricsServer | None) -> None:
     if server is not None:
         host = f"[{server.host}]" if ":" in server.host else server.host
         logging.getLogger("jobq.metrics").info("serving metrics on http://%s:%d/metrics",
@@ -243,7 +246,8 @@ def wrap_words(text: str, width: int, indent: int) -> list[str]:
     return out
 
 
-def _run_live(worker: Worker, level: str, db: str, burst: bool, server) -> None:
+def _run_live(worker: Worker, level: str, db: str, burst: bool,
+              server: MetricsServer | None) -> None:
     console = Console(stderr=True, highlight=False)
     handler = TerminalLog(console)
     root = logging.getLogger("jobq")

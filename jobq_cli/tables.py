@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -44,7 +44,7 @@ class Col:
     want: int = 0  # ... and only below this once every other column is at its ``want``
     shrink: int = 0  # cuttable columns are cut lowest first
     middle: bool = False  # cut in the middle, keeping the start and the end
-    justify: str = "left"
+    justify: JustifyMethod = "left"
 
 
 def fit(cols: Sequence[Col], rows: Sequence[Sequence[Text | str]],

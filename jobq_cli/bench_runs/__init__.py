@@ -12,13 +12,13 @@ One module per workload group: ``throughput`` (enqueue, batch, drains, the two p
 processes (and says why they never fork from a process with a database open), ``common``
 holds the settings and the row every measurement returns.
 """
-from .common import BenchError, Note, Settings, ratio, row
+from .common import BenchError, Note, Row, Settings, ratio, row
 from .latency import latency
 from .scale import limits, scale_backlog, scale_history
 from .throughput import batch, cpu_jobs, drain_api, drain_worker, enqueue, pool_cpu, pool_noop
 
 __all__ = [
-    "BenchError", "Note", "Settings", "batch", "cpu_jobs", "drain_api", "drain_worker",
+    "BenchError", "Note", "Row", "Settings", "batch", "cpu_jobs", "drain_api", "drain_worker",
     "enqueue", "latency", "limits", "pool_cpu", "pool_noop", "ratio", "row", "scale_backlog",
     "scale_history",
 ]

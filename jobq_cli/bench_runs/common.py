@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jobq_core import Queue
+from jobq_core import Job, Queue
 
 from .. import bench_tasks
 
@@ -23,6 +23,8 @@ CPU_CONCURRENCY = 2  # slots of the CPU-bound drains: one per core of the machin
 START_TIMEOUT = 60.0  # a benchmark process that is not ready (or done waiting) by then failed
 
 Note = Callable[[str], None]
+# A measurement's row in ``jobq bench --json`` (see the package's docstring)
+Row = dict[str, Any]
 
 
 class BenchError(Exception):
@@ -50,6 +52,12 @@ class Settings:
         return max(1, min(SMALL_BACKLOG, self.scale_jobs // 10))
 
 
+def claim_token(job: Job) -> int:
+    """The token of a job just claimed (Queue.claim's jobs always carry one)."""
+    assert job.token is not None, "a claimed job carries its claim's token"
+    return job.token
+
+
 def fill(q: Queue, n: int, start: int = 0, kind: str = KIND) -> list[int]:
     ids: list[int] = []
     for first in range(start, start + n, BATCH):
@@ -58,13 +66,13 @@ def fill(q: Queue, n: int, start: int = 0, kind: str = KIND) -> list[int]:
     return ids
 
 
-def stored_row(q: Queue, ids: list[int], n: int, seconds: float) -> dict:
+def stored_row(q: Queue, ids: list[int], n: int, seconds: float) -> Row:
     counted = q.count(status="pending")
     return row(n, 1, seconds, expected=n, counted=counted, duplicates=len(ids) - len(set(ids)))
 
 
 def finished_row(q: Queue, n: int, processes: int, seconds: float, ran: list[int],
-                  errors: int, history: int = 0) -> dict:
+                  errors: int, history: int = 0) -> Row:
     """Checks ``n`` jobs: ``ran`` lists one id per completion (or handler call) seen;
     ``history`` jobs had succeeded, earlier than all of them, before the workload."""
     newest = q.list(status="succeeded", limit=n, payloads=False)
@@ -75,7 +83,7 @@ def finished_row(q: Queue, n: int, processes: int, seconds: float, ran: list[int
 
 
 def row(jobs: int, processes: int, seconds: float, *, expected: int, counted: int,
-         duplicates: int = 0, redelivered: int = 0, errors: int = 0, **extra: Any) -> dict:
+         duplicates: int = 0, redelivered: int = 0, errors: int = 0, **extra: Any) -> Row:
     lost = max(0, expected - counted)
     ok = counted == expected and not (duplicates or redelivered or errors)
     return {"jobs": jobs, "processes": processes, "seconds": round(seconds, 4),
@@ -84,12 +92,12 @@ def row(jobs: int, processes: int, seconds: float, *, expected: int, counted: in
             "redelivered": redelivered, "lost": lost, "errors": errors}
 
 
-def median_row(rows: list[dict]) -> dict:
+def median_row(rows: list[Row]) -> Row:
     """The row of the median rate."""
     return sorted(rows, key=lambda r: r["rate"] or 0)[len(rows) // 2]
 
 
-def sum_rows(rows: list[dict]) -> dict:
+def sum_rows(rows: list[Row]) -> Row:
     """One row for a comparison: the jobs and rate of its last side, the checks of both."""
     checks = {k: sum(r[k] for r in rows) for k in ("duplicates", "redelivered", "errors")}
     last = rows[-1]

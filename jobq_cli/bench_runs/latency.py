@@ -5,14 +5,22 @@ import random
 import statistics
 import threading
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from jobq_core import Queue, Registry
+from jobq_core import Job, JobContext, Queue, Registry
 
-from .common import IDLE_SECONDS, KIND, START_TIMEOUT, BenchError, Note, Settings, finished_row
+from .common import (
+    IDLE_SECONDS, KIND, START_TIMEOUT, BenchError, Note, Row, Settings, finished_row,
+)
 from .processes import context, worker_errors
 
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
 
-def latency(s: Settings, note: Note) -> dict:
+
+def latency(s: Settings, note: Note) -> Row:
     """Enqueue-to-start for an idle worker in another process, one job at a time: the
     enqueuer stamps ``time.time()`` into the payload, the handler returns its difference
     to ``time.time()`` as the job's result. Also the idle worker's CPU use."""
@@ -37,7 +45,7 @@ def latency(s: Settings, note: Note) -> dict:
             if p.is_alive():
                 p.kill()
                 p.join()
-        delays = sorted(q.get(i).result * 1000 for i in ids)
+        delays = sorted(_job(q, i).result * 1000 for i in ids)
         row = finished_row(q, len(ids), 1, 0.0, ran, errors)
     row.update(seconds=None, rate=None)
     return {**row, "samples": len(ids), "p50_ms": round(statistics.median(delays), 3),
@@ -45,15 +53,22 @@ def latency(s: Settings, note: Note) -> dict:
             "idle_cpu_percent": round(100 * idle_cpu, 2)}
 
 
-def _latency_samples(q: Queue, p, samples: int) -> list[int]:
+def _job(q: Queue, job_id: int) -> Job:
+    job = q.get(job_id)
+    if job is None:
+        raise BenchError(f"job {job_id} is gone from the benchmark's database")
+    return job
+
+
+def _latency_samples(q: Queue, p: BaseProcess, samples: int) -> list[int]:
     """Each job is enqueued after the previous one finished and a random pause, so the
     worker is idle and the enqueue falls anywhere in its polling cycle."""
     rng = random.Random(6)
-    ids = []
+    ids: list[int] = []
     for _ in range(samples):
         time.sleep(rng.uniform(0.005, 0.03))
         job_id = q.enqueue(KIND, {"t": time.time()})
-        _wait(lambda: q.get(job_id).status == "succeeded", p, f"job {job_id} to finish",
+        _wait(lambda: _job(q, job_id).status == "succeeded", p, f"job {job_id} to finish",
               interval=0.001)
         ids.append(job_id)
     return ids
@@ -64,7 +79,8 @@ def _percentile(ordered: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered)) - 1))]
 
 
-def _wait(condition, p, what: str, interval: float = 0.01) -> None:
+def _wait(condition: Callable[[], object], p: BaseProcess, what: str,
+          interval: float = 0.01) -> None:
     deadline = time.monotonic() + START_TIMEOUT
     while not condition():
         if not p.is_alive():
@@ -75,7 +91,8 @@ def _wait(condition, p, what: str, interval: float = 0.01) -> None:
         time.sleep(interval)
 
 
-def _ask(conn, p, command: str):
+def _ask(conn: Connection, p: BaseProcess, command: str) -> Any:
+    """The worker's answer: its CPU time for "cpu", (ran, errors) for "stop"."""
     conn.send(command)
     if not conn.poll(START_TIMEOUT):
         raise BenchError(f"the benchmark worker did not answer {command!r}")
@@ -85,14 +102,14 @@ def _ask(conn, p, command: str):
     return value
 
 
-def _latency_worker(db: str, synchronous: str, conn) -> None:
+def _latency_worker(db: str, synchronous: str, conn: Connection) -> None:
     """A worker with default settings on a thread; the main thread answers the parent."""
     try:
         ran: list[int] = []
         registry = Registry()
 
         @registry.task(KIND)
-        def stamp(payload, ctx):
+        def stamp(payload: dict[str, float], ctx: JobContext) -> float:
             ran.append(ctx.job_id)
             return time.time() - payload["t"]
 

@@ -10,18 +10,25 @@ from __future__ import annotations
 import multiprocessing
 import queue as stdqueue
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from jobq_core import LeaseLost, PoolKind, Queue, Registry
 
 from .. import bench_tasks
-from .common import KIND, START_TIMEOUT, BenchError
+from .common import KIND, START_TIMEOUT, BenchError, claim_token
 
 if TYPE_CHECKING:
+    from multiprocessing.context import ForkServerContext, SpawnContext
+    from multiprocessing.process import BaseProcess
+    from multiprocessing.queues import Queue as ProcessQueue
+    from multiprocessing.synchronize import Event
+
     from jobq_core import Worker
 
 
-def run_processes(role: str, db: str, synchronous: str, n: int) -> tuple[list[dict], float]:
+def run_processes(role: str, db: str, synchronous: str, n: int
+                  ) -> tuple[list[dict[str, Any]], float]:
     """Start ``n`` fresh processes running ``role``; once all have opened the database,
     release them together. Returns their results and the seconds from the release to the
     last one's end (``perf_counter`` is one system-wide clock on Linux, macOS and Windows)."""
@@ -47,7 +54,7 @@ def run_processes(role: str, db: str, synchronous: str, n: int) -> tuple[list[di
     return results, max(r["t_end"] for r in results) - t0
 
 
-def context():
+def context() -> SpawnContext | ForkServerContext:
     """Forkserver: a clean server process imports the program once, then forks each worker
     from itself (no database open there), so workers start in milliseconds."""
     if "forkserver" not in multiprocessing.get_all_start_methods():
@@ -57,7 +64,8 @@ def context():
     return ctx
 
 
-def _receive(out, procs, expect: str) -> dict:
+def _receive(out: ProcessQueue[tuple[str, Any]], procs: Sequence[BaseProcess], expect: str
+             ) -> dict[str, Any]:
     """The next message, or BenchError when a process reports an error or died."""
     while True:
         try:
@@ -70,10 +78,12 @@ def _receive(out, procs, expect: str) -> dict:
         if kind == "error":
             raise BenchError(f"a benchmark process failed: {value}")
         if kind == expect:
-            return value
+            result: dict[str, Any] = value  # "ready" and "done" carry a dict
+            return result
 
 
-def _child(role: str, db: str, synchronous: str, start, out) -> None:
+def _child(role: str, db: str, synchronous: str, start: Event,
+           out: ProcessQueue[tuple[str, Any]]) -> None:
     try:
         with Queue(db, synchronous=synchronous) as q:
             out.put(("ready", {}))
@@ -92,11 +102,12 @@ def _child(role: str, db: str, synchronous: str, start, out) -> None:
         out.put(("error", f"{type(e).__name__}: {e}"))
 
 
-def _drain_with_api(q: Queue) -> dict:
-    ids, fenced, name = [], 0, f"bench-{multiprocessing.current_process().pid}"
+def _drain_with_api(q: Queue) -> dict[str, Any]:
+    ids: list[int] = []
+    fenced, name = 0, f"bench-{multiprocessing.current_process().pid}"
     while (job := q.claim(name)) is not None:
         try:
-            q.complete(job.id, job.token)
+            q.complete(job.id, claim_token(job))
         except LeaseLost:
             fenced += 1
             continue
@@ -104,7 +115,7 @@ def _drain_with_api(q: Queue) -> dict:
     return {"ids": ids, "errors": fenced}
 
 
-def _drain_with_worker(q: Queue) -> dict:
+def _drain_with_worker(q: Queue) -> dict[str, Any]:
     ran: list[int] = []
     registry = Registry()
     registry.task(KIND)(lambda _payload, ctx: ran.append(ctx.job_id))
@@ -113,11 +124,11 @@ def _drain_with_worker(q: Queue) -> dict:
     return {"ids": ran, "errors": worker_errors(worker)}
 
 
-def _drain_with_pool(q: Queue, pool: PoolKind, concurrency: int | None) -> dict:
+def _drain_with_pool(q: Queue, pool: PoolKind, concurrency: int | None) -> dict[str, Any]:
     """A burst of ``bench_tasks``' handlers on a pool. Each job's runs are checked from the
     database (attempts), since a child process cannot report to this one."""
-    worker = _worker_class()(q, bench_tasks.registry, pool=pool,
-                    **({"concurrency": concurrency} if concurrency else {}))
+    extra: dict[str, Any] = {"concurrency": concurrency} if concurrency else {}
+    worker = _worker_class()(q, bench_tasks.registry, pool=pool, **extra)
     worker.run(burst=True, handle_signals=False)
     return {"ids": [], "errors": worker_errors(worker), "concurrency": worker.concurrency}
 

@@ -8,11 +8,12 @@ import time
 from jobq_core import Queue
 
 from .common import (
-    BATCH, HISTORY_AGE, STATS_CALLS, Note, Settings, finished_row, fill, ratio, sum_rows,
+    BATCH, HISTORY_AGE, STATS_CALLS, Note, Row, Settings, claim_token, finished_row, fill,
+    ratio, sum_rows,
 )
 
 
-def scale_backlog(s: Settings, note: Note) -> dict:
+def scale_backlog(s: Settings, note: Note) -> Row:
     """Claim + complete the first ``scale_sample`` jobs of a ``scale_jobs`` backlog, against
     all jobs of a backlog of ``scale_sample`` (one process, the two interleaved)."""
     n = s.scale_sample
@@ -29,7 +30,7 @@ def scale_backlog(s: Settings, note: Note) -> dict:
             "ratio": ratio(rows[1]["rate"], rows[0]["rate"])}
 
 
-def scale_history(s: Settings, note: Note) -> dict:
+def scale_history(s: Settings, note: Note) -> Row:
     """``stats()`` calls, then claim + complete of ``scale_sample`` jobs, with
     ``scale_jobs`` jobs in the table that finished two days ago (outside stats' one-hour
     window), against a table without them (one process, the two interleaved)."""
@@ -38,7 +39,7 @@ def scale_history(s: Settings, note: Note) -> dict:
     with s.queue("history-full", clock=_Past(HISTORY_AGE)) as old:
         fill(old, history)
         while jobs := old.claim_many("bench-history", BATCH):
-            old.complete_many([(j.id, j.token, None) for j in jobs])
+            old.complete_many([(j.id, claim_token(j), None) for j in jobs])
     with s.queue("history-empty") as empty, s.queue("history-full") as full:
         fill(empty, n)
         fill(full, n, start=history)
@@ -58,7 +59,7 @@ def scale_history(s: Settings, note: Note) -> dict:
             "stats_ratio": ratio(stats_ms[0], stats_ms[1])}
 
 
-def limits(s: Settings, note: Note) -> dict:
+def limits(s: Settings, note: Note) -> Row:
     """Claim + complete ``jobs`` jobs one at a time (claims on every queue, as a worker
     without --queue makes them) three ways, interleaved: with no queue controls; with a
     concurrency limit and a rate limit on an unrelated queue (what limits cost the queues
@@ -93,12 +94,13 @@ def _interleaved_drains(queues: list[Queue], n: int) -> list[tuple[float, list[i
 
 def _claim_and_complete(q: Queue, n: int) -> tuple[float, list[int]]:
     """Up to ``n`` jobs, one at a time, in this process: (seconds, completed ids)."""
-    ran, t0 = [], time.perf_counter()
+    ran: list[int] = []
+    t0 = time.perf_counter()
     for _ in range(n):
         job = q.claim("bench")
         if job is None:
             break
-        q.complete(job.id, job.token)
+        q.complete(job.id, claim_token(job))
         ran.append(job.id)
     return time.perf_counter() - t0, ran
 

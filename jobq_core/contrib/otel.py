@@ -57,7 +57,7 @@ _BATCHES = {"enqueue_many": len, "chain": len,
 """The producing methods traced as one ``send`` span per call, and how many jobs each made."""
 _W3C = TraceContextTextMapPropagator()
 _lock = threading.Lock()
-_originals: dict[str, Callable] = {}
+_originals: dict[str, Callable[..., Any]] = {}
 
 
 def instrument(*, tracer_provider: trace.TracerProvider | None = None) -> None:
@@ -67,7 +67,7 @@ def instrument(*, tracer_provider: trace.TracerProvider | None = None) -> None:
         if not _originals:
             for name in ("enqueue", *_BATCHES):
                 _originals[name] = getattr(Queue, name)
-        Queue.enqueue = _traced_enqueue(tracer, _originals["enqueue"])
+        setattr(Queue, "enqueue", _traced_enqueue(tracer, _originals["enqueue"]))
         for name, count in _BATCHES.items():
             setattr(Queue, name, _traced_batch(tracer, name, _originals[name], count))
         new_jobs.current_trace_context = stored_context
@@ -109,7 +109,8 @@ def parent_of(stored: object) -> otel_context.Context | None:
     return parent if trace.get_current_span(parent).get_span_context().is_valid else None
 
 
-def _traced_enqueue(tracer: trace.Tracer, enqueue: Callable) -> Callable:
+def _traced_enqueue(tracer: trace.Tracer, enqueue: Callable[..., int]
+                    ) -> Callable[..., int]:
     @functools.wraps(enqueue)
     def traced(self: Queue, kind: str, payload: Any = None, **options: Any) -> int:
         queue = options.get("queue", "default")
@@ -123,8 +124,8 @@ def _traced_enqueue(tracer: trace.Tracer, enqueue: Callable) -> Callable:
     return traced
 
 
-def _traced_batch(tracer: trace.Tracer, name: str, method: Callable,
-                  count: Callable[[Any], int]) -> Callable:
+def _traced_batch(tracer: trace.Tracer, name: str, method: Callable[..., Any],
+                  count: Callable[[Any], int]) -> Callable[..., Any]:
     @functools.wraps(method)
     def traced(self: Queue, *args: Any, **options: Any) -> Any:
         with tracer.start_as_current_span(

@@ -266,7 +266,9 @@ class MetricsServer:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._httpd = _CappedServer((host, port), Handler, family=family,
                                     max_connections=max_connections, deadline=deadline)
-        self.host, self.port = self._httpd.server_address[:2]
+        bound, self.port = self._httpd.server_address[:2]
+        assert isinstance(bound, str)  # getsockname() of an IP socket: the host as text
+        self.host = bound
         self._thread = threading.Thread(target=self._httpd.serve_forever,
                                         kwargs={"poll_interval": min(0.5, deadline / 4)},
                                         name="jobq-metrics", daemon=True)

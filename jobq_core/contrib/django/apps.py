@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.apps import AppConfig
 from django.db.models.signals import post_migrate
 
@@ -15,7 +17,7 @@ class JobqConfig(AppConfig):
         post_migrate.connect(open_queues, dispatch_uid="jobq_core.contrib.django.open_queues")
 
 
-def open_queues(using: str = "default", **_kwargs) -> None:
+def open_queues(using: str = "default", **_kwargs: Any) -> None:
     """Open the queue of every JobqBackend on the database just migrated: this creates
     jobq's tables there (and on SQLite switches the file to WAL mode), which an enqueue
     inside ``transaction.atomic()`` could not do while Django's transaction holds the

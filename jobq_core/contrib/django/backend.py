@@ -52,7 +52,7 @@ class JobqBackend(BaseTaskBackend):
     supports_get_result = True
     supports_async_task = True
 
-    def __init__(self, alias: str, params: dict) -> None:
+    def __init__(self, alias: str, params: dict[str, Any]) -> None:
         super().__init__(alias, params)
         database = self.options.get("database")
         if not isinstance(database, str) or not database:

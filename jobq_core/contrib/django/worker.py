@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import django
@@ -63,7 +64,7 @@ class DjangoRegistry(Registry):
         return self.task(kind)(_handler(task))
 
 
-def _handler(task: Task):
+def _handler(task: Task) -> Callable[[Any, JobContext], Any]:
     backend: JobqBackend = task.get_backend()
 
     def run(payload: Any, ctx: JobContext) -> Any:

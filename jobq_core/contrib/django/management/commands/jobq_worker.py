@@ -1,8 +1,10 @@
 """``python manage.py jobq_worker``: ``jobq run`` for the Django tasks of a JobqBackend."""
 from __future__ import annotations
 
+import argparse
 import logging
 import sys
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -13,7 +15,7 @@ class Command(BaseCommand):
     help = ("Run a jobq worker for the Django tasks of a JobqBackend: claim jobs, run the "
             "tasks, record the outcomes. SIGTERM or Ctrl-C stops it gracefully.")
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--backend", default="default", metavar="ALIAS",
                             help="The TASKS backend whose queue to work (default: default).")
         parser.add_argument("--queue", action="append", metavar="QUEUE",
@@ -34,7 +36,7 @@ class Command(BaseCommand):
         parser.add_argument("--log-level", default="INFO",
                             choices=("DEBUG", "INFO", "WARNING", "ERROR"))
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         from jobq_core.contrib.django.worker import run_worker
 
         if options["concurrency"] < 1:
