@@ -29,6 +29,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
@@ -54,7 +55,7 @@ class Server:
     _template: str | None = field(default=None, init=False)
     _file_copy: bool | None = field(default=None, init=False)
     # copies of the template made ahead by a thread of their own, and what drives it
-    _spares: queue.SimpleQueue = field(default_factory=queue.SimpleQueue, init=False)
+    _spares: queue.SimpleQueue[str] = field(default_factory=queue.SimpleQueue, init=False)
     _wanted: threading.Event = field(default_factory=threading.Event, init=False)
     _filler: threading.Thread | None = field(default=None, init=False)
     _closing: bool = field(default=False, init=False)
@@ -167,7 +168,7 @@ class Server:
               "-w", "-m", "fast", "restart", "-l", os.path.join(self.datadir, "log")])
 
     @contextlib.contextmanager
-    def halted(self):
+    def halted(self) -> Iterator[None]:
         """The server stopped (``pg_ctl stop -m fast``: every connection refused) for the
         ``with`` block, then started again (throwaway cluster only)."""
         assert self.datadir and self.bindir
@@ -206,7 +207,7 @@ def _bindir() -> str | None:
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 def _throwaway(bindir: str) -> Server:

@@ -45,10 +45,10 @@ class AppDB:
         self.adapter = adapter_for(self.database)
         self.conn: Any = self.adapter.connect(self.database, timeout=timeout)
 
-    def execute(self, sql: str, params: tuple = ()) -> Any:
+    def execute(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
         return self.conn.execute(self.adapter.placeholders(sql), params)
 
-    def scalar(self, sql: str, params: tuple = ()) -> Any:
+    def scalar(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
         row = self.execute(sql, params).fetchone()
         return None if row is None else row[0]
 
@@ -64,7 +64,7 @@ class AppDB:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def use_dict_rows(self) -> None:
@@ -76,7 +76,7 @@ class AppDB:
         """The connection in the driver's autocommit mode (no transaction of its own)."""
         self.adapter.autocommit(self.conn)
 
-    def explicit_transaction(self) -> contextlib.AbstractContextManager:
+    def explicit_transaction(self) -> contextlib.AbstractContextManager[None]:
         """A transaction opened explicitly on an autocommit connection, rolled back at the
         end of the block."""
         return self.adapter.explicit_transaction(self.conn)

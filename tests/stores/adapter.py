@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -10,14 +11,24 @@ class StoreAdapter(Protocol):
     name: str
     """The test id (``test_...[sqlite]``) and what the store reports as
     ``describe()["store"]``."""
-    schema_version: int
-    """jobq's schema version on this store today."""
-    last_version_without: dict[str, int]
-    """The newest schema version without a feature, by the column that brought it (``key``,
-    ``trace_context``): what ``old_schema`` builds to test a migration."""
-    slow_change_poll: dict[str, Any]
-    """``Queue`` options that keep the store's own change poll, if it has one, from waking
-    an idle worker within a test's span (so that only what the test watches can)."""
+
+    @property
+    def schema_version(self) -> int:
+        """jobq's schema version on this store today."""
+        ...
+
+    @property
+    def last_version_without(self) -> Mapping[str, int]:
+        """The newest schema version without a feature, by the column that brought it
+        (``key``, ``trace_context``): what ``old_schema`` builds to test a migration."""
+        ...
+
+    @property
+    def slow_change_poll(self) -> Mapping[str, Any]:
+        """``Queue`` options that keep the store's own change poll, if it has one, from
+        waking an idle worker within a test's span (so that only what the test watches
+        can)."""
+        ...
 
     def unavailable(self) -> str | None:
         """Why the store cannot be tested on this machine, or None when it can."""

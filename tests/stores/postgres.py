@@ -5,9 +5,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from jobq_core.store import POSTGRES_SCHEMES
+
+if TYPE_CHECKING:
+    import pgserver
 
 
 class PostgresAdapter:
@@ -23,7 +26,7 @@ class PostgresAdapter:
 
         return SCHEMA_VERSION
 
-    def server(self):
+    def server(self) -> pgserver.Server:
         """The tests' server; ``pgserver.Unavailable`` says why there is none."""
         import pgserver
 

@@ -73,7 +73,9 @@ class SqliteAdapter:
     # -- the application's connection ----------------------------------------------------
 
     def connect(self, database: str, *, timeout: float) -> sqlite3.Connection:
-        return sqlite3.connect(sqlite_path(database), timeout=timeout, check_same_thread=False)
+        path = sqlite_path(database)
+        assert path is not None, f"not an SQLite database: {database!r}"
+        return sqlite3.connect(path, timeout=timeout, check_same_thread=False)
 
     def placeholders(self, sql: str) -> str:
         return sql
