@@ -34,12 +34,21 @@ job id), ``messaging.batch.message_count``, and jobq's own ``messaging.jobq.kind
 
 A process pool's children trace only if they call ``instrument()`` too: call it in the
 module that defines the registry, which every child imports.
+
+Tracing never changes what happens to a job: an error of the tracing itself (a span
+processor or exporter that raises on a span's start or end, a propagator that fails) is
+logged (``jobq.otel``) and the enqueue or the run goes on as if untraced. Raised from an
+enqueue after its commit, it would make a caller that retries enqueue twice; raised around
+a handler that returned, it would record a success as a failure and run it again.
 """
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
+from types import TracebackType
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -50,6 +59,8 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from ..api import new_jobs
 from ..queue import Queue
 from ..worker import runs
+
+log = logging.getLogger("jobq.otel")
 
 SYSTEM = "jobq"
 _BATCHES = {"enqueue_many": len, "chain": len,
@@ -84,12 +95,54 @@ def uninstrument() -> None:
         runs.around_handler = None
 
 
+class _Guarded:
+    """A span's context manager whose own errors are logged, never raised (see the module
+    docstring): what the code inside raises passes through unchanged."""
+
+    __slots__ = ("_start", "_entered")
+
+    def __init__(self, start: Callable[[], AbstractContextManager[trace.Span]]):
+        self._start = start
+        self._entered: AbstractContextManager[trace.Span] | None = None
+
+    def __enter__(self) -> trace.Span:
+        try:
+            entered = self._start()
+            span = entered.__enter__()
+        except Exception:  # noqa: BLE001 - tracing's failure must not become the job's
+            log.warning("tracing failed to start a span; going on untraced", exc_info=True)
+            return trace.INVALID_SPAN
+        self._entered = entered
+        return span
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._entered is None:
+            return
+        try:
+            self._entered.__exit__(kind, error, tb)
+        except Exception as e:  # noqa: BLE001 - as above
+            if e is not error:
+                log.warning("tracing failed to end a span", exc_info=True)
+
+
+def _set(span: trace.Span, key: str, value: str | int) -> None:
+    try:
+        span.set_attribute(key, value)
+    except Exception:  # noqa: BLE001 - as in _Guarded
+        log.warning("tracing failed to set %s", key, exc_info=True)
+
+
 def stored_context() -> str | None:
     """The current span's W3C trace context as a job stores it: ``traceparent``, then a
     space and ``tracestate`` when there is one (a ``traceparent`` has no space); None
-    outside any span."""
+    outside any span (or when the propagator fails: the job is made untraced)."""
     carrier: dict[str, str] = {}
-    _W3C.inject(carrier)
+    try:
+        _W3C.inject(carrier)
+    except Exception:  # noqa: BLE001 - as in _Guarded
+        log.warning("tracing failed to read the trace context", exc_info=True)
+        return None
     traceparent = carrier.get("traceparent")
     if traceparent is None:
         return None
@@ -105,8 +158,12 @@ def parent_of(stored: object) -> otel_context.Context | None:
         return None
     traceparent, _, state = stored.partition(" ")
     carrier = {"traceparent": traceparent, **({"tracestate": state} if state else {})}
-    parent = _W3C.extract(carrier)
-    return parent if trace.get_current_span(parent).get_span_context().is_valid else None
+    try:
+        parent = _W3C.extract(carrier)
+        return parent if trace.get_current_span(parent).get_span_context().is_valid else None
+    except Exception:  # noqa: BLE001 - as in _Guarded: the run starts a trace of its own
+        log.warning("tracing failed to read a job's trace context", exc_info=True)
+        return None
 
 
 def _traced_enqueue(tracer: trace.Tracer, enqueue: Callable[..., int]
@@ -114,11 +171,11 @@ def _traced_enqueue(tracer: trace.Tracer, enqueue: Callable[..., int]
     @functools.wraps(enqueue)
     def traced(self: Queue, kind: str, payload: Any = None, **options: Any) -> int:
         queue = options.get("queue", "default")
-        with tracer.start_as_current_span(
+        with _Guarded(lambda: tracer.start_as_current_span(
                 f"send {queue}", kind=SpanKind.PRODUCER,
-                attributes=_attributes(queue, "send", "enqueue", kind=kind)) as span:
+                attributes=_attributes(queue, "send", "enqueue", kind=kind))) as span:
             job_id = enqueue(self, kind, payload, **options)
-            span.set_attribute("messaging.message.id", str(job_id))
+            _set(span, "messaging.message.id", str(job_id))
             return job_id
 
     return traced
@@ -128,12 +185,12 @@ def _traced_batch(tracer: trace.Tracer, name: str, method: Callable[..., Any],
                   count: Callable[[Any], int]) -> Callable[..., Any]:
     @functools.wraps(method)
     def traced(self: Queue, *args: Any, **options: Any) -> Any:
-        with tracer.start_as_current_span(
+        with _Guarded(lambda: tracer.start_as_current_span(
                 "send", kind=SpanKind.PRODUCER,
                 attributes={"messaging.system": SYSTEM, "messaging.operation.type": "send",
-                            "messaging.operation.name": name}) as span:
+                            "messaging.operation.name": name})) as span:
             made = method(self, *args, **options)
-            span.set_attribute("messaging.batch.message_count", count(made))
+            _set(span, "messaging.batch.message_count", count(made))
             return made
 
     return traced
@@ -153,7 +210,7 @@ def _around_handler(tracer: trace.Tracer, call: Callable[[], Any], task: Any, ct
                               set_status_on_exception=False)
     if task.is_async:
         async def traced() -> Any:
-            with start() as span:
+            with _Guarded(start) as span:
                 try:
                     return await call()
                 except BaseException as e:
@@ -161,7 +218,7 @@ def _around_handler(tracer: trace.Tracer, call: Callable[[], Any], task: Any, ct
                     raise
 
         return traced()
-    with start() as span:
+    with _Guarded(start) as span:
         try:
             return call()
         except BaseException as e:
@@ -170,8 +227,11 @@ def _around_handler(tracer: trace.Tracer, call: Callable[[], Any], task: Any, ct
 
 
 def _failed(span: trace.Span, e: BaseException) -> None:
-    span.record_exception(e)
-    span.set_status(Status(StatusCode.ERROR, f"{type(e).__name__}: {e}"[:200]))
+    try:
+        span.record_exception(e)
+        span.set_status(Status(StatusCode.ERROR, f"{type(e).__name__}: {e}"[:200]))
+    except Exception:  # noqa: BLE001 - as in _Guarded: the handler's own error goes on
+        log.warning("tracing failed to record a run's error", exc_info=True)
 
 
 def _attributes(queue: str, operation: str, name: str, *, kind: str) -> dict[str, Any]:
