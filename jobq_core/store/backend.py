@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from ..clock import Clock
 from ..errors import JobqError
@@ -32,9 +32,11 @@ class AppConnection(Protocol):
 
     def identity(self, conn: object) -> ConnectionIdentity: ...
 
-    def insert_many(self, conn: object, jobs: Sequence[NewJob], now: float) -> list[int]: ...
+    # conn: the application's connection of this backend's driver (Any: the engine checks
+    # it with identity() and same_database() before it calls these)
+    def insert_many(self, conn: Any, jobs: Sequence[NewJob], now: float) -> list[int]: ...
 
-    def complete(self, conn: object, completion: Completion, now: float) -> bool: ...
+    def complete(self, conn: Any, completion: Completion, now: float) -> bool: ...
 
 
 class KeyTaken(JobqError):
@@ -42,19 +44,37 @@ class KeyTaken(JobqError):
 
 
 class Backend(Protocol):
-    name: str
-    """The backend's name: ``describe()["store"]`` and ``ConnectionIdentity.store``."""
-    where: str
-    """The database, for messages (never with a password)."""
-    location: str
-    """The database, the same whichever way it was named and whoever opened it: an SQLite
-    file's real path; a PostgreSQL URL's hosts, ports, database and host options (no user,
-    no password). What ``jobq copy`` records of its source."""
-    dialect: Dialect
-    notifies: bool
-    """Whether ``notify`` sends anything (False: the engine skips working out queues)."""
-    frozen: bool
-    """True when the backend can only show a fixed copy of the data."""
+    # Its attributes are read-only here (properties), as the engine only reads them: a
+    # backend may keep a narrower type (its own Dialect) or compute one.
+    @property
+    def name(self) -> str:
+        """The backend's name: ``describe()["store"]`` and ``ConnectionIdentity.store``."""
+        ...
+
+    @property
+    def where(self) -> str:
+        """The database, for messages (never with a password)."""
+        ...
+
+    @property
+    def location(self) -> str:
+        """The database, the same whichever way it was named and whoever opened it: an
+        SQLite file's real path; a PostgreSQL URL's hosts, ports, database and host options
+        (no user, no password). What ``jobq copy`` records of its source."""
+        ...
+
+    @property
+    def dialect(self) -> Dialect: ...
+
+    @property
+    def notifies(self) -> bool:
+        """Whether ``notify`` sends anything (False: the engine skips working out queues)."""
+        ...
+
+    @property
+    def frozen(self) -> bool:
+        """True when the backend can only show a fixed copy of the data."""
+        ...
 
     def run(self, op: Callable[[object, bool], T]) -> T:
         """``op(conn, again)`` on a connection of the backend's, with its errors translated
@@ -98,9 +118,11 @@ class Backend(Protocol):
 
     # -- the application's connection (transactional enqueue and completion) ---------------
 
-    app: AppConnection
-    """The backend's ``app_connection`` module: jobq's writes on an application's own
-    connection (the engine checks ``identity`` against ``same_database`` first)."""
+    @property
+    def app(self) -> AppConnection:
+        """The backend's ``app_connection`` module: jobq's writes on an application's own
+        connection (the engine checks ``identity`` against ``same_database`` first)."""
+        ...
 
     def same_database(self, identity: ConnectionIdentity) -> bool: ...
 
@@ -110,7 +132,10 @@ class Backend(Protocol):
 
     # -- the rest of ``Store`` that is the backend's alone --------------------------------
 
-    def watch(self, **options) -> Watch: ...
+    def watch(self) -> Watch:
+        """The backend's change watcher, with its defaults (a backend may take options of
+        its own, such as ``poll_interval``, which ``Engine.watch`` passes on)."""
+        ...
 
     def server_clock(self) -> Clock | None: ...
 

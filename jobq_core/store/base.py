@@ -428,8 +428,11 @@ class Store(Protocol):
 
     def worker_list(self) -> list[WorkerInfo]: ...
 
-    frozen: bool
-    """True when the store can only show a fixed copy of the data: it will never change."""
+    @property
+    def frozen(self) -> bool:
+        """True when the store can only show a fixed copy of the data: it will never
+        change."""
+        ...
 
     def location(self) -> str:
         """Where the data lives, the same from every process and connection, with no user

@@ -27,16 +27,7 @@ from . import sql
 from .base import Completion, NewJob
 from .controls import Controls
 from .ops.writes import completed
-
-
-class Statements:
-    """Every statement of ``store/sql.py`` (its UPPER_CASE names), in one dialect's spelling."""
-
-    def __init__(self, dialect: Dialect):
-        for name in dir(sql):
-            value = getattr(sql, name)
-            if name.isupper() and isinstance(value, str):
-                setattr(self, name, dialect.native(value.format_map(dialect.FRAGMENTS)))
+from .statements import Statements
 
 
 class Dialect:
@@ -48,7 +39,7 @@ class Dialect:
     each statement costs a round trip."""
 
     def __init__(self) -> None:
-        self.statements = Statements(self)
+        self.statements = Statements(self.native, self.FRAGMENTS)
 
     def native(self, text: str) -> str:
         """``text`` with this dialect's placeholder for ``?`` (jobq's SQL holds no ``?``

@@ -5,7 +5,8 @@ from ...errors import DatabaseUnavailable
 from ...types import Job
 from ..backend import Backend
 from ..controls import ControlCache
-from ..dialect import Dialect, Statements
+from ..dialect import Dialect
+from ..statements import Statements
 from ..rows import job_from_row
 
 
