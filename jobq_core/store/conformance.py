@@ -21,7 +21,29 @@ if TYPE_CHECKING:
     from .sqlite.backend import SqliteBackend, SqliteStore
     from .sqlite.watch import FileWatch, SqliteWatch
 
-    def sqlite_backend(b: SqliteBackend) -> Backend: return b
-    def postgres_backend(b: PostgresBackend) -> Backend: return b
-    def sqlite_store(s: SqliteStore) -> Store: return s
-    def postgres_store(s: PostgresStore) -> Store: return s
+    # Each function returns its argument as the protocol's type: the checker then
+    # checks every member of the protocol against the backend's (a class is checked
+    # through an instance of it, a module as it is).
+    def sqlite_backend(backend: SqliteBackend) -> Backend:
+        return backend
+
+    def postgres_backend(backend: PostgresBackend) -> Backend:
+        return backend
+
+    def sqlite_store(store: SqliteStore) -> Store:
+        return store
+
+    def postgres_store(store: PostgresStore) -> Store:
+        return store
+
+    def sqlite_watch(watch: SqliteWatch) -> Watch:
+        return watch
+
+    def file_watch(watch: FileWatch) -> Watch:
+        return watch
+
+    def postgres_watch(watch: PgWatch) -> Watch:
+        return watch
+
+    sqlite_app_connection: AppConnection = sqlite_app
+    postgres_app_connection: AppConnection = postgres_app
