@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.slow  # ~8 s from a fresh clone (no .mypy_cache), under 1 s with the cache
+@pytest.mark.slow  # 11 s of CPU from a fresh clone (no .mypy_cache); under 1 s with it
 def test_mypy_finds_no_errors():
     proc = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True,
                           text=True, env={**os.environ, "NO_COLOR": "1"}, timeout=300)
