@@ -6,7 +6,8 @@ A store joins the tests with one module here (a ``StoreAdapter``) and one line i
 ``ADAPTERS``; the store contract (``tests/store_contract``) and the worker tests
 (``tests/core``) then run on it through the ``adapter`` and ``database`` fixtures of
 ``tests/conftest.py``. A test that only one store can run says so with
-``@pytest.mark.stores("sqlite", why="...")``.
+``@pytest.mark.stores("sqlite", why="...")``; one whose run on a store belongs in the slow
+tier, with ``@pytest.mark.slow_on("postgresql", why="...")``.
 
 ``AppDB`` is an application's own connection to a queue's database (for ``conn=``),
 opened by the adapter that owns the database string; child processes open it from that
