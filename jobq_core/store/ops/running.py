@@ -184,36 +184,22 @@ class Running(Operations):
         queues: Sequence[str] | None, lease_until: float, limit: int,
         attempt_limits: Mapping[str, int] | None,
     ) -> tuple[list[bool], list[Job]] | None:
-        """``job_complete_and_claim`` on a server: the completions of jobs nothing waits
-        on and the claim in one statement (one round trip where a transaction takes four:
-        BEGIN, complete, claim, COMMIT), or None when the claim cannot be written so. The
-        completions it did not accept (jobs wait on them, or fenced out) are written after
-        it, the usual way, with a claim for the slots still free (a dependent they released
-        starts at once)."""
+        """``job_complete_and_claim`` on a server: the completions and the claim in one
+        statement (one round trip where a transaction takes four: BEGIN, complete, claim,
+        COMMIT), or None when it cannot be written so: a claim that locks queues' rows
+        first, or a batch the statement cannot write whole (a job others wait on, whose
+        dependents are settled in the completing transaction; one fenced out), which it
+        then leaves unwritten, for ``job_complete_and_claim``'s transaction to write all
+        of it or none."""
         queues, controls = self._claim_inputs(c, queues)
         got = self.dialect.complete_and_claim(c, completions, now, worker, queues, lease_until,
-                                        limit, attempt_limits, controls)
+                                              limit, attempt_limits, controls)
         if got is None:
             return None
         accepted_ids, rows, plain = got
-        jobs = self._claimed(c, rows, plain, worker, now, lease_until, limit)
-        accepted: list[bool] = []
-        rest: list[Completion] = []
-        for x in completions:  # the same job twice in one batch: only the first is accepted
-            if x.job_id in accepted_ids:
-                accepted_ids.discard(x.job_id)
-                accepted.append(True)
-            else:
-                accepted.append(False)
-                rest.append(x)
-        if rest:
-            with self.backend.transaction(c):
-                more = iter(self._complete(c, rest, now, False))
-                if len(jobs) < limit:  # for the jobs their completion may have released
-                    jobs += self._claim(c, worker, queues, now, lease_until,
-                                        limit - len(jobs), attempt_limits)
-            accepted = [ok or next(more) for ok in accepted]
-        return accepted, jobs
+        assert len(accepted_ids) == len(completions), "a completing claim wrote part of a batch"
+        return [True] * len(completions), self._claimed(c, rows, plain, worker, now,
+                                                        lease_until, limit)
 
     def _complete(self, c, completions: Sequence[Completion], now: float,
                   again: bool) -> list[bool]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 
+from psycopg import errors as pgerrors
 from psycopg.types.json import Jsonb
 
 from ...types import Job
@@ -74,6 +75,16 @@ COMPLETE_MANY = _completing("%s", "%s", "%s", "%s") + " RETURNING j.id, j.has_de
 # transaction that completes them, the usual way
 _COMPLETE_UNWAITED = (_completing("%(now)s", "%(ids)s", "%(tokens)s", "%(results)s")
                       + " AND NOT j.has_dependents RETURNING j.id")
+# A batch the completing claim cannot write whole (a job others wait on, one fenced out,
+# the same job twice): the statement claims nothing and then fails, so that its
+# completions roll back with it and the engine writes the batch in one transaction. A
+# completing claim that committed part of a batch left the caller, when the rest then
+# failed, with completions it did not know were written and claims it never received.
+# (The error's text depends on the count: a constant one would be raised at planning.)
+SPLIT = "jobq: a batch the completing claim cannot write whole"
+_WHOLE = "(SELECT count(*) FROM done) = %(n)s::bigint"
+_SPLIT = (f"SELECT ('{SPLIT}: ' || count(*) || ' of ' || %(n)s::bigint)::bigint"
+          f"{', NULL' * (len(CLAIM_FIELDS) - 1)} FROM done HAVING count(*) <> %(n)s::bigint")
 # After a connection broke mid-commit: which of these completions did commit? (A
 # succeeded job keeps the token of the claim that completed it.)
 COMPLETED_WITH = (
@@ -149,8 +160,10 @@ def claim_sql(n_queues: int, per_queue: bool = False, clamped: bool = False,
     ``keyed``: each queue's scan is ``_KEYED_ARM``.
 
     ``completing``: the statement first completes a worker's finished jobs that nothing
-    waits on (``done``: %(ids)s %(tokens)s %(results)s), so that the batch and the next
-    claim take one round trip and one commit. A completion's row comes back after the
+    waits on (``done``: %(ids)s %(tokens)s %(results)s, %(n)s of them), so that the batch
+    and the next claim take one round trip and one commit. All of the batch or nothing:
+    when ``done`` accepts fewer than %(n)s, the claim takes no job and the statement fails
+    (``SPLIT``), rolling the completions back. A completion's row comes back after the
     claimed ones: its id, NULL for the rest (a claimed job's kind is never NULL). Both
     steps see the snapshot the statement started with: no claim can see a completion's
     effect, which is why only a claim that locks no queue's row first (no limits to count)
@@ -177,10 +190,11 @@ def claim_sql(n_queues: int, per_queue: bool = False, clamped: bool = False,
         f"WITH {recursive}{done}picked AS MATERIALIZED ({pick}), "
         f"claimed AS (UPDATE jobq_jobs j SET {claim.claimed(P, _CLAMP if clamped else '')} "
         # = ANY(ARRAY(...)): a primary-key lookup per picked id, whatever the estimates
-        f"WHERE j.id = ANY(ARRAY(SELECT id FROM picked)) RETURNING {CLAIM_RETURNING}), "
+        f"WHERE {_WHOLE + ' AND ' if completing else ''}"
+        f"j.id = ANY(ARRAY(SELECT id FROM picked)) RETURNING {CLAIM_RETURNING}), "
         f"{_WINDOWS}SELECT {CLAIM_NAMES} FROM claimed"
         + (f" UNION ALL SELECT id{', NULL' * (len(CLAIM_FIELDS) - 1)} FROM done"
-           if completing else "")
+           f" UNION ALL {_SPLIT}" if completing else "")
     )
 
 
@@ -285,8 +299,15 @@ class PostgresDialect(Dialect):
             return None
         params = claim_params(queues, now, limit, lease_until, worker, attempt_limits)
         params["ids"], params["tokens"], params["results"] = _completion_arrays(completions)
+        params["n"] = len(completions)
+        try:
+            got = c.execute(query, params).fetchall()
+        except pgerrors.InvalidTextRepresentation as e:
+            if SPLIT not in str(e):
+                raise
+            return None  # nothing written: the batch goes in a transaction
         accepted, rows = set(), []
-        for row in c.execute(query, params).fetchall():
+        for row in got:
             if row[1] is None:  # a completion's (see claim_sql)
                 accepted.add(row[0])
             else:
