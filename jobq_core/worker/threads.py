@@ -15,16 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..api.new_jobs import DEFAULT_MAX_PAYLOAD
-from ..tasks import Task
 from ..types import PoolKind
 from .pool import Finished, not_started
 from .runs import Outcome, Run, RunState, call_handler, raised, returned
-
-
-def _task(run: Run) -> Task:
-    """The task of a run a pool is given: the executor ends a run without one itself."""
-    assert run.task is not None, "a run without a handler reached the pool"
-    return run.task
 
 
 class ThreadPool:
@@ -42,7 +35,9 @@ class ThreadPool:
         self._finished = finished
 
     def run(self, run: Run) -> None:
-        if _task(run).is_async:
+        task = run.task
+        assert task is not None  # a run reaches a pool with its task (see Pool.run)
+        if task.is_async:
             run.handle = asyncio.run_coroutine_threadsafe(self._call_async(run),
                                                           self._event_loop())
         else:
@@ -72,9 +67,11 @@ class ThreadPool:
         if run.state is not RunState.RUNNING:  # abandoned while waiting for a thread
             return
         outcome: Outcome
+        task = run.task
+        assert task is not None  # see run()
         try:
             job = run.job
-            outcome = returned(call_handler(_task(run), job.payload, run.ctx, job.queue,
+            outcome = returned(call_handler(task, job.payload, run.ctx, job.queue,
                                             job.trace_context), self._max_result)
         except BaseException as e:  # noqa: BLE001 - a handler's failure is data, never ours
             outcome = raised(e)
@@ -82,9 +79,11 @@ class ThreadPool:
 
     async def _call_async(self, run: Run) -> None:
         outcome: Outcome
+        task = run.task
+        assert task is not None  # see run()
         try:
             job = run.job
-            outcome = returned(await call_handler(_task(run), job.payload, run.ctx, job.queue,
+            outcome = returned(await call_handler(task, job.payload, run.ctx, job.queue,
                                                   job.trace_context), self._max_result)
         except BaseException as e:  # noqa: BLE001
             outcome = raised(e)
