@@ -101,6 +101,7 @@ def demo(
     except KeyboardInterrupt:
         pass
     finally:
+        run.stopped = time.monotonic()  # the summary's span: from the start to the stop
         out.print(f"stopping: running jobs get {GRACE:g}s to finish…")
         run.stop()
     _summary(run, out, db, watch)
@@ -118,6 +119,7 @@ class _DemoRun:
         self.enqueued = 0
         self.started = time.monotonic()
         self.started_at = time.time()
+        self.stopped: float | None = None
         self.feeder_queue = Queue(db)
         self.procs: list[subprocess.Popen[bytes]] = []
         self.log = Path(tempfile.gettempdir()) / f"jobq-demo-{os.getpid()}.log"
@@ -245,7 +247,7 @@ def _live(run: _DemoRun, out: Console, duration: float | None) -> None:
 
 def _quiet(run: _DemoRun, out: Console, duration: float) -> None:
     out.print(f"No terminal: running for {duration:g}s, then a summary.")
-    deadline = time.monotonic() + duration
+    deadline = run.started + duration  # the workers' start counts: the summary says as much
     next_line = time.monotonic() + 2.0
     reported: set[str] = set()
     with Queue(run.db, create=False) as q:
@@ -310,7 +312,8 @@ def _summary(run: _DemoRun, out: Console, db: str, watch: str) -> None:
     with Queue(db, create=False) as q:
         s = _run_stats(run, q)
     out.print(Text.assemble(
-        ("demo summary", "bold"), f" ({render.span(time.monotonic() - run.started)}): ",
+        ("demo summary", "bold"),
+        f" ({render.span((run.stopped or time.monotonic()) - run.started)}): ",
         f"enqueued {run.enqueued}, succeeded {s.succeeded_recent}, dead {s.dead_recent}; "
         f"left in the queue: {s.pending} pending ({s.scheduled} scheduled, {s.retrying} "
         f"retrying), {s.dead} dead in total."))
