@@ -123,6 +123,10 @@ class Registry:
     def kinds(self) -> list[str]:
         return sorted(self._tasks)
 
+    def describe_kinds(self) -> str:
+        """The kinds this registry handles, for a worker's start line."""
+        return ",".join(self.kinds()) or "-"
+
     def __contains__(self, kind: object) -> bool:
         return kind in self._tasks
 

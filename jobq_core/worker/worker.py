@@ -237,7 +237,7 @@ class Worker:
         self._scheduler.start()
         log.info("worker %s started: %s pool, concurrency=%d queues=%s lease=%gs kinds=%s",
                  self.id, self.pool, self.concurrency, ",".join(self.queues) if self.queues else "*", self.lease,
-                 ",".join(self.registry.kinds()) or "-")
+                 self.registry.describe_kinds())
 
     def _register(self) -> None:
         """Put this worker in the registry (at start, and again if it was forgotten)."""

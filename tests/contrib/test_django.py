@@ -93,7 +93,8 @@ def test_an_enqueue_that_commits_runs_under_jobq_worker_and_its_result_reads_bac
             "shop.tasks.ship", "default", {"args": [ids["order"]], "kwargs": {}})
         mail = q.get(int(ids["notify"]))
         assert (mail.kind, mail.queue, mail.priority) == ("shop.tasks.notify", "mail", 10)
-    site.manage("jobq_worker", "--burst", "--concurrency", "2")
+    started = site.manage("jobq_worker", "--burst", "--concurrency", "2").stderr
+    assert "kinds=every Django task of a JobqBackend" in started  # not "kinds=-"
     results = site.shell(f"""
         import json
         from shop.models import Order

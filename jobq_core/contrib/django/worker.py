@@ -53,6 +53,11 @@ class DjangoRegistry(Registry):
     def __contains__(self, kind: object) -> bool:
         return isinstance(kind, str) and self.get(kind) is not None
 
+    def describe_kinds(self) -> str:
+        seen = self.kinds()
+        return ("every Django task of a JobqBackend, found by its path on first sight"
+                + (f" (so far: {','.join(seen)})" if seen else ""))
+
     def _resolve(self, kind: str) -> JobqTask | None:
         try:
             task = import_string(kind)
