@@ -99,6 +99,9 @@ class WorkerState(enum.StrEnum):
     LOST = "lost"  # missed two: probably dead; its jobs come back when their leases run out
 
 
+DEFAULT_MAX_ATTEMPTS = 20
+"""Attempts a job gets when neither its enqueue, its task nor its ``Queue`` says otherwise."""
+
 DEFAULT_BEAT = 10.0
 """Seconds between heartbeats assumed for a worker that recorded none (an older jobq's):
 a third of the default 30 s lease, as a worker beats."""

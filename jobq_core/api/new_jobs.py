@@ -16,9 +16,8 @@ from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import PayloadTooLarge
 from ..store.base import Completion
 from ..store.copy_records import CopiedJob
-from ..types import Deps, Job, JobStatus, NewJob, RawJSON
+from ..types import DEFAULT_MAX_ATTEMPTS, Deps, Job, JobStatus, NewJob, RawJSON
 
-DEFAULT_MAX_ATTEMPTS = 20
 # What enqueue_many, chain and group take: (kind,) or (kind, payload), or a dict of
 # enqueue's arguments.
 Item = tuple[Any, ...] | Mapping[str, Any]

@@ -17,7 +17,7 @@ from ..common.time_text import duration as duration
 from ..common.time_text import parse_duration as parse_duration
 from ..common.time_text import timestamp as timestamp
 from ..common.time_text import is_time as _is_time
-from ..types import Attempt, Job, JobStatus, QueueStats, WorkerInfo, WorkerState
+from ..types import DEFAULT_MAX_ATTEMPTS, Attempt, Job, JobStatus, QueueStats, WorkerInfo, WorkerState
 
 R = TypeVar("R", Job, Attempt, WorkerInfo)
 
@@ -167,13 +167,15 @@ def job_badge(job: Job, now: float) -> Badge:
 # -- fitting columns to a width ----------------------------------------------------------
 
 def tries(job: Job) -> str:
-    """``TRY``: ``2/5``, attempts made of the job's limit; ``0/–`` before its first claim.
-    Until then the limit stored is the enqueuer's (20 by default): a worker lowers it to its
-    task's ``max_attempts`` when it claims the job, and no reader without the registry
-    knows that figure, so ``0/20`` for a task of 3 attempts would be wrong."""
+    """``TRY``: ``2/5``, attempts made of the job's limit; before its first claim ``0/3``
+    when its enqueue set the limit (a task's ``max_attempts``, or the enqueue's own), else
+    ``0/–``. A limit left at the default (20) is the enqueuer's guess: a worker lowers it
+    to its task's ``max_attempts`` when it claims the job, and no reader without the
+    registry knows that figure, so ``0/20`` for a task of 3 attempts would be wrong."""
     made = "-" if job.attempts is None else job.attempts
     if made == 0:
-        return "0/–"
+        given = job.max_attempts is not None and job.max_attempts != DEFAULT_MAX_ATTEMPTS
+        return f"0/{job.max_attempts}" if given else "0/–"
     return f"{made}/{'-' if job.max_attempts is None else job.max_attempts}"
 
 
