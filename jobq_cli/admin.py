@@ -23,7 +23,8 @@ HELD_READ = 1000  # running jobs read to count what a lost worker still holds
 def stats(db: DbOption = DEFAULT_DB, as_json: JsonOption = False,
           window: Annotated[float, Duration("Count finished jobs over this long.")] = typed("1h"),
           ) -> None:
-    """Counts by status and queue, queue lag, and recent outcomes."""
+    """Counts by status, queue lag, and recent outcomes; per queue (those with pending,
+    running or dead jobs, or with controls), its counts."""
     seconds = window
     with open_queue(db) as q:
         s = q.stats(window=seconds)

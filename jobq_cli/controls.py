@@ -105,7 +105,9 @@ def limit(
 
 @friendly
 def queues(db: DbOption = DEFAULT_DB, as_json: JsonOption = False) -> None:
-    """Every queue: its counts, whether it is paused, and its limits."""
+    """Every queue with pending, running or dead jobs, or with controls (paused, limits):
+    its counts, whether it is paused, and its limits. A queue whose jobs have all finished
+    well is not listed."""
     with open_queue(db) as q:
         stats = q.stats(window=1.0)
     if as_json:

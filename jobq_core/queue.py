@@ -45,7 +45,10 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying):
     """A job queue in the database ``database`` names: a file path or ``sqlite:///path``
     (an SQLite file, created owner-only if missing), or ``postgresql://user@host/db``
     (jobq's tables are created in that existing database; see ``PostgresStore`` for its
-    options).
+    options). A bad database string or option fails here; a PostgreSQL queue connects on
+    its first use (``check()`` connects now), so a module-level ``Queue(url)`` neither
+    fails an import while the server is down nor holds a connection in every process that
+    imports it.
 
     ``clock``: the time source (tests inject a ``FakeClock``). By default the PostgreSQL
     server's clock on PostgreSQL (workers on several hosts judge leases by one clock), and
@@ -74,7 +77,9 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying):
         self.database = os.fsdecode(os.fspath(database))
         self.store: Store = store if store is not None else open_store(database, **store_options)
         # An injected clock rules everything (tests); else the server's, where the store is
-        # shared by several hosts (one clock judges every lease), else this machine's.
+        # shared by several hosts (one clock judges every lease), else this machine's. The
+        # server's is synced when the store connects, on first use: asking for it reads
+        # nothing yet.
         self.clock: Clock = clock or self.store.server_clock() or SYSTEM_CLOCK
 
     # -- producing ------------------------------------------------------------------------
@@ -432,7 +437,7 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying):
                                    key_concurrency, ordered)
 
     def queues(self) -> dict[str, QueueStats]:
-        """Every queue with jobs or controls: counts (pending, running, dead), whether it
+        """Every queue with pending, running or dead jobs, or with controls: counts (pending, running, dead), whether it
         is paused, and its limits."""
         return self.stats(window=1.0).queues
 
@@ -461,7 +466,8 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying):
 
     def check(self) -> None:
         """Raise ``DatabaseUnavailable`` when the database opened is gone or was replaced
-        (see ``store.base.Store.check``)."""
+        (see ``store.base.Store.check``); on PostgreSQL, connect now if the queue has not
+        been used yet (its tables checked, created or migrated)."""
         self.store.check()
 
     def close(self) -> None:
