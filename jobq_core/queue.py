@@ -437,8 +437,8 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying):
                                    key_concurrency, ordered)
 
     def queues(self) -> dict[str, QueueStats]:
-        """Every queue with pending, running or dead jobs, or with controls: counts (pending, running, dead), whether it
-        is paused, and its limits."""
+        """Every queue with pending, running or dead jobs, or with controls: counts
+        (pending, running, dead), whether it is paused, and its limits."""
         return self.stats(window=1.0).queues
 
     # -- misc -----------------------------------------------------------------------------

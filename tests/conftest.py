@@ -123,6 +123,7 @@ def pg_url(pg_server):
 @pytest.fixture
 def pg_queue(pg_url, clock):
     q = Queue(pg_url, clock=clock)
+    q.check()  # connected (a queue connects on first use): jobq's tables are there
     yield q
     q.close()
 

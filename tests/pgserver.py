@@ -142,7 +142,8 @@ class Server:
                 name = f"jobq_template_{uuid.uuid4().hex[:12]}"
                 with self.admin() as c:
                     c.execute(f'CREATE DATABASE "{name}"')
-                Queue(self.database_url(name)).close()
+                with Queue(self.database_url(name)) as q:
+                    q.check()  # connects (on first use): the tables made
                 self._template = name
                 atexit.register(self._drop_quietly, name)
             return self._template

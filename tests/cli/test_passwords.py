@@ -42,7 +42,8 @@ def test_masked_url_hides_the_password_and_keeps_the_rest_as_written(url, shown)
 
 @pytest.mark.parametrize("form", ["userinfo", "query"])
 def test_stats_never_prints_the_password_of_its_url(pg_url, app_dir, form):
-    Queue(pg_url).close()
+    with Queue(pg_url) as q:
+        q.check()  # connects (on first use): jobq's tables made
     url = with_password(pg_url, form)
     for args in (["stats", "--db", url], ["stats"]):
         result = runner.invoke(app, args, env={"JOBQ_DB": url, "COLUMNS": "200"})

@@ -35,7 +35,8 @@ def test_the_guides_endpoint_commits_the_user_and_its_job_together(pg_url):
     # The users table, its email unique only at commit: a duplicate fails the commit,
     # after the job's insert succeeded inside the transaction.
     with psycopg.connect(pg_url, autocommit=True) as conn:
-        Queue(pg_url).close()  # jobq's tables
+        with Queue(pg_url) as q:
+            q.check()  # connects (on first use): jobq's tables made
         conn.execute("CREATE TABLE users (id serial PRIMARY KEY, email text NOT NULL, "
                      "CONSTRAINT users_email UNIQUE (email) DEFERRABLE INITIALLY DEFERRED)")
     app = guide_app(pg_url)

@@ -126,6 +126,7 @@ def test_a_worker_made_while_new_connections_fail_starts_and_drains(pg_url, jobq
     try:
         with Queue(pg_url) as producer, Queue(relay.url(pg_url)) as q:
             ids = producer.enqueue_many([("nap", None) for _ in range(40)])
+            assert q.count() == 40  # its store connects on first use
             relay.refusing = True
             w = Worker(q, _slow_registry(0.05), concurrency=4, lease=5)
             t = threading.Thread(target=run, args=(w,), daemon=True)

@@ -19,7 +19,8 @@ def _tables(url):
 
 
 def test_opening_creates_the_tables_and_records_the_version(pg_url):
-    Queue(pg_url).close()
+    with Queue(pg_url) as q:
+        q.check()  # a queue connects, and makes its tables, on first use
     assert set(TABLES) <= _tables(pg_url)
     with psycopg.connect(pg_url) as c:
         meta = dict(c.execute("SELECT key, value FROM jobq_meta").fetchall())
@@ -38,7 +39,7 @@ def test_a_foreign_table_with_jobqs_name_is_refused_untouched(pg_url):
     with psycopg.connect(pg_url) as c:
         c.execute("CREATE TABLE jobq_jobs(id int, mine text)")
     with pytest.raises(ForeignTable, match="did not create"):
-        Queue(pg_url)
+        Queue(pg_url).check()
     assert _tables(pg_url) == {"jobq_jobs"}
 
 
@@ -47,27 +48,29 @@ def test_a_foreign_meta_table_is_refused(pg_url):
         c.execute("CREATE TABLE jobq_meta(key text, value text)")
         c.execute("INSERT INTO jobq_meta VALUES ('application', 'other')")
     with pytest.raises(ForeignTable):
-        Queue(pg_url)
+        Queue(pg_url).check()
 
 
 def test_a_newer_schema_is_refused(pg_url):
-    Queue(pg_url).close()
+    with Queue(pg_url) as q:
+        q.check()
     with psycopg.connect(pg_url) as c:
         c.execute("UPDATE jobq_meta SET value='99' WHERE key='schema_version'")
     with pytest.raises(SchemaTooNew, match="newer than this jobq"):
-        Queue(pg_url)
+        Queue(pg_url).check()
 
 
 @pytest.mark.parametrize("options", [{"read_only": True}, {"create": False}])
 def test_only_a_store_that_may_create_puts_jobqs_tables_in_a_database(pg_url, options):
     with pytest.raises(DatabaseError, match="not a jobq database"):
-        Queue(pg_url, **options)
+        Queue(pg_url, **options).check()
     assert _tables(pg_url) == set()
 
 
 def _open(url, barrier):
     barrier.wait()
-    Queue(url).close()
+    with Queue(url) as q:
+        q.check()
 
 
 @pytest.mark.slow

@@ -161,6 +161,7 @@ def test_a_watch_made_while_new_connections_fail_listens_once_they_work_again(
     relay = Relay("127.0.0.1", (parts.hostname or "127.0.0.1", parts.port or 5432))
     try:
         with Queue(relay.url(pg_url), poll_interval=30.0) as q:
+            q.check()  # connected on first use
             relay.refusing = True
             w = q.watch()
             try:

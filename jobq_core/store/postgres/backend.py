@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from types import ModuleType
 from typing import TypeVar
 
 import psycopg
@@ -61,7 +63,6 @@ class PostgresBackend:
     """
 
     name = app_connection.STORE
-    app = app_connection
 
     def __init__(self, url: str, *, poll_only: bool | None = None, pool_size: int = 2,
                  busy_timeout: float = 30.0, read_only: bool = False,
@@ -99,26 +100,53 @@ class PostgresBackend:
                                   setup="; ".join(setup),
                                   connect_timeout=min(10.0, busy_timeout + 2),
                                   reconnect_for=busy_timeout)
-        first = self._conns.new()  # a bad URL, password or database fails here, in one line
-        try:
-            self.server_version = first.info.parameter_status("server_version") or "?"
-            version = installed_version(first, self.display)
-            if opening.needs_migration(self.display, version, SCHEMA_VERSION, read_only, create):
-                migrate(first, self.display)
-            self._clock = ServerClock(self._conns, first)
-            self._identity = _own_identity(first)
-        except psycopg.Error as e:
-            first.close()
-            raise DatabaseUnavailable(f"{self.display}: {e}") from None
-        except BaseException:
-            first.close()
-            raise
-        self._conns.adopt(first)
+        self._opened = False
+        self._open_lock = threading.Lock()
+        self._create = create
+        self._server_version = "?"
+        self._identity: tuple = ()
+        self._clock = ServerClock(self._conns, self._open)
         self._notifier = Notifier(self._conns)
+
+    def _open(self) -> None:
+        """Open the store on its first use, not when it is made: a module-level
+        ``Queue(url)`` must not fail an application's import while the server is down, nor
+        hold a connection in every process that imports it (a process pool's children).
+        The first connection checks the schema (creating or migrating it), syncs the
+        server's clock and joins the pool; a server that cannot be reached, a wrong
+        password or database fails here, in one line, and the next use tries again."""
+        if self._opened:
+            return
+        with self._open_lock:
+            if self._opened:
+                return
+            first = self._conns.new()
+            try:
+                self._server_version = first.info.parameter_status("server_version") or "?"
+                version = installed_version(first, self.display)
+                if opening.needs_migration(self.display, version, SCHEMA_VERSION,
+                                           self.read_only, self._create):
+                    migrate(first, self.display)
+                self._clock.sync(first)
+                self._identity = _own_identity(first)
+            except psycopg.Error as e:
+                first.close()
+                raise DatabaseUnavailable(f"{self.display}: {e}") from None
+            except BaseException:
+                first.close()
+                raise
+            self._conns.adopt(first)
+            self._opened = True
+
+    @property
+    def server_version(self) -> str:
+        self._open()
+        return self._server_version
 
     # -- running operations --------------------------------------------------------------
 
     def run(self, op: Callable[[psycopg.Connection, bool], T]) -> T:
+        self._open()
         try:
             return self._conns.run(op)
         finally:
@@ -167,9 +195,17 @@ class PostgresBackend:
 
     # -- the application's connection (see app_connection.py) ---------------------------
 
+    @property
+    def app(self) -> ModuleType:
+        """``app_connection``, once the store is open: the application's connection must
+        find jobq's tables (made on the store's first use) before it reads its identity."""
+        self._open()
+        return app_connection
+
     def same_database(self, identity: ConnectionIdentity) -> bool:
         if identity.store != self.name:
             return False
+        self._open()
         if identity.key == self._identity:
             return True
         # The server may have restarted since this store read its own identity (a new
@@ -178,6 +214,7 @@ class PostgresBackend:
         return identity.key == self._identity
 
     def mismatch(self, identity: ConnectionIdentity) -> str:
+        self._open()
         if identity.key[1] == self._identity[1] and identity.key[2] is not None:
             return (" (a database of that name, but another server, or another jobq_jobs "
                     "table through the connection's search_path)")
@@ -192,8 +229,11 @@ class PostgresBackend:
         return []  # row locks: a stopped worker blocks only its own rows
 
     def check(self) -> None:
-        """Nothing to do: a server that goes away fails the next statement loudly (and
-        the store reconnects), unlike a deleted SQLite file that stays readable."""
+        """Open the store if it is not open yet (see ``_open``: the tables checked, created
+        or migrated); nothing else to do: a server that goes away fails the next statement
+        loudly (and the store reconnects), unlike a deleted SQLite file that stays
+        readable."""
+        self._open()
 
     def describe(self) -> dict[str, str | None]:
         return {"store": self.name, "postgresql": self.server_version, "url": self.display,
@@ -204,6 +244,7 @@ class PostgresBackend:
         """A change signal: LISTEN on a connection of its own, plus a snapshot poll every
         ``poll_interval`` seconds (the store's, 1 s by default), with jitter. Poll-only
         and read-only stores (the monitor's) poll only: no extra connection."""
+        self._open()
         return PgWatch(self._conns, listen=not (self.poll_only or self.read_only),
                        poll_interval=poll_interval or self.poll_interval)
 
@@ -223,13 +264,16 @@ class PostgresStore(Engine):
         self.url, self.display, self.poll_only = b.url, b.display, b.poll_only
         self.read_only, self.synchronous, self.poll_interval = (
             b.read_only, b.synchronous, b.poll_interval)
-        self.server_version = b.server_version
         self._conns = b._conns
+
+    @property
+    def server_version(self) -> str:
+        return self.backend.server_version
 
     def change_marker(self) -> str:
         """What the watch's poll reads: changes whenever a transaction on the server
         started writing or ended."""
-        return self._conns.run(lambda c, _again: c.execute(SNAPSHOT).fetchone()[0])
+        return self.backend.run(lambda c, _again: c.execute(SNAPSHOT).fetchone()[0])
 
     def integrity_check(self) -> str:
         """"ok", or what breaks jobq's invariants in the rows (the server checks its own
@@ -250,7 +294,7 @@ class PostgresStore(Engine):
                 return [f"{n} {what}" for what, q in checks.items()
                         if (n := c.execute(q).fetchone()[0])]
 
-        problems = self._conns.run(op)
+        problems = self.backend.run(op)
         return "; ".join(problems) if problems else "ok"
 
     def explain_claim(self, queues: Sequence[str] | None = None, limit: int = 1,
@@ -265,11 +309,11 @@ class PostgresStore(Engine):
             return [r[0] for r in c.execute("EXPLAIN " + claim_shape(queues, controls)[0],
                                             params)]
 
-        return self._conns.run(op)
+        return self.backend.run(op)
 
     def table_sizes(self) -> dict[str, int]:
         """Bytes on disk of each jobq table with its indexes and TOAST (for bloat checks)."""
-        rows = self._conns.run(lambda c, _again: c.execute(
+        rows = self.backend.run(lambda c, _again: c.execute(
             "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c "
             "JOIN pg_namespace n ON n.oid=c.relnamespace WHERE n.nspname=current_schema() "
             "AND c.relkind='r' AND c.relname LIKE 'jobq\\_%%'").fetchall())

@@ -331,17 +331,28 @@ class Connections:
 class ServerClock:
     """The database server's clock, read without a round trip: the server's time at the
     last sync plus the monotonic time since. Every host's workers judge leases by this one
-    clock, whatever their own clocks say, and a local clock step changes nothing. Synced at
-    open and again every ``RESYNC`` seconds (one query; on failure the estimate goes on)."""
+    clock, whatever their own clocks say, and a local clock step changes nothing. Synced
+    when the store opens (``sync``, on its first use: ``open_`` opens it when the clock is
+    read first) and again every ``RESYNC`` seconds (one query; on failure the estimate goes
+    on)."""
 
     RESYNC = 60.0
 
-    def __init__(self, conns: Connections, conn: psycopg.Connection):
+    def __init__(self, conns: Connections, open_: Callable[[], None]):
         self._conns = conns
+        self._open = open_
         self._lock = threading.Lock()
-        self._base, self._at = self._read(conn)
-        self._last = self._base
-        self._next_sync = self._at + self.RESYNC
+        self._synced = False
+        self._base = self._at = self._last = 0.0
+        self._next_sync = 0.0
+
+    def sync(self, conn: psycopg.Connection) -> None:
+        base, at = self._read(conn)
+        with self._lock:
+            self._base, self._at = base, at
+            self._last = max(self._last, base)
+            self._next_sync = at + self.RESYNC
+            self._synced = True
 
     @staticmethod
     def _read(conn: psycopg.Connection) -> tuple[float, float]:
@@ -351,6 +362,8 @@ class ServerClock:
         return float(server), (before + after) / 2
 
     def now(self) -> float:
+        if not self._synced:
+            self._open()  # the store's first use: it syncs this clock as it opens
         mono = time.monotonic()
         if mono >= self._next_sync:
             self._resync(mono)
