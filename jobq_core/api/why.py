@@ -130,16 +130,25 @@ def _running(q: Readable, job: Job, now: float) -> Why:
 
 
 def _waiting(q: Readable, job: Job) -> Why:
-    open_ = [x for x in q.dependencies(job.id).waits_on if x.status != JobStatus.SUCCEEDED]
-    if not any(x.status in (JobStatus.PENDING, JobStatus.RUNNING, JobStatus.WAITING)
-               for x in open_):
+    links = q.dependencies(job.id).waits_on
+    open_ = [x for x in links if x.status != JobStatus.SUCCEEDED]
+    waits_on = [{"id": x.job_id, "status": str(x.status)} for x in open_]
+    live = (JobStatus.PENDING, JobStatus.RUNNING, JobStatus.WAITING)
+    # a job retried while a dependency it needs was dead or cancelled waits for its retry
+    failed = [x for x in open_ if x.status not in live and not x.allow_failed]
+    if failed and not any(x.status in live for x in open_):
+        names = ", ".join(f"{x.job_id} ({x.status})" for x in failed[:8])
+        more = f" and {len(failed) - 8} more" if len(failed) > 8 else ""
+        them = "it" if len(failed) == 1 else "them"
+        return _why(job, "waiting", f"it waits on jobs {names}{more}, which ended without "
+                    f"succeeding: it runs once they are retried and succeed (jobq retry); "
+                    f"until then it waits (cancel it to give up on {them})", waits_on=waits_on)
+    if not any(x.status in live for x in open_):
         return _why(job, "waiting", "every job it waits on has ended: the reaper's next pass "
-                    "settles it (runs it, or cancels it if one it needs did not succeed)",
-                    waits_on=[{"id": x.job_id, "status": str(x.status)} for x in open_])
+                    "settles it (runs it)", waits_on=waits_on)
     names = ", ".join(f"{x.job_id} ({x.status})" for x in open_[:8])
     more = f" and {len(open_) - 8} more" if len(open_) > 8 else ""
-    return _why(job, "waiting", f"it waits on jobs {names}{more}",
-                waits_on=[{"id": x.job_id, "status": str(x.status)} for x in open_])
+    return _why(job, "waiting", f"it waits on jobs {names}{more}", waits_on=waits_on)
 
 
 def _held(q: Readable, job: Job, now: float, why: str, queue: QueueStats, hold: Hold | None) -> Why:

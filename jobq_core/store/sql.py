@@ -162,30 +162,47 @@ completion racing the enqueue either commits first (and is seen here) or waits f
 (and then sees the new dependent)."""
 DEP_INSERT = "INSERT INTO jobq_deps(job_id, depends_on, allow_failed) VALUES (?, ?, ?)"
 MARK_DEPENDED_ON = "UPDATE jobq_jobs SET has_dependents=true WHERE id IN {ids} AND NOT has_dependents"
-TO_WAITING = "UPDATE jobq_jobs SET status='waiting' WHERE id=? AND status='pending'"
 WAITING_DEPENDENTS = (
     "SELECT d.job_id, d.allow_failed, j.queue FROM jobq_deps d JOIN jobq_jobs j ON j.id=d.job_id "
     "WHERE d.depends_on=? AND j.status='waiting' ORDER BY d.job_id{lock}")
 """Locked, so that two dependencies ending at once settle their common dependent one after
-the other: the second counts with the first one's end committed."""
-UNMET = ("SELECT count(*) FROM jobq_deps d JOIN jobq_jobs j ON j.id=d.depends_on "
-         "WHERE d.job_id=? AND j.status<>'succeeded'")
-"""How many of a job's dependencies have not succeeded (a pruned one counts as met)."""
-UNENDED = ("SELECT count(*) FROM jobq_deps d JOIN jobq_jobs j ON j.id=d.depends_on "
-           "WHERE d.job_id=? AND j.status NOT IN ('succeeded','dead','cancelled')")
-"""How many of an ``allow_failed`` job's dependencies have not ended."""
+the other: the second decrements the count the first one left."""
+_UNMET_EDGE = ("x.status<>'succeeded' AND (NOT d.allow_failed OR "
+               "(x.status<>'dead' AND x.status<>'cancelled'))")
+"""An edge ``d`` to dependency ``x`` not met yet: ``x`` has not succeeded (for an
+``allow_failed`` job: has not ended)."""
+
+
+def _unmet_of(job: str) -> str:
+    return ("SELECT count(*) FROM jobq_deps d JOIN jobq_jobs x ON x.id=d.depends_on "
+            f"WHERE d.job_id={job} AND {_UNMET_EDGE}")
+
+
+UNMET = _unmet_of("?")
+"""How many of a job's dependencies are not met (a pruned one counts as met): counted over
+its edges, what the ``unmet`` column keeps without counting."""
+TO_WAITING = (f"UPDATE jobq_jobs SET status='waiting', unmet=({_unmet_of('jobq_jobs.id')}) "
+              "WHERE id=? AND status='pending'")
+"""A job made to wait (its edges written first), its ``unmet`` counted once, here: the
+settling of each dependency's end then decrements it (``UNMET_DOWN``) instead of counting."""
+UNMET_DOWN = "UPDATE jobq_jobs SET unmet=unmet-1 WHERE id=? AND status='waiting' RETURNING unmet"
+"""One dependency of a waiting job met: what is left (no row: it is not waiting)."""
+RECOUNT = (f"UPDATE jobq_jobs SET unmet=({_unmet_of('jobq_jobs.id')}) "
+           "WHERE id=? AND status='waiting' RETURNING unmet")
+"""A waiting job whose ``unmet`` reached 0, counted over its edges before it is released:
+a count written by a jobq from before it (an older worker during an upgrade writes none),
+or a dependency retried since, is corrected here instead of releasing the job early."""
 RELEASE_WAITING = "UPDATE jobq_jobs SET status='pending' WHERE id=? AND status='waiting'"
 CANCEL_DEPENDENT = ("UPDATE jobq_jobs SET status='cancelled', finished_at=?, error=? "
                     "WHERE id=? AND status IN ('waiting','pending')")
 STRANDED_WAITING = (
     "SELECT w.id FROM jobq_jobs w WHERE w.status='waiting' AND NOT EXISTS (SELECT 1 "
-    "FROM jobq_deps d JOIN jobq_jobs j ON j.id=d.depends_on WHERE d.job_id=w.id "
-    "AND j.status NOT IN ('succeeded','dead','cancelled')) ORDER BY w.id LIMIT ?")
-"""Waiting jobs whose dependencies have all ended: what a crash between a completion and its
-settling leaves (the reaper's sweep)."""
-FAILED_DEPENDENCY = (
-    "SELECT j.id, j.status FROM jobq_deps d JOIN jobq_jobs j ON j.id=d.depends_on "
-    "WHERE d.job_id=? AND NOT d.allow_failed AND j.status IN ('dead','cancelled') LIMIT 1")
+    f"FROM jobq_deps d JOIN jobq_jobs x ON x.id=d.depends_on WHERE d.job_id=w.id "
+    f"AND {_UNMET_EDGE}) ORDER BY w.id LIMIT ?")
+"""Waiting jobs whose dependencies are all met, counted over the edges (the reaper's sweep):
+what a crash between a completion and its settling leaves, or an older worker's settling
+that left ``unmet`` as it was. A job waiting on a dead or cancelled dependency (retried
+while it was dead) is not stranded: it waits for that dependency's retry."""
 WAITS_ON = ("SELECT j.id, j.kind, j.status, d.allow_failed FROM jobq_deps d JOIN jobq_jobs j "
             "ON j.id=d.depends_on WHERE d.job_id=? ORDER BY j.id")
 WAITED_BY = ("SELECT j.id, j.kind, j.status, d.allow_failed FROM jobq_deps d JOIN jobq_jobs j "
@@ -202,9 +219,7 @@ ATTEMPT_CURRENT = ("SELECT attempts, worker, token, started_at, finished_at, sta
 """``job_attempts``' two reads; ``rows.attempts_from_rows`` joins them."""
 
 # stats: four reads of one snapshot, each on a partial index; ``rows.stats_from_rows``
-PENDING_BY_QUEUE = (
-    "SELECT queue, count(*), count(*) FILTER (WHERE run_at>?), count(*) FILTER (WHERE attempts>0), "
-    "min(run_at) FILTER (WHERE run_at<=?) FROM jobq_jobs WHERE status='pending' GROUP BY queue")
+# (PENDING_BY_QUEUE, the first, is below ``key_ok``, which it uses)
 RUNNING_BY_QUEUE = ("SELECT queue, count(*), count(*) FILTER (WHERE lease_until<?), "
                     "count(DISTINCT key) FROM jobq_jobs WHERE status='running' GROUP BY queue")
 """Per queue: running jobs, those whose lease ran out, and the keys they hold (busy keys)."""
@@ -373,6 +388,29 @@ def key_ok(t: str) -> str:
 def _running_of_key(t: str) -> str:
     """The running jobs (``r``) of the key of ``t`` in its queue: a seek on jobq_jobs_key."""
     return f"{key_open('r')} AND r.status='running' AND r.queue={t}.queue AND r.key={t}.key"
+
+
+def _held(t: str) -> str:
+    """Whether pending job ``t``, ready, is held on purpose: its queue (the row ``c``) is
+    paused, or its key is held (``key_ok`` fails: an earlier job of an ordered key is open,
+    or the key's running jobs fill ``key_concurrency``). The key's probes run only for a
+    keyed job of a keyed queue."""
+    return (f"(coalesce(c.paused, false) OR ({t}.key IS NOT NULL AND "
+            f"coalesce(c.ordered OR c.key_concurrency IS NOT NULL, false) AND NOT {key_ok(t)}))")
+
+
+PENDING_BY_QUEUE = (
+    "SELECT j.queue, count(*), count(*) FILTER (WHERE j.run_at>?), "
+    "count(*) FILTER (WHERE j.attempts>0), "
+    f"min(j.run_at) FILTER (WHERE j.run_at<=? AND NOT {_held('j')}), "
+    f"count(*) FILTER (WHERE j.run_at<=? AND {_held('j')}) "
+    "FROM jobq_jobs j LEFT JOIN jobq_queues c ON c.name=j.queue WHERE j.status='pending' "
+    "GROUP BY j.queue")
+"""Per queue, of its pending jobs (parameters: now three times): all, those not due yet,
+retries, the run_at of the longest-waiting ready job that could run (the lag), and the
+ready jobs held on purpose (``_held``), which the lag leaves out: more workers would not
+start them. Pending jobs only (the partial index): flat in finished jobs; a held key is
+index probes per ready keyed job of a keyed queue."""
 
 
 def key_room(t: str, limit: str) -> str:

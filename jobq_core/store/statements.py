@@ -59,11 +59,11 @@ class Statements:
     TO_WAITING: str
     WAITING_DEPENDENTS: str
     UNMET: str
-    UNENDED: str
+    UNMET_DOWN: str
+    RECOUNT: str
     RELEASE_WAITING: str
     CANCEL_DEPENDENT: str
     STRANDED_WAITING: str
-    FAILED_DEPENDENCY: str
     WAITS_ON: str
     WAITED_BY: str
     DEPENDENCY_RESULTS: str

@@ -18,7 +18,7 @@ class PostgresAdapter:
     # its watch also polls a snapshot every second: a test of what else wakes a worker
     # moves the poll out of its way
     slow_change_poll: ClassVar[dict[str, Any]] = {"poll_interval": 30.0}
-    last_version_without: ClassVar[dict[str, int]] = {"key": 5, "trace_context": 6}
+    last_version_without: ClassVar[dict[str, int]] = {"key": 5, "trace_context": 6, "unmet": 7}
 
     @property
     def schema_version(self) -> int:

@@ -14,7 +14,7 @@ from jobq_core.store import sqlite_path
 class SqliteAdapter:
     name = "sqlite"
     slow_change_poll: ClassVar[dict[str, Any]] = {}  # no poll: its watch sees each commit
-    last_version_without: ClassVar[dict[str, int]] = {"key": 5, "trace_context": 7}
+    last_version_without: ClassVar[dict[str, int]] = {"key": 5, "trace_context": 7, "unmet": 9}
 
     @property
     def schema_version(self) -> int:

@@ -10,7 +10,15 @@ The rules (see also ``store.base``'s Dependencies rule):
   allow it, each with an error naming it, and their dependents in turn;
 * a dependency that fails and will be retried leaves them waiting; one revived by an
   operator (``retry``) that then succeeds releases those still waiting (those cancelled
-  meanwhile stay cancelled).
+  meanwhile stay cancelled, unless retried too);
+* a cancelled dependent retried by an operator waits again (``waiting``) while any of its
+  dependencies is not met, a dead or cancelled one included: it runs once that one is
+  retried and succeeds, is cancelled again if that one ends dead or cancelled again, and
+  otherwise waits (the reaper's sweep leaves it; ``why`` names the dependency).
+
+A waiting job keeps ``unmet``, how many of its dependencies are not met yet: counted when
+it starts waiting (``TO_WAITING``), decremented as each one is met (``settle``), counted
+over its edges again at 0 before it is released (``release_if_met``).
 """
 from __future__ import annotations
 
@@ -78,19 +86,16 @@ class Dependents(Operations):
             self.backend.notify(c, queues)
 
     def _sweep_waiting(self, c, now: float) -> int:
-        """Settle waiting jobs whose dependencies have all ended (see STRANDED_WAITING);
-        how many."""
+        """Release waiting jobs whose dependencies are all met (see STRANDED_WAITING); how
+        many. It never cancels: a job waiting on a dead or cancelled dependency was put
+        back to wait by an operator (``retry``), and waits for that dependency's retry."""
         stranded = [r[0] for r in c.execute(self.statements.STRANDED_WAITING, (SWEEP,)).fetchall()]
         if not stranded:
             return 0
         released = set()
         with self.backend.transaction(c):
             for job_id in stranded:
-                failed = c.execute(self.statements.FAILED_DEPENDENCY, (job_id,)).fetchone()
-                if failed:
-                    c.execute(self.statements.CANCEL_DEPENDENT, (now, because(*failed), job_id))
-                    self._settle(c, job_id, JobStatus.CANCELLED, now)
-                elif c.execute(self.statements.RELEASE_WAITING, (job_id,)).rowcount == 1:
+                if c.execute(self.statements.RELEASE_WAITING, (job_id,)).rowcount == 1:
                     released.add(c.execute(self.statements.JOB_STATE, (job_id,)).fetchone()[1])
             if released and self.backend.notifies:
                 self.backend.notify(c, released)

@@ -109,7 +109,12 @@ def complete(c, st, x: Completion, now: float,
 def settle(c, st, job_id: int, status: str, now: float) -> set[str]:
     """Inside the transaction that ended ``job_id`` with ``status``: release or cancel the
     jobs waiting on it, and (for those cancelled) the jobs waiting on them; the queues of
-    the jobs released (see ``ops/dependencies.py`` for the rules)."""
+    the jobs released (see ``ops/dependencies.py`` for the rules).
+
+    Each dependent met by this end has its ``unmet`` decremented: constant work per edge,
+    so a group of N members costs N small settlings, not N counts of N edges (each under
+    the callback's row lock on PostgreSQL, the write lock on SQLite). Only at 0 are its
+    edges counted (``RECOUNT``), once, before it is released."""
     ended = [(job_id, status)]
     queues = set()
     while ended:
@@ -117,14 +122,21 @@ def settle(c, st, job_id: int, status: str, now: float) -> set[str]:
         for dependent, allow_failed, queue in c.execute(
                 st.WAITING_DEPENDENTS, (parent,)).fetchall():
             if how == JobStatus.SUCCEEDED or allow_failed:
-                if c.execute(st.UNENDED if allow_failed else st.UNMET,
-                             (dependent,)).fetchone()[0] == 0:
-                    c.execute(st.RELEASE_WAITING, (dependent,))
+                left = c.execute(st.UNMET_DOWN, (dependent,)).fetchone()
+                if left is not None and left[0] <= 0 and release_if_met(c, st, dependent):
                     queues.add(queue)
             else:
                 c.execute(st.CANCEL_DEPENDENT, (now, because(parent, how), dependent))
                 ended.append((dependent, JobStatus.CANCELLED))
     return queues
+
+
+def release_if_met(c, st, job_id: int) -> bool:
+    """A waiting job whose ``unmet`` says none is left: its edges counted; pending when
+    none is unmet (True), else waiting with ``unmet`` set to the count."""
+    row = c.execute(st.RECOUNT, (job_id,)).fetchone()
+    return row is not None and row[0] == 0 and \
+        c.execute(st.RELEASE_WAITING, (job_id,)).rowcount == 1
 
 
 def because(job_id: int, status: str) -> str:
