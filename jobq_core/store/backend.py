@@ -7,7 +7,8 @@ database only through a ``Backend`` and its ``Dialect``. A third database needs 
 
 Every operation is a function ``op(conn, again)`` handed to ``run``. ``conn`` is the
 driver's connection, used as a DB-API executor: ``conn.execute(sql, params)`` returns a
-cursor with ``fetchone``, ``fetchall`` and ``rowcount``. Outside ``transaction`` each
+cursor with ``fetchone``, ``fetchall`` and ``rowcount`` (``store.dbapi.Connection``, all
+the operations may use of it). Outside ``transaction`` each
 statement commits on its own (autocommit), so a one-statement operation costs one round
 trip and no BEGIN.
 """
@@ -19,8 +20,9 @@ from typing import Any, Protocol, TypeVar
 
 from ..clock import Clock
 from ..errors import JobqError
-from ..types import Watch
-from .base import Completion, ConnectionIdentity, NewJob
+from ..types import NewJob, Watch
+from .base import Completion, ConnectionIdentity
+from .dbapi import C
 from .dialect import Dialect
 
 T = TypeVar("T")
@@ -43,7 +45,10 @@ class KeyTaken(JobqError):
     """A write met the unique index of live jobs' keys (raised by ``Backend.savepoint``)."""
 
 
-class Backend(Protocol):
+class Backend(Protocol[C]):
+    """``C``: the backend's connection type, which ``run`` hands to an operation and the
+    operation hands back to ``transaction`` and the rest (``store.dbapi``)."""
+
     # Its attributes are read-only here (properties), as the engine only reads them: a
     # backend may keep a narrower type (its own Dialect) or compute one.
     @property
@@ -64,7 +69,7 @@ class Backend(Protocol):
         ...
 
     @property
-    def dialect(self) -> Dialect: ...
+    def dialect(self) -> Dialect[C]: ...
 
     @property
     def notifies(self) -> bool:
@@ -76,7 +81,7 @@ class Backend(Protocol):
         """True when the backend can only show a fixed copy of the data."""
         ...
 
-    def run(self, op: Callable[[object, bool], T]) -> T:
+    def run(self, op: Callable[[C, bool], T]) -> T:
         """``op(conn, again)`` on a connection of the backend's, with its errors translated
         into jobq's (``DatabaseUnavailable``, ``StorageFull``, ...). A backend whose
         connections can break retries ``op`` on a fresh one, with ``again`` True when an
@@ -84,27 +89,27 @@ class Backend(Protocol):
         assuming a clean slate. Also runs the post-commit hook (see ``notify``)."""
         ...
 
-    def transaction(self, conn) -> AbstractContextManager:
+    def transaction(self, conn: C) -> AbstractContextManager[object]:
         """A write transaction: committed at the end of the block, rolled back on an error.
         Inside an open transaction, joins it. Takes whatever lock keeps writers apart
         (SQLite: the file's write lock, at once)."""
         ...
 
-    def snapshot(self, conn) -> AbstractContextManager:
+    def snapshot(self, conn: C) -> AbstractContextManager[object]:
         """A read-only transaction, so that several reads see one state."""
         ...
 
-    def savepoint(self, conn) -> AbstractContextManager:
+    def savepoint(self, conn: C) -> AbstractContextManager[object]:
         """A nested block inside ``transaction`` whose failure undoes only itself; a hit
         on a unique index inside it raises ``KeyTaken``."""
         ...
 
-    def notify(self, conn, queues: Iterable[str]) -> None:
+    def notify(self, conn: C, queues: Iterable[str]) -> None:
         """Inside a write transaction: wake idle workers of ``queues`` when it commits
         (PostgreSQL: NOTIFY, limited per queue; SQLite: nothing, its watch sees commits)."""
         ...
 
-    def limits_changed(self, conn) -> None:
+    def limits_changed(self, conn: C) -> None:
         """Inside the write transaction that set or cleared a queue's limits: whatever the
         backend keeps in step with them (SQLite: the rate window's trigger, there only
         while some queue has a rate limit; PostgreSQL: nothing, its claim counts the

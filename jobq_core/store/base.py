@@ -57,7 +57,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ..clock import Clock
 from ..common.time_text import duration, timestamp
@@ -107,11 +107,11 @@ class ConnectionIdentity(NamedTuple):
     JSON-able as a list: ``ConnectionIdentity.from_json(json.loads(...))``."""
 
     store: str  # the backend: "sqlite" or "postgresql"
-    key: tuple  # SQLite: (st_dev, st_ino) of the file; PostgreSQL: see its app_connection
+    key: tuple[object, ...]  # SQLite: (st_dev, st_ino) of the file; PostgreSQL: see its app_connection
     where: str  # the database, for messages
 
     @classmethod
-    def from_json(cls, value: list) -> ConnectionIdentity:
+    def from_json(cls, value: list[Any]) -> ConnectionIdentity:  # JSON, as json.loads gives it
         store, key, where = value
         return cls(str(store), tuple(key), str(where))
 

@@ -11,6 +11,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import sqlite3
+    from typing import Any
+
+    import psycopg
+
     from ..types import Watch
     from .backend import AppConnection, Backend
     from .base import Store
@@ -24,10 +29,10 @@ if TYPE_CHECKING:
     # Each function returns its argument as the protocol's type: the checker then
     # checks every member of the protocol against the backend's (a class is checked
     # through an instance of it, a module as it is).
-    def sqlite_backend(backend: SqliteBackend) -> Backend:
+    def sqlite_backend(backend: SqliteBackend) -> Backend[sqlite3.Connection]:
         return backend
 
-    def postgres_backend(backend: PostgresBackend) -> Backend:
+    def postgres_backend(backend: PostgresBackend) -> Backend[psycopg.Connection[Any]]:
         return backend
 
     def sqlite_store(store: SqliteStore) -> Store:

@@ -22,15 +22,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from typing import Generic, TypeVar
 
+from ..types import NewJob
 from . import sql
-from .base import Completion, NewJob
+from .base import Completion
 from .controls import Controls
+from .dbapi import Connection, Row
 from .ops.writes import completed
 from .statements import Statements
 
+C_contra = TypeVar("C_contra", bound=Connection, contravariant=True)
+"""The connections a dialect's methods take (only as arguments: a dialect that takes any
+``Connection`` serves every backend)."""
 
-class Dialect:
+
+class Dialect(Generic[C_contra]):
     PLACEHOLDER = "?"
     FRAGMENTS: Mapping[str, str] = {}
     MATCHING: type[sql.Matching] = sql.Matching
@@ -48,7 +55,7 @@ class Dialect:
 
     # -- values that travel as one parameter ----------------------------------------------
 
-    def list_param(self, values: Sequence) -> object:
+    def list_param(self, values: Sequence[object]) -> object:
         raise NotImplementedError
 
     def json_param(self, value: object) -> object:
@@ -64,32 +71,38 @@ class Dialect:
 
     # -- operations whose statements differ -----------------------------------------------
 
-    def claim(self, c, worker: str, queues: list[str], now: float, lease_until: float,
-              limit: int, attempt_limits: Mapping[str, int] | None,
-              controls: Controls) -> tuple[list, bool]:
+    def claim(self, c: C_contra, worker: str, queues: list[str], now: float,
+              lease_until: float, limit: int, attempt_limits: Mapping[str, int] | None,
+              controls: Controls) -> tuple[list[Row], bool]:
         """Run the claim statement: (rows of ``rows.CLAIM_FIELDS``, in any order; whether
         it was the plain claim on every queue, for ``ControlCache.claimed``). See
         ``Store.job_claim`` for what it must guarantee and ``controls`` for its shapes."""
         raise NotImplementedError
 
-    def batch(self, c) -> AbstractContextManager:
+    def batch(self, c: C_contra) -> AbstractContextManager[object]:
         """What the default loops below run in: one write transaction for the lot where a
         commit each costs more (SQLite: ``BEGIN IMMEDIATE``, joining one that is open). By
         default none: each statement commits on its own."""
         return nullcontext()
 
-    def insert_row(self, c, statement: str, job: NewJob, now: float) -> tuple | None:
+    def insert_row(self, c: C_contra, statement: str, job: NewJob, now: float) -> Row | None:
         """One job's ``INSERT ... RETURNING id`` (``INSERT_RETURNING`` or
         ``INSERT_UNIQUE``): its row, None when a live job holds its unique key."""
         return c.execute(statement, (*job, now)).fetchone()
 
-    def insert_each(self, c, jobs: Sequence[NewJob], now: float, notify: list[str]) -> list[int]:
+    def insert_each(self, c: C_contra, jobs: Sequence[NewJob], now: float,
+                    notify: list[str]) -> list[int]:
         """Jobs without a unique key, one ``insert_row`` each, in the caller's transaction:
         what an application's transaction takes (no read before its first write)."""
-        return [self.insert_row(c, self.statements.INSERT_RETURNING, job, now)[0]
-                for job in jobs]
+        ids: list[int] = []
+        for job in jobs:
+            row = self.insert_row(c, self.statements.INSERT_RETURNING, job, now)
+            assert row is not None, "INSERT_RETURNING has no ON CONFLICT: it returns its row"
+            ids.append(row[0])
+        return ids
 
-    def insert_plain(self, c, jobs: Sequence[NewJob], now: float, notify: list[str]) -> list[int]:
+    def insert_plain(self, c: C_contra, jobs: Sequence[NewJob], now: float,
+                     notify: list[str]) -> list[int]:
         """Insert jobs without a unique key; their ids, in order. ``notify``: the queues to
         wake when the insert commits, for a dialect that sends the signal in its own
         statement (the default sends nothing: a backend that ``notifies`` needs this
@@ -99,17 +112,20 @@ class Dialect:
         with self.batch(c):
             return self.insert_each(c, jobs, now, notify)
 
-    def insert_unique(self, c, job: NewJob, now: float) -> int | None:
+    def insert_unique(self, c: C_contra, job: NewJob, now: float) -> int | None:
         """Insert a job with a unique key: its id, or None when a live job holds the key."""
         row = self.insert_row(c, self.statements.INSERT_UNIQUE, job, now)
-        return None if row is None else row[0]
+        if row is None:
+            return None
+        job_id: int = row[0]
+        return job_id
 
-    def complete_many(self, c, completions: Sequence[Completion], now: float,
+    def complete_many(self, c: C_contra, completions: Sequence[Completion], now: float,
                       again: bool) -> dict[int, bool]:
         """The fenced completions (``ops.writes.completed`` each, in a ``batch``): the ids
         accepted, each with whether jobs wait on it (the engine settles them). ``again``:
         an earlier try may have committed; its completions count as accepted."""
-        done = {}
+        done: dict[int, bool] = {}
         with self.batch(c):
             for x in completions:
                 waits = completed(c, self.statements, x, now, again)
@@ -117,17 +133,17 @@ class Dialect:
                     done[x.job_id] = waits
         return done
 
-    def complete_and_claim(self, c, completions: Sequence[Completion], now: float, worker: str,
-                           queues: list[str], lease_until: float, limit: int,
+    def complete_and_claim(self, c: C_contra, completions: Sequence[Completion], now: float,
+                           worker: str, queues: list[str], lease_until: float, limit: int,
                            attempt_limits: Mapping[str, int] | None,
-                           controls: Controls) -> tuple[set[int], list, bool] | None:
+                           controls: Controls) -> tuple[set[int], list[Row], bool] | None:
         """``complete_many``'s completions, only of jobs nothing waits on, and ``claim``,
         in ONE statement: (the ids it accepted, the claim's rows, whether it was the plain
         claim), or None when this claim cannot be written so (the engine then runs both in
         a transaction). Only called where ``completes_in_claim``."""
         return None
 
-    def extend_many(self, c, leases: list[tuple[int, int]], now: float,
+    def extend_many(self, c: C_contra, leases: list[tuple[int, int]], now: float,
                     lease_until: float) -> list[tuple[int, object]]:
         """The fenced heartbeats (``sql.EXTEND`` each, in a ``batch``): (id, cancel
         requested) of the jobs still ours."""
@@ -136,9 +152,12 @@ class Dialect:
                     for job_id, token in leases]
         return [r for r in rows if r is not None]
 
-    def execute_many(self, c, statement: str, rows: list[tuple]) -> None:
-        """One statement for each row of parameters (the driver's executemany)."""
-        c.executemany(statement, rows)
+    def execute_many(self, c: C_contra, statement: str, rows: Sequence[Row]) -> None:
+        """One statement for each row of parameters. By default one ``execute`` each:
+        DB-API puts ``executemany`` on cursors, not connections (SQLite's and PostgreSQL's
+        dialects use their driver's)."""
+        for params in rows:
+            c.execute(statement, params)
 
     def prune_deletes(self) -> tuple[str, ...]:
         """The DELETEs of one prune batch, each with one parameter (``list_param`` of ids)."""

@@ -15,13 +15,15 @@ transactions, errors, signals and the few statements that differ (its ``Dialect`
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ..clock import Clock
 from ..errors import UnusableConnection
-from ..types import Watch
+from ..types import NewJob, Watch
 from .backend import Backend
-from .base import Completion, ConnectionIdentity, NewJob
+from .base import Completion, ConnectionIdentity
 from .controls import ControlCache
+from .dbapi import C
 from .ops.admin import Admin
 from .ops.copy_pages import Copying
 from .ops.dependencies import Dependents
@@ -30,10 +32,11 @@ from .ops.worker_records import Registry
 from .ops.running import Running
 
 
-class Engine(Running, Dependents, Admin, Copying, Reads, Registry):
-    """Every job operation of ``store.base.Store``, on ``backend``."""
+class Engine(Running, Dependents, Admin[C], Copying[C], Reads, Registry[C]):
+    """Every job operation of ``store.base.Store``, on ``backend`` (``C``: its connection
+    type, see ``store.dbapi``)."""
 
-    def __init__(self, backend: Backend):
+    def __init__(self, backend: Backend[C]):
         self.backend = backend
         self.dialect = backend.dialect
         self.statements = self.dialect.statements
@@ -80,7 +83,7 @@ class Engine(Running, Dependents, Admin, Copying, Reads, Registry):
     def describe(self) -> dict[str, str | None]:
         return self.backend.describe()
 
-    def watch(self, **options) -> Watch:
+    def watch(self, **options: Any) -> Watch:
         return self.backend.watch(**options)
 
     def write_blockers(self) -> list[str]:

@@ -25,7 +25,7 @@ MARK = ("INSERT INTO jobq_meta(key, value) VALUES ('application', ?), ('schema_v
 
 
 def installed_version(where: str, tables: Sequence[str], names: Collection[str],
-                      read_meta: Callable[[], dict], newest: int) -> int:
+                      read_meta: Callable[[], dict[str, str]], newest: int) -> int:
     """jobq's schema version (0: none yet) from ``names`` (the tables of jobq's names the
     database has) and ``read_meta()`` (``jobq_meta``'s rows; {} when they cannot be read).
     Reads only."""

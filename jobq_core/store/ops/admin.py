@@ -10,6 +10,7 @@ from ...types import JobStatus, Outcome
 from .. import sql
 from ..backend import KeyTaken
 from ..base import FINISHED_STATUSES, TAKEN_BACK, ListFilter
+from ..dbapi import C
 from ._base import Operations
 from .running import BATCH
 
@@ -19,9 +20,9 @@ def dead(where: ListFilter) -> ListFilter:
     return replace(where, status=JobStatus.DEAD)
 
 
-class Admin(Operations):
+class Admin(Operations[C]):
     def job_retry(self, job_id: int, now: float, force: bool = False) -> None:
-        def op(c, _again: bool) -> None:
+        def op(c: C, _again: bool) -> None:
             with self.backend.transaction(c):
                 row = c.execute(self.statements.JOB_STATE, (job_id,)).fetchone()
                 if row is None:
@@ -39,7 +40,9 @@ class Admin(Operations):
                 except KeyTaken:
                     raise InvalidState(f"job {job_id}: another pending or running job holds "
                                        "its unique key") from None
-                if c.execute(self.statements.UNMET, (job_id,)).fetchone()[0]:
+                unmet = c.execute(self.statements.UNMET, (job_id,)).fetchone()
+                assert unmet is not None, "UNMET is a count: it always has its row"
+                if unmet[0]:
                     c.execute(self.statements.TO_WAITING, (job_id,))  # its dependencies again first
                 elif self.backend.notifies:
                     self.backend.notify(c, [queue])
@@ -51,7 +54,7 @@ class Admin(Operations):
         bulk = self.dialect.native(sql.revive_matching(conds, keyed=False))
         keyed = self.dialect.native(sql.revive_matching(conds, keyed=True))
 
-        def op(c, _again: bool) -> int:
+        def op(c: C, _again: bool) -> int:
             with self.backend.transaction(c):
                 queues = [r[0] for r in c.execute(bulk, [now, *params]).fetchall()]
                 # A job whose unique key is live elsewhere (or in an earlier job of this
@@ -70,7 +73,7 @@ class Admin(Operations):
         return self.backend.run(op)
 
     def job_cancel(self, job_id: int, now: float) -> str:
-        def op(c, _again: bool) -> str:
+        def op(c: C, _again: bool) -> str:
             with self.backend.transaction(c):
                 row = c.execute(self.statements.JOB_STATE, (job_id,)).fetchone()
                 if row is None:
@@ -90,10 +93,11 @@ class Admin(Operations):
                   dry_run: bool = False) -> dict[str, int]:
         names = self.dialect.list_param([str(s) for s in statuses])
         if dry_run:
-            return dict(self.backend.run(lambda c, _again: c.execute(
-                self.statements.PRUNE_COUNT, (names, finished_before)).fetchall()))
+            counts: list[tuple[str, int]] = self.backend.run(lambda c, _again: c.execute(
+                self.statements.PRUNE_COUNT, (names, finished_before)).fetchall())
+            return dict(counts)
 
-        def batch(c, _again: bool) -> list[tuple[int, str]]:
+        def batch(c: C, _again: bool) -> list[tuple[int, str]]:
             with self.backend.transaction(c):
                 rows = c.execute(self.statements.PRUNE_PICK, (names, finished_before, BATCH)).fetchall()
                 if rows:

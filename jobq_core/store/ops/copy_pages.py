@@ -9,17 +9,18 @@ from collections.abc import Mapping, Sequence
 from ...errors import DatabaseUnavailable, InvalidState
 from ...types import JobStatus, QueueStats, ScheduleInfo
 from ..copy_records import CopiedJob, CopyMark, CopyPage, CopyStart
+from ..dbapi import C, Row
 from ..rows import job_from_row
 from ._base import Operations
 
 _LIVE = (JobStatus.PENDING, JobStatus.WAITING)
 
 
-class Copying(Operations):
+class Copying(Operations[C]):
     def job_copy_out(self, statuses: Sequence[str], after: int, limit: int) -> CopyPage:
         names = self.dialect.list_param([str(s) for s in statuses])
 
-        def op(c, _again: bool):
+        def op(c: C, _again: bool) -> tuple[list[Row], list[Row]]:
             with self.backend.snapshot(c):
                 rows = c.execute(self.statements.COPY_OUT, (after, names, names, limit)).fetchall()
                 ids = self.dialect.list_param([r[0] for r in rows])
@@ -35,16 +36,19 @@ class Copying(Operations):
 
     def copy_begin(self, key: str, record: str, queues: Mapping[str, QueueStats],
                    schedules: Sequence[ScheduleInfo], now: float) -> CopyStart:
-        def op(c, again: bool) -> CopyStart:
+        def op(c: C, again: bool) -> CopyStart:
             with self.backend.transaction(c):
                 if c.execute(self.statements.COPY_MARK_NEW, (key, record)).rowcount != 1:
-                    existing = c.execute(self.statements.COPY_MARK, (key,)).fetchone()[0]
+                    mark_row = c.execute(self.statements.COPY_MARK, (key,)).fetchone()
+                    # the insert above met the key's row, in this transaction
+                    assert mark_row is not None, "COPY_MARK_NEW found the copy's record"
+                    existing: str = mark_row[0]
                     if again and existing == record:
                         raise DatabaseUnavailable(
                             f"{self.backend.where}: the connection broke as the copy began, after "
                             "it had begun: resume it to go on")
                     return CopyStart(existing)
-                added = []
+                added: list[str] = []
                 for name, x in queues.items():
                     rate = (x.rate.limit, x.rate.per) if x.rate else (None, None)
                     if c.execute(self.statements.COPY_QUEUE, (name, x.paused, x.concurrency, *rate,
@@ -64,7 +68,7 @@ class Copying(Operations):
 
     def job_copy_in(self, jobs: Sequence[CopiedJob], now: float,
                     mark: CopyMark | None = None) -> list[tuple[int, bool]]:
-        def op(c, again: bool) -> list[tuple[int, bool]]:
+        def op(c: C, again: bool) -> list[tuple[int, bool]]:
             if mark is None:
                 self._refuse_if_maybe_committed(again)
             placed: list[tuple[int, bool]] = []
@@ -85,14 +89,17 @@ class Copying(Operations):
 
         return self.backend.run(op)
 
-    def _copy_one(self, c, x: CopiedJob, earlier: list[int], now: float) -> tuple[int, bool]:
+    def _copy_one(self, c: C, x: CopiedJob, earlier: list[int], now: float) -> tuple[int, bool]:
         """Inside the page's transaction: one job; ``earlier``: the ids the page's jobs
         before it got (or the holders of their keys)."""
         job, live = x.job, x.status in _LIVE
         if live and job.unique_key is not None:
             job_id = self.dialect.insert_unique(c, job, x.created_at)
             if job_id is None:  # a live job here holds its key
-                return c.execute(self.statements.LIVE_WITH_KEY, (job.unique_key,)).fetchone()[0], True
+                holder = c.execute(self.statements.LIVE_WITH_KEY, (job.unique_key,)).fetchone()
+                # in the page's transaction, which holds the write lock or the key's row
+                assert holder is not None, "the job that refused the key is still live"
+                return holder[0], True
         else:  # an ended job keeps its key: the unique index covers live jobs only
             [job_id] = self.dialect.insert_plain(c, [job._replace(unique_key=None)], x.created_at, [])
         c.execute(self.statements.COPY_STATE, (str(JobStatus.PENDING) if live else x.status, x.attempts,

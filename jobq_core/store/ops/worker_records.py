@@ -3,17 +3,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...types import QueueStats, Rate, ScheduleInfo, WorkerInfo
-from ..base import NewJob
+from ...types import NewJob, QueueStats, Rate, ScheduleInfo, WorkerInfo
+from ..dbapi import C
 from ..rows import controls_from_rows, worker_children
 from ._base import Operations
 
 
-class Registry(Operations):
+class Registry(Operations[C]):
     # -- queue controls ---------------------------------------------------------------------
 
     def queue_pause(self, queue: str, paused: bool, now: float) -> None:
-        def op(c, _again: bool) -> None:
+        def op(c: C, _again: bool) -> None:
             with self.backend.transaction(c):
                 c.execute(self.statements.PAUSE, (queue, bool(paused), now))
                 c.execute(self.statements.DROP_UNCONTROLLED, (queue,))
@@ -26,7 +26,7 @@ class Registry(Operations):
     def queue_set_limit(self, queue: str, concurrency: int | None, rate: Rate | None,
                         now: float, key_concurrency: int | None = None,
                         ordered: bool = False) -> None:
-        def op(c, _again: bool) -> None:
+        def op(c: C, _again: bool) -> None:
             with self.backend.transaction(c):
                 c.execute(self.statements.SET_LIMIT, (queue, concurrency, rate and rate.limit,
                                              rate and rate.per, key_concurrency,
@@ -51,7 +51,7 @@ class Registry(Operations):
             s.key, s.kind, s.queue, s.every, s.cron, s.tz, s.last_tick, s.updated_at)))
 
     def schedule_tick(self, key: str, tick: float, job: NewJob, now: float) -> int | None:
-        def op(c, _again: bool) -> int | None:
+        def op(c: C, _again: bool) -> int | None:
             with self.backend.transaction(c):
                 if c.execute(self.statements.SCHEDULE_TICK, (tick, now, key, tick)).rowcount != 1:
                     return None  # (after a break: the first try may have committed it)
@@ -95,7 +95,7 @@ class Registry(Operations):
         self.backend.run(lambda c, _again: c.execute(self.statements.WORKER_DEREGISTER, (worker_id,)))
 
     def worker_forget(self, seen: Sequence[tuple[str, float]]) -> int:
-        def op(c, _again: bool) -> int:
+        def op(c: C, _again: bool) -> int:
             with self.backend.transaction(c):
                 return sum(c.execute(self.statements.WORKER_FORGET, item).rowcount for item in seen)
 

@@ -214,6 +214,10 @@ class SqliteDialect(Dialect):
     # the default loops (completions, heartbeats, rows) under one write lock, one commit
     batch = staticmethod(write_transaction)
 
+    def execute_many(self, c, statement: str, rows) -> None:
+        """sqlite3's ``executemany``: one statement prepared once for every row."""
+        c.executemany(statement, rows)
+
     def insert_row(self, c, statement: str, job: NewJob, now: float) -> tuple | None:
         """A big payload goes to ``jobq_payloads`` once the row has its id."""
         if not payload_is_big(job.payload):
