@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .postgres.watch import PgWatch
     from .sqlite import app_connection as sqlite_app
     from .sqlite.backend import SqliteBackend, SqliteStore
-    from .sqlite.watch import FileWatch, SqliteWatch
+    from .sqlite.watch import FileWatch, SqliteWatch, WatchedFile
 
     # Each function returns its argument as the protocol's type: the checker then
     # checks every member of the protocol against the backend's (a class is checked
@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 
     def sqlite_watch(watch: SqliteWatch) -> Watch:
         return watch
+
+    def sqlite_watched(backend: SqliteBackend) -> WatchedFile:  # what its watch reads
+        return backend
 
     def file_watch(watch: FileWatch) -> Watch:
         return watch

@@ -28,6 +28,7 @@ import struct
 import sys
 import threading
 import time
+from typing import Protocol
 
 
 _IN_MODIFY = 0x00000002
@@ -40,7 +41,7 @@ _MASK = _IN_MODIFY | _IN_CLOSE_WRITE | _IN_MOVED_TO | _IN_CREATE
 _EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of name
 
 
-def _libc():
+def _libc() -> ctypes.CDLL | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -57,7 +58,7 @@ class FileWatch:
     """Blocks until one of a database's files is written, ``wake()`` is called, or a
     timeout passes."""
 
-    def __init__(self, fd: int, prefix: bytes, libc, directory: bytes):
+    def __init__(self, fd: int, prefix: bytes, libc: ctypes.CDLL, directory: bytes):
         self._fd = fd
         self._prefix = prefix
         self._libc = libc
@@ -159,10 +160,27 @@ SETTLE = 0.05  # after a database write wakes the watch, look this long for its 
 _SETTLE_POLL = 0.002  # ... this often
 
 
+class WatchedFile(Protocol):
+    """What a watch reads of its ``SqliteBackend``."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def in_memory(self) -> bool: ...
+
+    @property
+    def frozen(self) -> bool: ...
+
+    def data_version(self) -> int: ...
+
+    def check(self) -> None: ...
+
+
 class SqliteWatch:
     """``base.Watch`` for ``SqliteStore``: inotify where available, else polling."""
 
-    def __init__(self, store, poll_interval: float):
+    def __init__(self, store: WatchedFile, poll_interval: float):
         self._store = store
         self._poll = poll_interval
         self._seen = store.data_version()
