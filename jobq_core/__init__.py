@@ -8,6 +8,7 @@ from .errors import (
     DatabaseError,
     DatabaseUnavailable,
     ForeignTable,
+    GiveUp,
     InvalidState,
     JobNotFound,
     JobqError,
@@ -15,6 +16,7 @@ from .errors import (
     NetworkFilesystemWarning,
     NotADatabase,
     PayloadTooLarge,
+    Retry,
     SchemaTooNew,
     Snooze,
     StorageFull,
@@ -55,6 +57,6 @@ __all__ = [
     "Outcome", "PayloadTooLarge", "Queue", "QueueStats", "RawJSON", "Registry", "SchemaTooNew",
     "Stats", "StorageFull", "SystemClock", "UnusableConnection", "Worker", "WorkerInfo",
     "WorkerState", "DEFAULT_BEAT", "Task", "FORGET_AFTER", "Rate", "Schedule", "ScheduleInfo",
-    "Dependencies", "Hold", "Link", "Snooze", "Why", "WHY_REASONS",
+    "Dependencies", "Hold", "Link", "Snooze", "Retry", "GiveUp", "Why", "WHY_REASONS",
     "PoolKind", "CopyReport", "CopySkip", "COPY_STATUSES",
 ]

@@ -13,11 +13,40 @@ class Snooze(Exception):  # noqa: N818 - a request, not an error
     not there yet) without burning retries."""
 
     def __init__(self, seconds: float):
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) \
-                or not 0 <= seconds <= 366 * 86400:
-            raise ValueError(f"snooze takes seconds from 0 to a year, got {seconds!r}")
+        self.seconds = _delay_seconds("snooze", seconds)
         super().__init__(f"snoozed for {seconds}s")
-        self.seconds = float(seconds)
+
+
+def _delay_seconds(what: str, seconds: object) -> float:
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) \
+            or not 0 <= seconds <= 366 * 86400:
+        raise ValueError(f"{what} takes seconds from 0 to a year, got {seconds!r}")
+    return float(seconds)
+
+
+class Retry(Exception):  # noqa: N818 - a request, not an error
+    """Raised by a handler: this attempt failed, run the job again in ``delay`` seconds
+    (None: after the task's backoff, as any failure). The attempt counts against
+    ``max_attempts``, unlike ``Snooze``: a job whose attempts are used up goes dead as
+    after any failure. It retries whatever the task's ``retry_on``/``no_retry_on`` say.
+    The attempt's error reads ``Retry: again in 30s`` (``: reason`` after it when given),
+    then the traceback (raise it ``from`` the error that caused it to keep that too)."""
+
+    def __init__(self, reason: str = "", *, delay: float | None = None):
+        self.delay = None if delay is None else _delay_seconds("Retry(delay=...)", delay)
+        self.reason = str(reason)
+        when = "after the task's backoff" if self.delay is None else f"in {self.delay:g}s"
+        super().__init__(f"again {when}" + (f": {self.reason}" if self.reason else ""))
+
+
+class GiveUp(Exception):  # noqa: N818 - a request, not an error
+    """Raised by a handler: this job cannot succeed (a permanent error), end it ``dead``
+    now, whatever attempts it has left. The attempt's error reads ``GiveUp: reason``, then
+    the traceback."""
+
+    def __init__(self, reason: str = ""):
+        self.reason = str(reason)
+        super().__init__(self.reason)
 
 
 class LeaseLost(JobqError):

@@ -77,6 +77,8 @@ class Registry:
         lease: float | None = None,
         timeout: float | None = None,
         backoff: Backoff | None = None,
+        retry_on: type[BaseException] | tuple[type[BaseException], ...] | None = None,
+        no_retry_on: type[BaseException] | tuple[type[BaseException], ...] | None = None,
     ) -> Callable[[Handler], Task]:
         """Register the decorated function as the handler of ``kind``; returns a ``Task``,
         still callable as the function, with ``enqueue`` and ``enqueue_many``.
@@ -86,6 +88,13 @@ class Registry:
         kind (the lower of it and the job's own limit wins); ``lease`` overrides the
         worker's lease for these jobs; ``timeout`` (seconds) fails a run that takes
         longer; ``backoff`` sets the retry delays after a failure.
+
+        ``retry_on`` (an exception class or a tuple of them): only the handler's
+        exceptions that are instances of these are retried; any other ends the job dead
+        at once, its error saying so (``ValueError: ... (not retried: ValueError is not in
+        retry_on)``). ``no_retry_on``: the reverse, these end it dead and the others are
+        retried. Give one of the two at most. Neither applies to ``Retry`` and ``GiveUp``
+        (always retried, always dead), nor to timeouts and crashes (retried).
 
         A handler whose payload parameter is annotated with a dataclass, a ``TypedDict``
         or a pydantic model gets a typed payload: checked when enqueued through the task,
@@ -103,6 +112,11 @@ class Registry:
             check_seconds("timeout", timeout, positive=True)
         if backoff is not None and not isinstance(backoff, Backoff):
             raise TypeError(f"backoff must be a jobq Backoff, got {backoff!r:.80}")
+        if retry_on is not None and no_retry_on is not None:
+            raise ValueError(f"task {kind!r}: give retry_on (the exceptions that retry) or "
+                             "no_retry_on (those that do not), not both")
+        retried = _exception_types("retry_on", retry_on)
+        not_retried = _exception_types("no_retry_on", no_retry_on)
 
         def register(fn: Handler) -> Task:
             if not callable(fn):
@@ -111,7 +125,8 @@ class Registry:
                 raise ValueError(f"kind {kind!r} already has a handler: {self._tasks[kind].fn!r}")
             task = Task(kind, fn, max_attempts, lease, timeout, backoff,
                         inspect.iscoroutinefunction(fn), _wants_context(fn), queue=queue,
-                        priority=priority, payload=payload_type(fn), registry=self)
+                        priority=priority, payload=payload_type(fn), registry=self,
+                        retry_on=retried, no_retry_on=not_retried)
             self._tasks[kind] = task
             return task
 
@@ -246,6 +261,18 @@ class JobContext:
 
     def __repr__(self) -> str:
         return f"JobContext(job_id={self.job_id}, attempt={self.attempt}, worker={self.worker_id!r})"
+
+
+def _exception_types(name: str, value: object) -> tuple[type[BaseException], ...] | None:
+    """``retry_on``/``no_retry_on`` as a tuple of exception classes (one class alone is
+    taken as a tuple of it); None stays None."""
+    if value is None:
+        return None
+    items = value if isinstance(value, tuple) else (value,)
+    for item in items:
+        if not (isinstance(item, type) and issubclass(item, BaseException)):
+            raise TypeError(f"{name} takes exception classes, got {item!r:.80}")
+    return items
 
 
 def _wants_context(fn: Handler) -> bool:

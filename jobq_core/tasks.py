@@ -35,7 +35,9 @@ class Task:
     def __init__(self, kind: str, fn: Handler, max_attempts: int | None, lease: float | None,
                  timeout: float | None, backoff: Backoff | None, is_async: bool,
                  wants_context: bool, *, queue: str | None = None, priority: int = 0,
-                 payload: PayloadType | None = None, registry: Any = None):
+                 payload: PayloadType | None = None, registry: Any = None,
+                 retry_on: tuple[type[BaseException], ...] | None = None,
+                 no_retry_on: tuple[type[BaseException], ...] | None = None):
         self.kind = kind
         self.fn = fn
         self.max_attempts = max_attempts
@@ -49,8 +51,22 @@ class Task:
         self.payload_type = payload
         # The worker's hook, None for an untyped payload (the common case: nothing to call).
         self.load: Callable[[Any], Any] | None = None if payload is None else payload.load
+        # Which exceptions retry (at most one of the two is set; None: every one does).
+        self.retry_on = retry_on
+        self.no_retry_on = no_retry_on
         self._registry = registry
         functools.update_wrapper(self, fn, updated=())
+
+    def not_retried(self, e: BaseException) -> str | None:
+        """Why the handler's exception ``e`` ends its job dead at once under the task's
+        ``retry_on`` / ``no_retry_on`` (``ValueError is not in retry_on``); None when it
+        is retried as usual."""
+        name = type(e).__name__
+        if self.retry_on is not None and not isinstance(e, self.retry_on):
+            return f"{name} is not in retry_on"
+        if self.no_retry_on is not None and isinstance(e, self.no_retry_on):
+            return f"{name} is in no_retry_on"
+        return None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)

@@ -27,7 +27,8 @@ from .queue import Queue
 from .registry import JobContext, Registry
 from .tasks import Task
 from .types import Job, JobStatus, Outcome, RawJSON
-from .worker.runs import Failed, Lost, Snoozed, Succeeded, call_handler, raised, returned
+from .worker.runs import (Failed, Lost, Snoozed, Succeeded, call_handler, raised,
+                          record_failure, returned)
 
 T = TypeVar("T")
 
@@ -143,7 +144,7 @@ def _run(q: Queue, registry: Registry, job: Job) -> RunOutcome:
         except BaseException as e:  # noqa: BLE001 - a handler's failure is data
             if isinstance(e, (KeyboardInterrupt, SystemExit)):
                 raise
-            outcome = raised(e)
+            outcome = raised(e, task)
     return _record(q, job, token, task, ctx, outcome)
 
 
@@ -172,13 +173,8 @@ def _record(q: Queue, job: Job, token: int, task: Task | None, ctx: JobContext,
     if isinstance(outcome, Lost):
         return made(Outcome.LEASE_LOST)
     if isinstance(outcome, Failed):
-        try:
-            if outcome.give_up or (task and task.max_attempts
-                                   and job.attempts >= task.max_attempts):
-                q.give_up(job.id, token, outcome.error)
-            else:
-                retry_in = task.backoff.delay(job.attempts) if task and task.backoff else None
-                q.fail(job.id, token, outcome.error, retry_in=retry_in)
+        try:  # as the worker's completer does: the claim lowered max_attempts to the task's
+            record_failure(q, job, token, task, outcome)
         except LeaseLost:
             return made(Outcome.LEASE_LOST, error=outcome.error)
         return made(Outcome.FAILED, error=outcome.error)

@@ -13,7 +13,7 @@ on control:
   {"op": "reply", "call", "error"?, "message"?, "cancelled"?, "now"?}   answers a ctx call
 child -> worker, on jobs:
   {"op": "ready", "pid"} or {"op": "failed", "error"}   the app imported, or not
-  {"op": "done", "id", "result"} | {"op": "done", "id", "error", "give_up"} |
+  {"op": "done", "id", "result"} | {"op": "done", "id", "error", "give_up", "retry_delay"?} |
   {"op": "done", "id", "lost": true}                how the handler ended
   {"op": "heartbeat", "id", "call"} | {"op": "progress", "id", "call", "fraction",
   "message"}                                        ctx calls; the worker does the lease work
@@ -279,7 +279,7 @@ class Runner:
         except BaseException as e:  # noqa: BLE001 - a handler's failure is data, never ours
             if self._link.terminating:
                 os._exit(128 + signal.SIGTERM)
-            return _outcome_message(job_id, raised(e))
+            return _outcome_message(job_id, raised(e, task))
         if self._link.terminating:
             os._exit(128 + signal.SIGTERM)
         if result is None:
@@ -306,8 +306,11 @@ def _outcome_message(job_id: int, outcome: Failed | Snoozed | Lost) -> Message:
     if isinstance(outcome, Snoozed):
         return {"op": "done", "id": job_id, "snooze": outcome.seconds}
     # escaped here: a lone surrogate fails the JSON line, and the child with it
-    return {"op": "done", "id": job_id, "error": storable(outcome.error),
-            "give_up": outcome.give_up}
+    message: Message = {"op": "done", "id": job_id, "error": storable(outcome.error),
+                        "give_up": outcome.give_up}
+    if outcome.retry_delay is not None:
+        message["retry_delay"] = outcome.retry_delay
+    return message
 
 
 def _detach() -> None:

@@ -18,15 +18,15 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..common.error_groups import first_line
+from ..common.error_groups import error_line, first_line
 from ..errors import DatabaseUnavailable, JobqError, LeaseLost
 from ..queue import Queue
-from ..store.attempts import retry_in
 from ..common.textsafe import clean
 from ..types import Job, JobStatus
 from .claimer import Claimer
 from .outbox import Outbox
-from .runs import Failed, Lost, Released, Run, RunState, Snoozed, Succeeded
+from .runs import (Failed, Lost, Released, Run, RunState, Snoozed, Succeeded,
+                   record_failure)
 from .state import State
 
 log = logging.getLogger("jobq.worker")
@@ -308,14 +308,9 @@ class Completer:
         return accepted
 
     def _write_failure(self, run: Run, failed: Failed) -> None:
-        task, attempts, error = run.task, run.job.attempts, failed.error
-        try:
-            if failed.give_up:
-                job = self._queue.give_up(run.job.id, run.token, error)
-            else:  # whether attempts are left, and the delay: decided once (store.attempts)
-                delay = task.backoff.delay if task and task.backoff else None
-                job = self._queue.fail(run.job.id, run.token, error,
-                                       retry_in=retry_in(attempts, run.job.max_attempts, delay))
+        error = failed.error
+        try:  # whether attempts are left, and the delay: decided once (store.attempts)
+            job = record_failure(self._queue, run.job, run.token, run.task, failed)
         except LeaseLost:
             self._state.count(run, "lost")
             log.warning("%s failed after losing its lease: nothing recorded", run.describe())
@@ -323,7 +318,7 @@ class Completer:
         except JobqError as e:
             log.error("%s failed, and recording it failed too: %s", run.describe(), e)
             return
-        summary = clean(first_line(error.rstrip().rsplit("\n", 1)[-1]), limit=200)
+        summary = clean(error_line(error), limit=200)
         if job.status == JobStatus.CANCELLED:
             self._state.count(run, "cancelled")
             log.info("%s cancelled after %.3fs", run.describe(), run.took())
@@ -339,8 +334,8 @@ class Completer:
         else:
             if not failed.timed_out:
                 self._state.count(run, "dead")
-            log.error("%s failed in %.3fs, dead (no attempts left): %s", run.describe(),
-                      run.took(), summary)
+            log.error("%s failed in %.3fs, dead (%s): %s", run.describe(), run.took(),
+                      "not retried" if failed.give_up else "no attempts left", summary)
 
     def _write_snooze(self, run: Run, snoozed: Snoozed) -> None:
         try:

@@ -485,7 +485,8 @@ def _outcome(message: Message) -> Outcome:
         return Lost()
     if "snooze" in message:
         return Snoozed(message["snooze"])
-    return Failed(message["error"], give_up=message.get("give_up", False))
+    return Failed(message["error"], give_up=message.get("give_up", False),
+                  retry_delay=message.get("retry_delay"))
 
 
 def describe_exit(code: int | None) -> str:

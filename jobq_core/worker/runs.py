@@ -15,14 +15,20 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..errors import LeaseLost, Snooze
+from ..errors import GiveUp, LeaseLost, Retry, Snooze
 from ..api.new_jobs import DEFAULT_MAX_PAYLOAD, encode_json
 from ..registry import JobContext
+from ..store.attempts import retry_in
+from ..store.base import RetryDelay
 from ..tasks import Task
+from ..common.error_groups import error_line
 from ..common.textsafe import clean
 from ..types import Job
+
+if TYPE_CHECKING:
+    from ..queue import Queue
 
 
 class RunState(enum.Enum):
@@ -41,10 +47,13 @@ class Succeeded:
 @dataclass(frozen=True, slots=True)
 class Failed:
     """The run failed with ``error`` (a traceback or a reason); ``give_up``: the job goes
-    dead whatever attempts it has left; ``timed_out``: it ran past its task's timeout."""
+    dead whatever attempts it has left; ``timed_out``: it ran past its task's timeout;
+    ``retry_delay``: the seconds the handler asked to wait before the next attempt
+    (``Retry(delay=...)``), which win over the task's backoff (None: the backoff's)."""
     error: str
     give_up: bool = False
     timed_out: bool = False
+    retry_delay: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,14 +180,50 @@ def _is_cancelled(e: BaseException) -> bool:
     return asyncio is not None and isinstance(e, asyncio.CancelledError)
 
 
-def raised(e: BaseException) -> Failed | Snoozed | Lost:
+def raised(e: BaseException, task: Task | None = None) -> Failed | Snoozed | Lost:
     """What a handler's exception makes of its run: ``LeaseLost`` (from ``ctx.heartbeat()``
-    or ``ctx.progress()``) a lost lease, ``Snooze`` a snooze, anything else a failure with
-    its traceback."""
+    or ``ctx.progress()``) a lost lease, ``Snooze`` a snooze, ``Retry`` a failure retried
+    after the delay it asks for, ``GiveUp`` a failure that ends the job dead, and anything
+    else a failure with its traceback: dead at once when ``task``'s ``retry_on`` or
+    ``no_retry_on`` says it is not retried.
+
+    The error's first line says why (dead jobs are grouped by it, ``jobq why`` and the
+    monitor show it): ``Retry: again in 30s``, ``GiveUp: reason``, ``ValueError: bad
+    (not retried: ValueError is not in retry_on)``; the traceback follows."""
     if isinstance(e, LeaseLost):
         return Lost()
     if isinstance(e, Snooze):
         return Snoozed(e.seconds)
     if _is_cancelled(e):
         return Failed("the handler was cancelled")
-    return Failed("".join(traceback.format_exception(e)))
+    trace = "".join(traceback.format_exception(e))
+    if isinstance(e, Retry):
+        return Failed(f"Retry: {e}\n{trace}", retry_delay=e.delay)
+    if isinstance(e, GiveUp):
+        return Failed(f"GiveUp: {e.reason or 'the handler gave up'}\n{trace}", give_up=True)
+    if task is not None and (task.retry_on is not None or task.no_retry_on is not None):
+        why = task.not_retried(e)
+        if why is not None:
+            return Failed(f"{error_line(trace)} (not retried: {why})\n{trace}", give_up=True)
+    return Failed(trace)
+
+
+def next_delay(task: Task | None, failed: Failed) -> RetryDelay | None:
+    """The delay a failed run's next attempt waits, as ``store.attempts.retry_in`` takes
+    it: the handler's ``Retry(delay=...)``, else the task's backoff (None: the queue's)."""
+    asked = failed.retry_delay
+    if asked is not None:
+        return lambda _attempts: asked
+    return task.backoff.delay if task is not None and task.backoff is not None else None
+
+
+def record_failure(queue: Queue, job: Job, token: int, task: Task | None,
+                   failed: Failed) -> Job:
+    """Write a failed run of ``job`` (claimed with ``token``): dead at once when it gives
+    up, else retried or dead as its attempts decide (``store.attempts``, once). The job
+    after it; raises ``LeaseLost`` when the job is no longer this run's. The worker's
+    completer and ``testing.drain`` both record failures through this."""
+    if failed.give_up:
+        return queue.give_up(job.id, token, failed.error)
+    return queue.fail(job.id, token, failed.error,
+                      retry_in=retry_in(job.attempts, job.max_attempts, next_delay(task, failed)))

@@ -74,7 +74,7 @@ class ThreadPool:
             outcome = returned(call_handler(task, job.payload, run.ctx, job.queue,
                                             job.trace_context), self._max_result)
         except BaseException as e:  # noqa: BLE001 - a handler's failure is data, never ours
-            outcome = raised(e)
+            outcome = raised(e, task)
         self._finished(run, outcome)
 
     async def _call_async(self, run: Run) -> None:
@@ -86,7 +86,7 @@ class ThreadPool:
             outcome = returned(await call_handler(task, job.payload, run.ctx, job.queue,
                                                   job.trace_context), self._max_result)
         except BaseException as e:  # noqa: BLE001
-            outcome = raised(e)
+            outcome = raised(e, task)
         self._finished(run, outcome)
 
     def _event_loop(self) -> asyncio.AbstractEventLoop:
