@@ -153,7 +153,7 @@ def _said(as_json: bool, value: dict[str, Any], text: str) -> None:
 def queue_json(name: str, qs: QueueStats, now: float) -> dict[str, Any]:
     return {"queue": name, "pending": qs.pending, "running": qs.running, "dead": qs.dead,
             "oldest_pending_age": None if qs.oldest_pending_at is None
-            else max(0.0, now - qs.oldest_pending_at),
+            else max(0.0, now - qs.oldest_pending_at), "held": qs.held,
             "paused": qs.paused, "concurrency": qs.concurrency,
             "rate": None if qs.rate is None else str(qs.rate),
             "key_concurrency": qs.key_concurrency, "ordered": qs.ordered,

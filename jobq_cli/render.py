@@ -90,7 +90,7 @@ def stats_json(s: Stats) -> dict[str, Any]:
             name: {"pending": q.pending, "running": q.running, "dead": q.dead,
                    "waiting": q.waiting,
                    "oldest_pending_age": None if q.oldest_pending_at is None
-                   else max(0.0, s.now - q.oldest_pending_at),
+                   else max(0.0, s.now - q.oldest_pending_at), "held": q.held,
                    "paused": q.paused, "concurrency": q.concurrency,
                    "rate": None if q.rate is None else str(q.rate),
                    "key_concurrency": q.key_concurrency, "ordered": q.ordered,

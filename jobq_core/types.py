@@ -191,7 +191,11 @@ class QueueStats:
     running: int = 0
     dead: int = 0
     waiting: int = 0  # jobs waiting for their dependencies
-    oldest_pending_at: float | None = None  # run_at of the longest-waiting ready job
+    # run_at of the longest-waiting ready job that could run (a held one is left out)
+    oldest_pending_at: float | None = None
+    # ready jobs held on purpose: the queue is paused, or their key is held (by ordering,
+    # or its key_concurrency); counted in ``pending``, left out of the lag
+    held: int = 0
     paused: bool = False  # no worker claims from it (``Queue.pause``)
     concurrency: int | None = None  # at most this many of its jobs running at once
     rate: Rate | None = None  # at most this many of its jobs started per window

@@ -9,7 +9,9 @@ The metrics:
 * read from the database, by ``jobq metrics`` and by every worker's ``/metrics``:
   ``jobq_jobs{queue,status}`` (status ``pending`` — scheduled and retrying included, as in
   ``jobq stats`` — ``running``, ``dead``), ``jobq_queue_lag_seconds{queue}`` (the age of
-  the oldest ready job, 0 when none waits), ``jobq_queue_paused{queue}`` (1 or 0),
+  the oldest ready job that could run, 0 when none waits: jobs held on purpose are left
+  out), ``jobq_queue_held_jobs{queue}`` (ready jobs held on purpose: the queue paused, or
+  their key held by ordering or its key limit), ``jobq_queue_paused{queue}`` (1 or 0),
   ``jobq_queue_concurrency_limit{queue}`` and ``jobq_queue_rate_limit{queue}`` (jobs per
   second; both only for queues with that limit), ``jobq_expired_leases`` and
   ``jobq_workers{state}`` (``ok``, ``late``, ``lost``, each worker judged by the heartbeat
@@ -36,6 +38,7 @@ from ..types import WorkerState
 # The metric families, by name (the counter's samples get ``_total`` appended).
 JOBS = "jobq_jobs"
 QUEUE_LAG = "jobq_queue_lag_seconds"
+QUEUE_HELD = "jobq_queue_held_jobs"
 QUEUE_PAUSED = "jobq_queue_paused"
 QUEUE_CONCURRENCY_LIMIT = "jobq_queue_concurrency_limit"
 QUEUE_RATE_LIMIT = "jobq_queue_rate_limit"

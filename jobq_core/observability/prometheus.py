@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 from ..errors import JobqError
 from .metric_names import (
     BUCKETS, EXPIRED_LEASES, JOB_DURATION, JOB_OUTCOMES, JOB_STATUSES, JOBS,
-    QUEUE_CONCURRENCY_LIMIT, QUEUE_LAG, QUEUE_PAUSED, QUEUE_RATE_LIMIT, WORKER_STATES, WORKERS,
+    QUEUE_CONCURRENCY_LIMIT, QUEUE_HELD, QUEUE_LAG, QUEUE_PAUSED, QUEUE_RATE_LIMIT,
+    WORKER_STATES, WORKERS,
 )
 from ..types import DEFAULT_BEAT
 
@@ -38,7 +39,8 @@ log = logging.getLogger("jobq.metrics")
 @dataclass(frozen=True, slots=True)
 class QueueGauges:
     jobs: dict[tuple[str, str], int]  # (queue, status) -> jobs
-    lag: dict[str, float]  # queue -> seconds the oldest ready job has waited
+    lag: dict[str, float]  # queue -> seconds the oldest ready job that could run has waited
+    held: dict[str, int]  # queue -> ready jobs held on purpose (paused, a held key)
     expired_leases: int
     workers: dict[str, int]  # state -> workers
     paused: dict[str, int]  # queue -> 1 when paused, else 0
@@ -51,12 +53,13 @@ def read_gauges(queue: Queue, *, beat: float = DEFAULT_BEAT) -> QueueGauges:
     stats = queue.stats(window=0.0)  # finished jobs: an empty index range, none read
     workers = queue.workers()
     now = queue.clock.now()
-    jobs, lag, paused, concurrency, rate = {}, {}, {}, {}, {}
+    jobs, lag, held, paused, concurrency, rate = {}, {}, {}, {}, {}, {}
     for name, q in stats.queues.items():
         for status in JOB_STATUSES:
             jobs[(name, status)] = getattr(q, status)
         oldest = q.oldest_pending_at
         lag[name] = 0.0 if oldest is None else max(0.0, stats.now - oldest)
+        held[name] = q.held
         paused[name] = int(q.paused)
         if q.concurrency is not None:
             concurrency[name] = q.concurrency
@@ -65,7 +68,8 @@ def read_gauges(queue: Queue, *, beat: float = DEFAULT_BEAT) -> QueueGauges:
     states = dict.fromkeys(WORKER_STATES, 0)
     for w in workers:
         states[w.state(now, beat).value] += 1
-    return QueueGauges(jobs, lag, stats.expired_leases, states, paused, concurrency, rate)
+    return QueueGauges(jobs, lag, held, stats.expired_leases, states, paused, concurrency,
+                       rate)
 
 
 # -- the server -------------------------------------------------------------------------
@@ -154,12 +158,15 @@ def _families(gauges: QueueGauges | None, runs: RunMetrics | None) -> Iterator[A
         for (queue, status), n in sorted(gauges.jobs.items()):
             f.add_metric([queue, status], n)
         yield f
-        f = GaugeMetricFamily(QUEUE_LAG, "Age of the oldest ready job, by "
-                              "queue (0 when none is waiting).", labels=["queue"])
+        f = GaugeMetricFamily(QUEUE_LAG, "Age of the oldest ready job that could run, by "
+                              "queue (0 when none is waiting; held jobs left out).",
+                              labels=["queue"])
         for queue, seconds in sorted(gauges.lag.items()):
             f.add_metric([queue], seconds)
         yield f
         for name, help_text, values in (
+                (QUEUE_HELD, "Ready jobs held on purpose: the queue is paused, or their "
+                 "key is held by ordering or its key limit.", gauges.held),
                 (QUEUE_PAUSED, "1 while the queue is paused (no worker claims from it).",
                  gauges.paused),
                 (QUEUE_CONCURRENCY_LIMIT, "The most jobs of the queue that may run at "

@@ -165,9 +165,8 @@ def stats_from_rows(now: float, window: float, pending_rows, running_rows, dead_
     queues: dict[str, dict] = {}
     pending = scheduled = retrying = 0
     oldest = None
-    for q, n, sched, retry, first in pending_rows:
-        queues.setdefault(q, {})["pending"] = n
-        queues[q]["oldest_pending_at"] = first
+    for q, n, sched, retry, first, held in pending_rows:
+        queues.setdefault(q, {}).update(pending=n, oldest_pending_at=first, held=held or 0)
         pending, scheduled, retrying = pending + n, scheduled + sched, retrying + retry
         if first is not None and (oldest is None or first < oldest):
             oldest = first

@@ -183,8 +183,9 @@ class Claimer:
         except JobqError as e:
             log.warning("reading the queues' limits failed: %s", e)
             return True  # look again after a wait
-        return any(qs.limited and not qs.paused and qs.oldest_pending_at is not None
-                   and qs.oldest_pending_at <= stats.now
+        return any(qs.limited and not qs.paused
+                   and (qs.held or (qs.oldest_pending_at is not None  # a held key: wait
+                                    and qs.oldest_pending_at <= stats.now))
                    and (self._queues is None or name in self._queues)
                    for name, qs in stats.queues.items())
 

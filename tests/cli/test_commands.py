@@ -124,8 +124,9 @@ def test_stats_json_has_the_documented_keys(db, queue):
                          "oldest_pending_age", "waiting", "queues"}
     assert (data["pending"], data["scheduled"]) == (2, 1)
     assert set(data["queues"]["mail"]) == {"pending", "running", "dead", "waiting",
-                                           "oldest_pending_age", "paused", "concurrency",
-                                           "rate", "key_concurrency", "ordered", "keys_busy"}
+                                           "oldest_pending_age", "held", "paused",
+                                           "concurrency", "rate", "key_concurrency",
+                                           "ordered", "keys_busy"}
     assert [data["queues"]["mail"][k] for k in ("paused", "concurrency", "rate")] == [
         False, None, None]
 

@@ -98,7 +98,7 @@ class Reads(Operations):
     def stats(self, now: float, window: float) -> Stats:
         def op(c, _again: bool):
             with self.backend.snapshot(c):
-                return (c.execute(self.statements.PENDING_BY_QUEUE, (now, now)).fetchall(),
+                return (c.execute(self.statements.PENDING_BY_QUEUE, (now, now, now)).fetchall(),
                         c.execute(self.statements.RUNNING_BY_QUEUE, (now,)).fetchall(),
                         c.execute(self.statements.DEAD_BY_QUEUE).fetchall(),
                         dict(c.execute(self.statements.RECENT_FINISHED, (now - window,)).fetchall()),
