@@ -32,6 +32,7 @@ def counting():
 workload, n = sys.argv[1], int(sys.argv[2])
 database = sys.argv[3] if len(sys.argv) > 3 else os.path.join(tempfile.mkdtemp(), "jobs.db")
 q = Queue(database, clock=FakeClock()) if workload != "worker" else Queue(database)
+q.check()  # opened before counting: a PostgreSQL queue connects on its first use
 if workload == "enqueue":
     if database.startswith("postgresql"):
         # One notification window for the whole run: how many enqueues a 10 ms window
