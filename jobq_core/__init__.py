@@ -29,7 +29,7 @@ from .types import (
     PoolKind, Rate, RawJSON, ScheduleInfo, Stats, Throughput, WorkerInfo, WorkerState,
 )
 from .schedule import Schedule
-from .registry import JobContext, Registry
+from .registry import JobContext, Registry, RunEnd, RunStatus
 from .tasks import Task
 from .types import (
     COPY_STATUSES, WHY_REASONS, CopyReport, CopySkip, Dependencies, Hold, Link, Watch, Why,
@@ -57,6 +57,6 @@ __all__ = [
     "Outcome", "PayloadTooLarge", "Queue", "QueueStats", "RawJSON", "Registry", "SchemaTooNew",
     "Stats", "StorageFull", "SystemClock", "UnusableConnection", "Worker", "WorkerInfo",
     "WorkerState", "DEFAULT_BEAT", "Task", "FORGET_AFTER", "Rate", "Schedule", "ScheduleInfo",
-    "Dependencies", "Hold", "Link", "Snooze", "Retry", "GiveUp", "Why", "WHY_REASONS",
+    "Dependencies", "Hold", "Link", "Snooze", "Retry", "GiveUp", "RunEnd", "RunStatus", "Why", "WHY_REASONS",
     "PoolKind", "CopyReport", "CopySkip", "COPY_STATUSES",
 ]

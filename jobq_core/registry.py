@@ -12,11 +12,13 @@ at all.
 """
 from __future__ import annotations
 
+import enum
 import inspect
 import os
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NoReturn
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from .api.app_connections import unwrap
 from .backoff import Backoff
@@ -32,6 +34,45 @@ from .tasks import Handler, Task, open_default
 if TYPE_CHECKING:
     from .queue import Queue
 
+Hook = TypeVar("Hook", bound=Callable[..., Any])
+
+
+class RunStatus(enum.StrEnum):
+    """How a run ended, as ``after_run`` hooks are told (``RunEnd.status``)."""
+
+    SUCCEEDED = "succeeded"  # the handler returned (its result is JSON, within the limit)
+    RETRIED = "retried"  # it failed, and the job runs again (attempts left, retried)
+    DEAD = "dead"  # it failed, and the job ends dead (attempts used up, not retried, GiveUp)
+    SNOOZED = "snoozed"  # it raised Snooze: runs again, the attempt not counted
+    CANCELLED = "cancelled"  # it stopped after its run was told to (ctx.cancelled) or lost
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnd:
+    """What an ``after_run`` hook is told of a run: its ``status``, the handler's
+    ``result`` (succeeded), the ``error`` to be stored (retried, dead, cancelled), and for
+    a retry the seconds until the next attempt (None: the queue's backoff decides). Decided
+    where the handler ran, by the rules the store applies when the outcome is written
+    (``jobq_core.store.attempts``); ``failed``: retried or dead."""
+
+    status: RunStatus
+    result: Any = None
+    error: str | None = None
+    retry_in: float | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.status in (RunStatus.RETRIED, RunStatus.DEAD)
+
+
+@dataclass(slots=True)
+class Hooks:
+    """A registry's hooks around runs, in the order they were registered."""
+
+    before_run: list[Callable[..., Any]] = field(default_factory=list)
+    after_run: list[Callable[..., Any]] = field(default_factory=list)
+    on_dead: list[Callable[..., Any]] = field(default_factory=list)
+
 
 class Registry:
     """Maps job kinds to handlers. Register with ``@registry.task("kind", ...)``.
@@ -42,6 +83,8 @@ class Registry:
     def __init__(self, queue: Queue | str | os.PathLike[str] | None = None) -> None:
         self._tasks: dict[str, Task] = {}
         self._schedules: dict[str, Schedule] = {}
+        # None until a hook is registered: a run then costs one test (``Task.hooks``)
+        self.hooks: Hooks | None = None
         self.queue: Queue | None = open_default(queue)
         if self.queue is not None and self.queue.registry is None:
             self.queue.registry = self  # jobs enqueued there by kind take these tasks' defaults
@@ -63,6 +106,38 @@ class Registry:
             raise ValueError(f"the schedule {schedule.key!r} is declared twice")
         self._schedules[schedule.key] = schedule
         return schedule
+
+    def before_run(self, hook: Hook) -> Hook:
+        """Call ``hook(job, ctx)`` before each run's handler, where it runs (a handler
+        thread, the event loop, a process-pool child), with the claimed ``Job`` and the
+        run's ``JobContext``. ``hook`` may be ``async def``: awaited on the loop of an
+        ``async def`` handler, run on a loop of its own otherwise. A hook that raises is
+        logged (``jobq.worker``) and the run goes on: a hook never changes an outcome."""
+        return self._add_hook("before_run", hook)
+
+    def after_run(self, hook: Hook) -> Hook:
+        """Call ``hook(job, ctx, outcome)`` after each run's handler, where it ran, before
+        the outcome is written; ``outcome`` is a ``RunEnd`` (succeeded, retried, dead,
+        snoozed or cancelled). Sync or async, and raising, as ``before_run``. The outcome
+        is what this run decided; the store's write may still find the job cancelled or
+        its lease lost."""
+        return self._add_hook("after_run", hook)
+
+    def on_dead(self, hook: Hook) -> Hook:
+        """Call ``hook(job, ctx, error)`` after a run whose job ends dead (attempts used
+        up, not retried, ``GiveUp``), where it ran, before ``after_run``'s hooks; ``error``
+        is the error stored. Sync or async, and raising, as ``before_run``."""
+        return self._add_hook("on_dead", hook)
+
+    def _add_hook(self, when: str, hook: Hook) -> Hook:
+        if not callable(hook):
+            raise TypeError(f"a {when} hook must be callable, got {hook!r:.80}")
+        if self.hooks is None:
+            self.hooks = Hooks()
+            for task in self._tasks.values():
+                task.hooks = self.hooks
+        getattr(self.hooks, when).append(hook)
+        return hook
 
     def schedules(self) -> list[Schedule]:
         return list(self._schedules.values())
@@ -127,6 +202,7 @@ class Registry:
                         inspect.iscoroutinefunction(fn), _wants_context(fn), queue=queue,
                         priority=priority, payload=payload_type(fn), registry=self,
                         retry_on=retried, no_retry_on=not_retried)
+            task.hooks = self.hooks
             self._tasks[kind] = task
             return task
 

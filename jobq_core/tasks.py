@@ -55,6 +55,9 @@ class Task:
         self.retry_on = retry_on
         self.no_retry_on = no_retry_on
         self._registry = registry
+        # Its registry's hooks around runs (``Registry.hooks``); None: none, and a run
+        # costs one test of it.
+        self.hooks: Any = None
         functools.update_wrapper(self, fn, updated=())
 
     def not_retried(self, e: BaseException) -> str | None:

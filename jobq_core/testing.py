@@ -27,8 +27,8 @@ from .queue import Queue
 from .registry import JobContext, Registry
 from .tasks import Task
 from .types import Job, JobStatus, Outcome, RawJSON
-from .worker.runs import (Failed, Lost, Snoozed, Succeeded, call_handler, raised,
-                          record_failure, returned)
+from .worker.runs import (Failed, Lost, Released, Snoozed, Succeeded, ahooked, call_handler,
+                          hooked, raised, record_failure, returned)
 
 T = TypeVar("T")
 
@@ -129,12 +129,19 @@ def _run(q: Queue, registry: Registry, job: Job) -> RunOutcome:
     task = registry.get(job.kind)
     token = _token(job)
     ctx = JobContext(q, job.id, token, job.attempts, DRAIN_WORKER, job.kind, _LEASE)
-    outcome: Succeeded | Failed | Snoozed | Lost
+    outcome: Succeeded | Failed | Released | Snoozed | Lost
     if isinstance(job.payload, RawJSON):
         outcome = Failed("the stored payload is not valid JSON; not retried", give_up=True)
     elif task is None:
         outcome = Failed(f"no handler for kind {job.kind!r} (the registry knows: "
                          f"{', '.join(registry.kinds()) or 'none'})")
+    elif task.hooks is not None:  # the registry's hooks around the handler, as in a worker
+        if task.is_async:
+            outcome = _await(ahooked(task.hooks, task, job, ctx, q.max_payload_bytes,
+                                     reraise=(KeyboardInterrupt, SystemExit)))
+        else:
+            outcome = hooked(task.hooks, task, job, ctx, q.max_payload_bytes,
+                             reraise=(KeyboardInterrupt, SystemExit))
     else:
         try:
             value = call_handler(task, job.payload, ctx, job.queue, job.trace_context)
@@ -157,7 +164,7 @@ def _await(coroutine: Any) -> Any:
 
 
 def _record(q: Queue, job: Job, token: int, task: Task | None, ctx: JobContext,
-            outcome: Succeeded | Failed | Snoozed | Lost) -> RunOutcome:
+            outcome: Succeeded | Failed | Released | Snoozed | Lost) -> RunOutcome:
     """Write ``outcome`` as the worker's completer would, and say what it became."""
     def made(kind: Outcome, result: Any = None, error: str | None = None) -> RunOutcome:
         found = q.get(job.id)
@@ -170,7 +177,7 @@ def _record(q: Queue, job: Job, token: int, task: Task | None, ctx: JobContext,
         found = q.get(job.id)
         if found is not None and found.token == token and found.status == JobStatus.SUCCEEDED:
             return made(Outcome.SUCCEEDED)
-    if isinstance(outcome, Lost):
+    if isinstance(outcome, (Lost, Released)):  # (a handler never ends Released)
         return made(Outcome.LEASE_LOST)
     if isinstance(outcome, Failed):
         try:  # as the worker's completer does: the claim lowered max_attempts to the task's

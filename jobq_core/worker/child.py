@@ -5,9 +5,11 @@ lines (``channel.py``): *jobs*, read by the main thread between handlers, and *c
 read all the time by a thread of its own (``jobq-child-control``).
 
 Messages, worker -> child, on jobs:
-  {"op": "run", "id", "token", "kind", "queue", "attempt", "lease", "payload", "trace"}
-                                                    start a handler ("trace": the job's
-                                                    trace context, or null)
+  {"op": "run", "id", "token", "kind", "queue", "attempt", "lease", "payload", "trace",
+   "job"?}                                          start a handler ("trace": the job's
+                                                    trace context, or null; "job": the
+                                                    claimed Job's fields, sent when the
+                                                    task has hooks around runs)
 on control:
   {"op": "cancel", "id"}                            set that run's ``ctx.cancelled``
   {"op": "reply", "call", "error"?, "message"?, "cancelled"?, "now"?}   answers a ctx call
@@ -66,11 +68,13 @@ import threading
 from types import FrameType
 
 from ..errors import JobqError, LeaseLost, UnusableConnection
-from ..registry import JobContext, Registry
+from ..registry import Hooks, JobContext, Registry
+from ..tasks import Task
 from ..store.base import ConnectionIdentity
 from ..common.textsafe import storable
 from .channel import Channel, Message, encode
-from .runs import Failed, Lost, Snoozed, call_handler, raised, result_json
+from .runs import (Failed, ahooked, call_handler, hooked, job_from, outcome_message, raised,
+                   result_json)
 
 if TYPE_CHECKING:
     import asyncio
@@ -270,6 +274,8 @@ class Runner:
             return {"op": "done", "id": job_id, "give_up": False,
                     "error": f"no handler for kind {message['kind']!r} in the child process"}
         ctx = self._link.start(message)
+        if task.hooks is not None:
+            return self._run_hooked(task, task.hooks, message, ctx)
         try:
             loop = self._event_loop() if task.is_async else None
             result = call_handler(task, message["payload"], ctx, message.get("queue", ""),
@@ -279,17 +285,34 @@ class Runner:
         except BaseException as e:  # noqa: BLE001 - a handler's failure is data, never ours
             if self._link.terminating:
                 os._exit(128 + signal.SIGTERM)
-            return _outcome_message(job_id, raised(e, task))
+            return outcome_message(job_id, raised(e, task))
         if self._link.terminating:
             os._exit(128 + signal.SIGTERM)
         if result is None:
             return b'{"op":"done","id":%d,"result":null}' % job_id
         text = result_json(result, self._max_result)
         if isinstance(text, Failed):
-            return _outcome_message(job_id, text)
+            return outcome_message(job_id, text)
         # The result is JSON already (checked by encoding it): put in as it is.
         return b'{"op":"done","id":%d,"result":%s}' % (job_id, text.encode())
 
+
+    def _run_hooked(self, task: Task, hooks: Hooks, message: Message,
+                    ctx: RelayedContext) -> Message:
+        """A run with the registry's hooks around it, here in the child (``runs.hooked``):
+        the worker sent the claimed job's record for them."""
+        job = job_from(message["job"])
+        try:
+            if task.is_async:
+                outcome = self._event_loop().run_until_complete(
+                    ahooked(hooks, task, job, ctx, self._max_result))
+            else:
+                outcome = hooked(hooks, task, job, ctx, self._max_result)
+        except BaseException as e:  # noqa: BLE001 - SIGTERM in a hook: see below
+            outcome = raised(e, task)
+        if self._link.terminating:
+            os._exit(128 + signal.SIGTERM)
+        return outcome_message(job.id, outcome)
 
     def _event_loop(self) -> asyncio.AbstractEventLoop:
         if self._loop is None:  # one loop per child, kept: loop-bound clients survive jobs
@@ -298,19 +321,6 @@ class Runner:
             self._loop = asyncio.new_event_loop()
             asyncio.set_event_loop(self._loop)
         return self._loop
-
-
-def _outcome_message(job_id: int, outcome: Failed | Snoozed | Lost) -> Message:
-    if isinstance(outcome, Lost):
-        return {"op": "done", "id": job_id, "lost": True}
-    if isinstance(outcome, Snoozed):
-        return {"op": "done", "id": job_id, "snooze": outcome.seconds}
-    # escaped here: a lone surrogate fails the JSON line, and the child with it
-    message: Message = {"op": "done", "id": job_id, "error": storable(outcome.error),
-                        "give_up": outcome.give_up}
-    if outcome.retry_delay is not None:
-        message["retry_delay"] = outcome.retry_delay
-    return message
 
 
 def _detach() -> None:

@@ -43,7 +43,7 @@ from ..types import PoolKind
 from .channel import Channel, Message, WakePipe, encode, pair
 from .forkserver import ForkServer, signal_group
 from .pool import Finished, not_started
-from .runs import SUCCEEDED_NONE, Failed, Lost, Outcome, Run, Snoozed, Succeeded
+from .runs import Failed, Run, job_fields, outcome_from
 from .threads import DaemonPool
 
 log = logging.getLogger("jobq.worker")
@@ -204,9 +204,12 @@ class ProcessPool:
         the child keeps the cancel for the run; a failed send means the child is gone, and
         its exit fails the run."""
         job = run.job
-        child.jobs.send(encode({"op": "run", "id": job.id, "token": job.token, "kind": job.kind,
-                                "queue": job.queue, "attempt": job.attempts, "lease": run.lease,
-                                "payload": job.payload, "trace": job.trace_context}))
+        message: Message = {"op": "run", "id": job.id, "token": job.token, "kind": job.kind,
+                            "queue": job.queue, "attempt": job.attempts, "lease": run.lease,
+                            "payload": job.payload, "trace": job.trace_context}
+        if run.task is not None and run.task.hooks is not None:  # the child's hooks read it
+            message["job"] = job_fields(job)
+        child.jobs.send(encode(message))
 
     def _retire(self, child: Child) -> None:
         if child.state is ChildState.IDLE:
@@ -329,7 +332,7 @@ class ProcessPool:
             if recycled:
                 self._close_sockets(child)  # it exits at EOF; another starts on this turn
                 log.info("child process %d retired after %d jobs", child.pid, child.done)
-            self._finished(run, _outcome(message))
+            self._finished(run, outcome_from(message))
         elif op in ("heartbeat", "progress", "complete", "dependency_results"):
             run = child.run
             if run is None or run.job.id != message["id"]:
@@ -475,18 +478,6 @@ def _ctx_call(child: Child, run: Run, message: Message) -> None:
     if run.ctx.cancelled.is_set():
         reply["cancelled"] = True
     child.control.send(encode(reply))
-
-
-def _outcome(message: Message) -> Outcome:
-    if "result" in message:
-        result = message["result"]
-        return SUCCEEDED_NONE if result is None else Succeeded(result)
-    if message.get("lost"):
-        return Lost()
-    if "snooze" in message:
-        return Snoozed(message["snooze"])
-    return Failed(message["error"], give_up=message.get("give_up", False),
-                  retry_delay=message.get("retry_delay"))
 
 
 def describe_exit(code: int | None) -> str:

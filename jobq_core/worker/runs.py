@@ -10,25 +10,30 @@ abandoned handler is discarded.
 from __future__ import annotations
 
 import enum
+import inspect
+import logging
 import sys
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GiveUp, LeaseLost, Retry, Snooze
 from ..api.new_jobs import DEFAULT_MAX_PAYLOAD, encode_json
-from ..registry import JobContext
-from ..store.attempts import retry_in
+from ..registry import Hooks, JobContext, RunEnd, RunStatus
+from ..store.attempts import retry_in, used_up
 from ..store.base import RetryDelay
 from ..tasks import Task
 from ..common.error_groups import error_line
-from ..common.textsafe import clean
-from ..types import Job
+from ..common.textsafe import clean, storable
+from ..types import Job, JobStatus
+from .channel import Message
 
 if TYPE_CHECKING:
     from ..queue import Queue
+
+log = logging.getLogger("jobq.worker")
 
 
 class RunState(enum.Enum):
@@ -227,3 +232,156 @@ def record_failure(queue: Queue, job: Job, token: int, task: Task | None,
         return queue.give_up(job.id, token, failed.error)
     return queue.fail(job.id, token, failed.error,
                       retry_in=retry_in(job.attempts, job.max_attempts, next_delay(task, failed)))
+
+
+# -- a run across a process pool's sockets (child.py sends, processes.py reads) ---------------
+
+def outcome_message(job_id: int, outcome: Outcome) -> Message:
+    """How a child tells the worker that its run of ``job_id`` ended (``outcome_from``
+    reads it back). The child's common case, a JSON result, is sent without this."""
+    if isinstance(outcome, Succeeded):
+        return {"op": "done", "id": job_id, "result": outcome.result}
+    if isinstance(outcome, (Lost, Released)):  # (a child's run never ends Released)
+        return {"op": "done", "id": job_id, "lost": True}
+    if isinstance(outcome, Snoozed):
+        return {"op": "done", "id": job_id, "snooze": outcome.seconds}
+    # escaped here: a lone surrogate fails the JSON line, and the child with it
+    message: Message = {"op": "done", "id": job_id, "error": storable(outcome.error),
+                        "give_up": outcome.give_up}
+    if outcome.retry_delay is not None:
+        message["retry_delay"] = outcome.retry_delay
+    return message
+
+
+def outcome_from(message: Message) -> Outcome:
+    """The outcome a child's "done" message says (``outcome_message``)."""
+    if "result" in message:
+        result = message["result"]
+        return SUCCEEDED_NONE if result is None else Succeeded(result)
+    if message.get("lost"):
+        return Lost()
+    if "snooze" in message:
+        return Snoozed(message["snooze"])
+    return Failed(message["error"], give_up=message.get("give_up", False),
+                  retry_delay=message.get("retry_delay"))
+
+
+def job_fields(job: Job) -> Message:
+    """A claimed job's record as a run message carries it to a child whose task has hooks
+    around runs (``job_from``)."""
+    return asdict(job)
+
+
+def job_from(fields: Message) -> Job:
+    return Job(**{**fields, "status": JobStatus(fields["status"])})
+
+
+# -- hooks around runs (Registry.before_run, after_run, on_dead) ------------------------------
+#
+# Called only for a task whose registry has hooks (``task.hooks``): without them a pool
+# calls the handler as before, at the cost of one test.
+
+
+def run_end(job: Job, task: Task, ctx: JobContext, outcome: Outcome) -> RunEnd:
+    """What ``after_run`` is told of a run of ``job`` that ended with ``outcome``. Whether
+    a failure is retried or dead is decided by the rule the store applies when it writes
+    it (``store.attempts``), from the run's attempt, its allowance (the job's, lowered by
+    its task's), ``give_up`` and the delay it asked for."""
+    if isinstance(outcome, Succeeded):
+        return RunEnd(RunStatus.SUCCEEDED, result=outcome.result)
+    if isinstance(outcome, Snoozed):
+        return RunEnd(RunStatus.SNOOZED, retry_in=outcome.seconds)
+    if isinstance(outcome, Lost):
+        return RunEnd(RunStatus.CANCELLED, error="lease lost")
+    if isinstance(outcome, Released):
+        return RunEnd(RunStatus.CANCELLED, error="released")
+    if ctx.cancelled.is_set() and not outcome.give_up:
+        return RunEnd(RunStatus.CANCELLED, error=outcome.error)
+    most = job.max_attempts
+    if task.max_attempts:
+        most = min(most, task.max_attempts)
+    if outcome.give_up or used_up(job.attempts, most):
+        return RunEnd(RunStatus.DEAD, error=outcome.error)
+    return RunEnd(RunStatus.RETRIED, error=outcome.error,
+                  retry_in=retry_in(job.attempts, most, next_delay(task, outcome)))
+
+
+def _hook_failed(hook: Any, job: Job) -> None:
+    log.exception("job=%d kind=%s: the hook %s raised (the run's outcome is unchanged)",
+                  job.id, clean(job.kind, limit=80),
+                  clean(getattr(hook, "__qualname__", repr(hook)), limit=80))
+
+
+def call_hooks(hooks: list[Callable[..., Any]], job: Job, *args: Any) -> None:
+    """Call each hook with ``(job, *args)`` in this thread (an ``async def`` hook on a
+    loop of its own); one that raises is logged."""
+    for hook in hooks:
+        try:
+            value = hook(job, *args)
+            if inspect.isawaitable(value):
+                import asyncio
+
+                asyncio.run(_awaited(value))
+        except Exception:  # noqa: BLE001 - a hook never changes an outcome
+            _hook_failed(hook, job)
+
+
+async def _awaited(value: Any) -> Any:
+    return await value
+
+
+async def acall_hooks(hooks: list[Callable[..., Any]], job: Job, *args: Any) -> None:
+    """``call_hooks`` on the running event loop: an ``async def`` hook is awaited."""
+    for hook in hooks:
+        try:
+            value = hook(job, *args)
+            if inspect.isawaitable(value):
+                await value
+        except Exception:  # noqa: BLE001
+            _hook_failed(hook, job)
+
+
+def hooked(hooks: Hooks, task: Task, job: Job, ctx: JobContext, limit: int,
+           reraise: tuple[type[BaseException], ...] = ()) -> Outcome:
+    """A synchronous handler's run with its registry's hooks around it, in this thread:
+    ``before_run``, the handler, then ``on_dead`` (when the job ends dead) and
+    ``after_run``; the handler's outcome, whatever the hooks do. ``reraise``: exceptions
+    that are not the handler's failure but the caller's to handle."""
+    if hooks.before_run:
+        call_hooks(hooks.before_run, job, ctx)
+    outcome: Outcome
+    try:
+        outcome = returned(call_handler(task, job.payload, ctx, job.queue, job.trace_context),
+                           limit)
+    except BaseException as e:  # noqa: BLE001 - a handler's failure is data
+        if isinstance(e, reraise):
+            raise
+        outcome = raised(e, task)
+    end = run_end(job, task, ctx, outcome)
+    if end.status is RunStatus.DEAD and hooks.on_dead:
+        call_hooks(hooks.on_dead, job, ctx, end.error)
+    if hooks.after_run:
+        call_hooks(hooks.after_run, job, ctx, end)
+    return outcome
+
+
+async def ahooked(hooks: Hooks, task: Task, job: Job, ctx: JobContext, limit: int,
+                  reraise: tuple[type[BaseException], ...] = ()) -> Outcome:
+    """``hooked`` for an ``async def`` handler, on its event loop: the hooks run in the
+    handler's task (a contextvar a hook sets, the handler sees)."""
+    if hooks.before_run:
+        await acall_hooks(hooks.before_run, job, ctx)
+    outcome: Outcome
+    try:
+        outcome = returned(await call_handler(task, job.payload, ctx, job.queue,
+                                              job.trace_context), limit)
+    except BaseException as e:  # noqa: BLE001
+        if isinstance(e, reraise):
+            raise
+        outcome = raised(e, task)
+    end = run_end(job, task, ctx, outcome)
+    if end.status is RunStatus.DEAD and hooks.on_dead:
+        await acall_hooks(hooks.on_dead, job, ctx, end.error)
+    if hooks.after_run:
+        await acall_hooks(hooks.after_run, job, ctx, end)
+    return outcome

@@ -17,7 +17,8 @@ from typing import Any
 from ..api.new_jobs import DEFAULT_MAX_PAYLOAD
 from ..types import PoolKind
 from .pool import Finished, not_started
-from .runs import Outcome, Run, RunState, call_handler, raised, returned
+from .runs import (Outcome, Run, RunState, ahooked, call_handler, hooked, raised,
+                   returned)
 
 
 class ThreadPool:
@@ -69,6 +70,9 @@ class ThreadPool:
         outcome: Outcome
         task = run.task
         assert task is not None  # see run()
+        if task.hooks is not None:
+            self._finished(run, hooked(task.hooks, task, run.job, run.ctx, self._max_result))
+            return
         try:
             job = run.job
             outcome = returned(call_handler(task, job.payload, run.ctx, job.queue,
@@ -81,6 +85,10 @@ class ThreadPool:
         outcome: Outcome
         task = run.task
         assert task is not None  # see run()
+        if task.hooks is not None:
+            self._finished(run, await ahooked(task.hooks, task, run.job, run.ctx,
+                                              self._max_result))
+            return
         try:
             job = run.job
             outcome = returned(await call_handler(task, job.payload, run.ctx, job.queue,
