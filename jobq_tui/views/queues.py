@@ -1,5 +1,7 @@
-"""Queues: per queue, how many jobs wait, run and died, how long the oldest ready job has
-waited (lag), and the operator's controls: ``⏸ paused``, and the limits beside the
+"""Queues: per queue, how many jobs wait, run and died, how long the oldest ready job that
+could run has waited (lag), how many ready jobs are held on purpose (HELD, in the wide
+layout: a paused queue's, or behind a busy or ordered key; they count in no lag), and the
+operator's controls: ``⏸ paused``, and the limits beside the
 running count (``3/3 limit``: running at its concurrency limit), so "slow because
 limited" reads apart from "slow because stuck". ``P`` pauses or resumes the selected
 queue (``pauses``). Reads nothing of its own: counts and controls are in every
@@ -14,7 +16,8 @@ from .cells import BAD, DIM, WARN, Timed, age, fixed, literal, number, text
 from .keys import PAUSE_QUEUE
 
 COLUMNS = (Column("queue", "QUEUE", shrink=1, least=10), Column("state", "STATE"),
-           Column("pending", "PENDING"), Column("running", "RUNNING"), Column("dead", "DEAD"),
+           Column("pending", "PENDING"), Column("held", "HELD", True), Column("running", "RUNNING"),
+           Column("dead", "DEAD"),
            Column("lag", "LAG"), Column("limits", "LIMITS", True))
 
 
@@ -59,6 +62,7 @@ def _row(name: str, qs: QueueStats, wide: bool) -> Row:
         "queue": (literal(name, limit=40), name),
         "state": (state, qs.paused),
         "pending": (number(qs.pending), qs.pending),
+        "held": (number(qs.held, WARN if qs.held else DIM), qs.held),
         "running": (running_cell(qs), qs.running),
         "dead": (number(qs.dead, BAD if qs.dead else ""), qs.dead),
         "lag": (Timed(lambda now: fixed(age(None if oldest is None else now - oldest))),

@@ -27,8 +27,9 @@ async def test_a_paused_queue_is_marked_in_the_header_and_limits_show_beside_run
         await settle(pilot)
         by_name = {r[0]: r for r in rows(app)}
         assert by_name["export"][1] == "⏸ paused"
-        assert by_name["mail"][3] == "3/3 limit" and by_name["mail"][6] == "≤3 running"
-        assert by_name["crm"][6] == "100/m" and by_name["crm"][1] == "active"
+        assert by_name["mail"][4] == "3/3 limit" and by_name["mail"][7] == "≤3 running"
+        assert by_name["crm"][7] == "100/m" and by_name["crm"][1] == "active"
+        assert by_name["mail"][3] == "0"  # HELD: none of its jobs is held on purpose
 
 
 @pytest.mark.slow  # a pilot session through views and dialogs: seconds
@@ -88,3 +89,17 @@ async def test_schedules_count_down_to_their_next_tick_without_reading_again(db,
         by_kind = {r[0]: r for r in rows(app)}
         assert by_kind["refresh_rates"][4] == "3:59"
         assert by_kind["nightly_report"][4] == "2:58:59"
+
+
+async def test_a_paused_queues_ready_jobs_show_as_held_with_no_lag(db, clock):
+    with Queue(db, clock=clock) as q:
+        for _ in range(4):
+            q.enqueue("k", queue="held-here")
+        q.pause("held-here")
+    app = make_app(db, clock)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        row = {r[0]: r for r in rows(app)}["held-here"]
+        assert (row[2], row[3], row[6]) == ("4", "4", "-")  # PENDING, HELD, LAG
