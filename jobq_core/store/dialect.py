@@ -25,7 +25,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Generic, TypeVar
 
 from ..types import NewJob
-from . import sql
+from . import listing
 from .base import Completion
 from .controls import Controls
 from .dbapi import Connection, Row
@@ -40,7 +40,7 @@ C_contra = TypeVar("C_contra", bound=Connection, contravariant=True)
 class Dialect(Generic[C_contra]):
     PLACEHOLDER = "?"
     FRAGMENTS: Mapping[str, str] = {}
-    MATCHING: type[sql.Matching] = sql.Matching
+    MATCHING: type[listing.Matching] = listing.Matching
     completes_in_claim = False
     """Whether ``complete_and_claim`` is worth a try: a database behind a server, where
     each statement costs a round trip."""

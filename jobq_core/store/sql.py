@@ -23,8 +23,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
-from ..types import FINISHED, JobStatus
-from .base import ListFilter
 
 # -- the fence: every write for a running job carries it ------------------------------------
 
@@ -351,24 +349,6 @@ WORKERS = f"SELECT {_WORKER_COLUMNS} FROM jobq_workers ORDER BY id"
 ORDER_PENDING = "ORDER BY priority DESC, run_at, id"
 """The claim order, which both pending indexes follow."""
 
-LIST_ORDER = {
-    JobStatus.PENDING: ORDER_PENDING[len("ORDER BY "):],
-    "scheduled": "run_at, id",
-    "retrying": "run_at, id",
-    JobStatus.RUNNING: "lease_until, id",
-}
-
-
-class Matching:
-    """Fragments of a listing's WHERE that have no common spelling; each dialect has one."""
-
-    contains = "instr(error, ?) > 0"  # "error contains the parameter"
-    starts = "substr({column}, 1, length(?))=?"  # "{column} starts with the parameter",
-    starts_n = 2  # given the parameter this many times
-    within = "instr(lower(coalesce({column}, '')), lower(?)) > 0"  # ... in any (ASCII) case
-    id_text = "CAST(id AS TEXT)"
-
-
 def key_ok(t: str) -> str:
     """The key filter of a keyed claim, on candidate ``t`` (an alias: a pending job of a
     queue that may have key limits): it has no key; or its queue is ``ordered`` and no
@@ -422,67 +402,6 @@ def key_room(t: str, limit: str) -> str:
         f"{limit} ELSE k.key_concurrency - (SELECT count(*) FROM jobq_jobs r WHERE "
         f"{_running_of_key(t)}) END FROM jobq_queues k WHERE k.name={t}.queue), {limit})"
     )
-
-
-def list_conditions(m: Matching, where: ListFilter, now: float) -> tuple[list[str], list, str]:
-    """WHERE fragments for a listing (``?`` placeholders), its parameters and its ORDER BY;
-    each fragment is a fixed string, every value a parameter."""
-    conds: list[str] = []
-    params: list = []
-    status = where.status
-    if status in ("scheduled", "retrying"):
-        conds.append("status='pending'")
-        conds.append("run_at>?" if status == "scheduled" else "attempts>0")
-        params += [now] if status == "scheduled" else []
-    elif status is not None:
-        conds.append("status=?")
-        params.append(str(status))
-        if status in FINISHED:  # true for them anyway; lets the finished index serve
-            conds.append("finished_at IS NOT NULL")
-    for column, value in (("queue", where.queue), ("kind", where.kind), ("worker", where.worker)):
-        if value is None:
-            continue
-        if where.prefix and column != "worker":
-            conds.append(m.starts.format(column=column))
-            params += [value] * m.starts_n
-        else:
-            conds.append(f"{column}=?")
-            params.append(value)
-    for word in where.search:
-        # in the kind, queue, worker or error (ASCII case folded), or equal to the id. No
-        # index helps: it scans the rows the other conditions leave until a listing's
-        # LIMIT of them match.
-        conds.append("(" + " OR ".join([*(m.within.format(column=c) for c in
-                                          ("kind", "queue", "worker", "error")),
-                                        f"{m.id_text}=?"]) + ")")
-        params += [word] * 5
-    if where.error_contains:
-        conds.append(m.contains)
-        params.append(where.error_contains)
-    if where.key is not None:
-        conds.append("key=?")
-        params.append(where.key)
-    order = "id DESC" if status is None else LIST_ORDER.get(status, "finished_at DESC, id DESC")
-    return conds, params, order
-
-
-def listing(conds: list[str], order: str, columns: str) -> str:
-    """``job_list``: ``columns`` of the jobs matching ``conds``, one page (LIMIT, OFFSET)."""
-    where = f" WHERE {' AND '.join(conds)}" if conds else ""
-    return f"SELECT {columns} FROM jobq_jobs{where} ORDER BY {order} LIMIT ? OFFSET ?"
-
-
-def counting(conds: list[str]) -> str:
-    return "SELECT count(*) FROM jobq_jobs" + (f" WHERE {' AND '.join(conds)}" if conds else "")
-
-
-def revive_matching(conds: list[str], keyed: bool) -> str:
-    """``job_retry_dead``'s bulk move: the matching dead jobs without a unique key
-    (``keyed`` False), or the ids of those with one (each moved on its own)."""
-    match = " AND ".join(conds)
-    if keyed:
-        return f"SELECT id FROM jobq_jobs WHERE {match} AND unique_key IS NOT NULL ORDER BY id"
-    return f"{REVIVE} WHERE {match} AND unique_key IS NULL RETURNING queue"
 
 
 @functools.lru_cache(maxsize=64)

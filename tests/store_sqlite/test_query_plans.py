@@ -3,7 +3,7 @@ whole table, so they stay fast however many finished jobs pile up."""
 import sqlite3
 
 from jobq_core.store.base import ListFilter
-from jobq_core.store import sql as shared
+from jobq_core.store import listing
 from jobq_core.store.sqlite.dialect import DIALECT
 
 sql = DIALECT.statements  # the shared statements in SQLite's spelling
@@ -33,7 +33,7 @@ def test_reap_and_stats_read_only_partial_indexes_never_the_whole_table(queue, d
     assert "TEMP B-TREE" not in pending  # and a held key's probes each seek jobq_jobs_key:
     assert pending.count("SCAN") == 1 and "INDEX jobq_jobs_key" in pending, pending
     where = ListFilter(status="dead", limit=50)
-    conds, params, order = shared.list_conditions(DIALECT.MATCHING, where, 0.0)
+    conds, params, order = listing.list_conditions(DIALECT.MATCHING, where, 0.0)
     dead_list = plan(f"SELECT id FROM jobq_jobs WHERE {' AND '.join(conds)} ORDER BY {order}",
                      *params)
     assert "INDEX jobq_jobs_finished" in dead_list and "TEMP B-TREE" not in dead_list, dead_list

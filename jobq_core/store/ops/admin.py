@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from ...errors import InvalidState, JobNotFound
 from ...types import JobStatus, Outcome
-from .. import sql
+from .. import listing
 from ..backend import KeyTaken
 from ..base import FINISHED_STATUSES, TAKEN_BACK, ListFilter
 from ..dbapi import C
@@ -50,9 +50,9 @@ class Admin(Operations[C]):
         self.backend.run(op)
 
     def job_retry_dead(self, where: ListFilter, now: float) -> int:
-        conds, params, _ = sql.list_conditions(self.dialect.MATCHING, dead(where), now)
-        bulk = self.dialect.native(sql.revive_matching(conds, keyed=False))
-        keyed = self.dialect.native(sql.revive_matching(conds, keyed=True))
+        conds, params, _ = listing.list_conditions(self.dialect.MATCHING, dead(where), now)
+        bulk = self.dialect.native(listing.revive_matching(conds, keyed=False))
+        keyed = self.dialect.native(listing.revive_matching(conds, keyed=True))
 
         def op(c: C, _again: bool) -> int:
             with self.backend.transaction(c):

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ...common.error_groups import group_dead
 from ...types import Attempt, ErrorGroup, Hold, Job, QueueStats, Stats, Throughput
-from .. import sql
+from .. import listing
 from ..base import ListFilter
 from ..rows import (
     THROUGHPUT_FAILED, attempts_from_rows, controls_from_row, job_from_row, stats_from_rows,
@@ -21,16 +21,16 @@ class Reads(Operations):
         return self.backend.run(lambda c, _again: self._get(c, job_id))
 
     def job_list(self, where: ListFilter, now: float) -> list[Job]:
-        conds, params, order = sql.list_conditions(self.dialect.MATCHING, where, now)
+        conds, params, order = listing.list_conditions(self.dialect.MATCHING, where, now)
         columns = self.dialect.FRAGMENTS["job_cols" if where.payloads else "job_cols_lean"]
-        query = self.dialect.native(sql.listing(conds, order, columns))
+        query = self.dialect.native(listing.listing(conds, order, columns))
         rows = self.backend.run(lambda c, _again: c.execute(
             query, [*params, where.limit, where.offset]).fetchall())
         return [job_from_row(r) for r in rows]
 
     def job_count(self, where: ListFilter, now: float) -> int:
-        conds, params, _ = sql.list_conditions(self.dialect.MATCHING, where, now)
-        query = self.dialect.native(sql.counting(conds))
+        conds, params, _ = listing.list_conditions(self.dialect.MATCHING, where, now)
+        query = self.dialect.native(listing.counting(conds))
         return self.backend.run(lambda c, _again: c.execute(query, params).fetchone()[0])
 
     def job_attempts(self, job_id: int) -> list[Attempt]:
@@ -54,7 +54,7 @@ class Reads(Operations):
         return throughput_from_rows(start, bucket, buckets, self.backend.run(op))
 
     def job_dead_groups(self, where: ListFilter) -> list[ErrorGroup]:
-        conds, params, _ = sql.list_conditions(self.dialect.MATCHING, dead(where), 0.0)
+        conds, params, _ = listing.list_conditions(self.dialect.MATCHING, dead(where), 0.0)
         query = self.statements.DEAD_GROUPS.format(where=self.dialect.native(" AND ".join(conds)))
         rows = self.backend.run(lambda c, _again: c.execute(query, params).fetchall())
         return group_dead(((kind, f"{first}\n{tail}", n, finished, last_id,

@@ -14,7 +14,7 @@ from psycopg import errors as pgerrors
 from psycopg.types.json import Jsonb
 
 from ...types import Job
-from .. import claim, sql
+from .. import claim, listing, sql
 from ..base import Completion, NewJob
 from ..controls import Controls
 from ..dialect import Dialect
@@ -226,7 +226,7 @@ def claim_shape(queues: list[str], controls: Controls, clamped: bool = False,
             not queues and not per_queue)
 
 
-class PostgresMatching(sql.Matching):
+class PostgresMatching(listing.Matching):
     contains = "strpos(error, ?) > 0"
     starts = "starts_with({column}, ?)"
     starts_n = 1

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from ...common.checks import INT64_MAX
 from ...errors import JobqError, StorageFull
 from ...types import Job
-from .. import claim, sql
+from .. import claim, listing, sql
 from ..base import Completion, NewJob
 from ..controls import Controls
 from ..dialect import Dialect
@@ -124,8 +124,8 @@ def claim_sql(n_queues: int, single: bool, per_queue: bool = False, n_limits: in
             f"RETURNING {CLAIM_RETURNING}")
 
 
-class SqliteMatching(sql.Matching):
-    pass  # sql.Matching is written in SQLite's spelling
+class SqliteMatching(listing.Matching):
+    pass  # listing.Matching is written in SQLite's spelling
 
 
 class SqliteDialect(Dialect):
