@@ -128,10 +128,11 @@ ALTER TABLE jobq_workers ADD COLUMN lease REAL;
 # A queue has a row only while it is paused or limited: the claim of other queues pays
 # one probe of an empty (or tiny) table. The rate window is counted by a trigger on the
 # claim's own update (``claim.window_move``: see ``store/claim.py`` for why a trigger), so
-# it moves in the claim's statement whichever process claims. The rate window's trigger. v3 made it for good, and it fires on every claim and every
-# completion, limit or not: about 1 % of a job's instructions (tests/perf) with no rate
-# limit anywhere. From v7 it exists only while some queue has a rate limit: ``rate_trigger``
-# makes or drops it in the transaction that sets or clears a limit.
+# it moves in the claim's statement whichever process claims. v3 made the trigger for good,
+# and it fired on every claim and every completion, limit or not: about 1 % of a job's
+# instructions (tests/perf) with no rate limit anywhere. From v7 it exists only while some
+# queue has a rate limit: ``rate_trigger`` makes or drops it in the transaction that sets
+# or clears a limit.
 RATE_TRIGGER = f"""CREATE TRIGGER IF NOT EXISTS jobq_rate_window AFTER UPDATE OF status ON jobq_jobs
   WHEN new.status = 'running' AND old.status = 'pending'
 BEGIN
