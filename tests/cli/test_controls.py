@@ -38,6 +38,7 @@ def target(request, db):
 @pytest.fixture
 def tq(target):
     with Queue(target) as q:
+        q.check()  # jobq's tables exist before the first command (PostgreSQL opens lazily)
         yield q
 
 

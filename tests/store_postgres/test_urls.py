@@ -100,7 +100,8 @@ def test_a_bad_port_or_host_is_one_clear_error(url):
 
 @pytest.mark.slow  # real processes or the real clock: seconds
 def test_jobq_stats_opens_a_multi_host_url_and_shows_it(pg_url):
-    Queue(pg_url).close()
+    with Queue(pg_url) as q:
+        q.check()  # jobq's tables: a Queue connects on first use
     host, port, db = _parts(pg_url)
     url = f"postgresql://postgres@{host}:1,{host}:{port}/{db}?options=-c%20work_mem%3D8MB"
     proc = subprocess.run([JOBQ, "stats", "--db", url], capture_output=True, text=True,
