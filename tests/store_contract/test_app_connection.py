@@ -26,7 +26,8 @@ def other_database(adapter, tmp_path, queue):
 
     (tmp_path / "other").mkdir()
     with adapter.database(tmp_path / "other") as url:
-        Queue(url).close()
+        with Queue(url) as q:
+            q.check()  # its tables: a PostgreSQL queue connects on first use
         yield url
 
 
