@@ -3,9 +3,9 @@ store is here and nowhere else, the way River's ``riverdrivertest`` takes one dr
 huey's ``StorageTests`` runs once per backend.
 
 A store joins the tests with one module here (a ``StoreAdapter``) and one line in
-``ADAPTERS``; the store contract (``tests/store_contract``) and the worker tests
-(``tests/core``) then run on it through the ``adapter`` and ``database`` fixtures of
-``tests/conftest.py``. A test that only one store can run says so with
+``ADAPTERS``; the store contract (``tests/store_contract``), the worker tests
+(``tests/worker``) and the API's (``tests/api``) then run on it through the ``adapter``
+and ``database`` fixtures of ``tests/conftest.py``. A test that only one store can run says so with
 ``@pytest.mark.stores("sqlite", why="...")``; one whose run on a store belongs in the slow
 tier, with ``@pytest.mark.slow_on("postgresql", why="...")``.
 

@@ -1,5 +1,5 @@
 """Handlers and hooks for the hook tests. A process pool's children import this module by
-name (``core.hook_tasks:registry``), so a hook writes what it saw as a JSON line to the
+name (``worker.hook_tasks:registry``), so a hook writes what it saw as a JSON line to the
 file the job's payload names ("log"), where the test reads it, whichever process it ran in."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Handlers for the retry-control tests. A process pool's children import this module by
-name, so the registry is a module-level name (``core.retry_tasks:registry``)."""
+name, so the registry is a module-level name (``worker.retry_tasks:registry``)."""
 from __future__ import annotations
 
 from jobq_core import GiveUp, Registry, Retry

@@ -1,5 +1,5 @@
 """Handlers for the process-pool tests. Child processes import this module by name, so the
-registry is a module-level name (the worker finds it as ``core.pool_tasks:registry``)."""
+registry is a module-level name (the worker finds it as ``worker.pool_tasks:registry``)."""
 import asyncio
 import os
 import signal
