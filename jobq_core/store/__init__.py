@@ -8,11 +8,13 @@ through to it, and that backend says so when it is given one it does not know.
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 from urllib.parse import unquote, urlsplit
 
 from ..errors import JobqError
-from .base import Store
+from ..types import NewJob
+from .base import Completion, ConnectionIdentity, Store
 from .opening import refuse_unknown
 
 SQLITE_OPTIONS = frozenset({"synchronous", "busy_timeout", "read_only", "create"})
@@ -63,17 +65,33 @@ def open_store(database: str | os.PathLike[str], **options: Any) -> Store:
     return SqliteStore(path, **options)
 
 
-def connection_ops(conn: object):
+class AppConnectionOps(Protocol):
+    """What ``connection_ops`` returns: a backend's ``app_connection`` module. ``conn`` is
+    typed ``Any`` in ``insert_many`` and ``complete`` because each module takes its own
+    driver's connection (``sqlite3.Connection``, ``psycopg.Connection``), the one
+    ``connection_ops`` was given and ``identity`` accepted; a static type cannot tie the
+    argument to the module chosen at run time."""
+
+    def identity(self, conn: object) -> ConnectionIdentity: ...
+
+    def insert_many(self, conn: Any, jobs: Sequence[NewJob], now: float) -> list[int]: ...
+
+    def complete(self, conn: Any, completion: Completion, now: float) -> bool: ...
+
+
+def connection_ops(conn: object) -> AppConnectionOps:
     """The backend module that writes on an application's connection of ``conn``'s type
     (``sqlite/app_connection.py`` or ``postgres/app_connection.py``): ``identity(conn)``,
     ``insert_many(conn, jobs, now)``, ``complete(conn, completion, now)``. Opens nothing:
     a process pool's child uses it on its own application connection. A connection of
     neither kind gets SQLite's, which refuses it with ``UnusableConnection``."""
     if any(k.__module__.split(".")[0] == "psycopg" for k in type(conn).__mro__):
-        from .postgres import app_connection
-    else:
-        from .sqlite import app_connection
-    return app_connection
+        from .postgres import app_connection as postgres_ops
+
+        return postgres_ops
+    from .sqlite import app_connection as sqlite_ops
+
+    return sqlite_ops
 
 
 def _open_postgres(url: str, options: dict[str, Any]) -> Store:

@@ -431,7 +431,7 @@ def next_run_at(n_queues: int) -> str:
             f"({' UNION ALL '.join(picks)}) AS firsts")
 
 
-def next_run_at_params(queues: Sequence[str], after: float) -> list:
+def next_run_at_params(queues: Sequence[str], after: float) -> list[str | float]:
     if not queues:
         return [after]
     return [q for q in queues for _ in range(2)] + [x for q in queues for x in (q, after)]

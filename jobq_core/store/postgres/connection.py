@@ -42,7 +42,7 @@ JOBQ_URL_OPTIONS = {"poll_only"}
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
-_ABANDONED: list = []  # connections a forked child inherited: kept, never closed, never used
+_ABANDONED: list[psycopg.Connection] = []  # connections a forked child inherited: kept, never closed, never used
 
 
 def parse_url(url: str) -> tuple[str, str, dict[str, bool]]:
@@ -357,7 +357,9 @@ class ServerClock:
     @staticmethod
     def _read(conn: psycopg.Connection) -> tuple[float, float]:
         before = time.monotonic()
-        server = conn.execute("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone()[0]
+        row = conn.execute("SELECT extract(epoch FROM clock_timestamp())::float8").fetchone()
+        assert row is not None  # a SELECT with no FROM returns one row
+        server = row[0]
         after = time.monotonic()
         return float(server), (before + after) / 2
 

@@ -228,7 +228,7 @@ def installed_version(c: psycopg.Connection, display: str) -> int:
     """jobq's schema version here (``opening.installed_version``)."""
     names = {r[0] for r in c.execute(_OURS, (list(TABLES),))}
 
-    def read_meta() -> dict:
+    def read_meta() -> dict[str, str]:
         try:
             with c.transaction():
                 return dict(c.execute("SELECT key, value FROM jobq_meta").fetchall())

@@ -39,6 +39,13 @@ log = logging.getLogger("jobq.store")
 SNAPSHOT = "SELECT pg_current_snapshot()::text"
 
 
+def _read_snapshot(c: psycopg.Connection) -> str:
+    row = c.execute(SNAPSHOT).fetchone()
+    assert row is not None  # a SELECT with no FROM returns one row
+    text: str = row[0]  # SNAPSHOT casts to text, which psycopg returns as str
+    return text
+
+
 class PgWatch:
     """``base.Watch`` for ``PostgresStore``."""
 
@@ -131,7 +138,7 @@ class PgWatch:
         return self._poll * random.uniform(0.8, 1.2)
 
     def _snapshot(self) -> str | None:
-        return self._conns.try_once(lambda c: c.execute(SNAPSHOT).fetchone()[0])
+        return self._conns.try_once(_read_snapshot)
 
     def _polled(self) -> bool:
         """True when the snapshot moved since the last look, or cannot be read: "nothing

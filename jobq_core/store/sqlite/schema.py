@@ -315,7 +315,7 @@ def installed_version(c: sqlite3.Connection, path: str) -> int:
     """jobq's schema version in this file (``opening.installed_version``)."""
     names = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
-    def read_meta() -> dict:
+    def read_meta() -> dict[str, str]:
         try:
             return dict(c.execute("SELECT key, value FROM jobq_meta").fetchall())
         except sqlite3.Error:
