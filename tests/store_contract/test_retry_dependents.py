@@ -3,17 +3,7 @@ that dependency is retried and succeeds, and the reaper's sweep leaves it waitin
 (it used to cancel it again on its next pass)."""
 from __future__ import annotations
 
-from .helpers import dead_job
-
-
-def run(queue, job_id, result=None):
-    job = queue.claim("w")
-    assert job is not None and job.id == job_id, (job, job_id)
-    queue.complete(job.id, job.token, result)
-
-
-def status(queue, *ids):
-    return [str(queue.get(i).status) for i in ids]
+from .helpers import dead_job, run, status
 
 
 def test_a_retried_dependent_waits_through_the_reaper_and_runs_once_its_dependency_succeeds(

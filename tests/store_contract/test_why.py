@@ -3,7 +3,7 @@ import pytest
 
 from jobq_core import WHY_REASONS, Hold, JobNotFound, Rate
 
-from .helpers import dead_job, succeeded_job
+from .helpers import dead_job, run, succeeded_job, unsettled
 
 
 def reason(queue, job_id):
@@ -67,11 +67,8 @@ def test_a_job_delayed_for_days_says_so_though_its_queue_is_at_a_limit(queue, cl
 def test_a_waiting_job_whose_dependencies_all_ended_says_it_is_about_to_be_settled(queue, store):
     a = queue.enqueue("a")
     b = queue.enqueue("b", after=[a])
-    job = queue.claim("w1")
-    queue.complete(job.id, job.token)
-    # A crash between a completion and its settling leaves b waiting: make that state.
-    store.backend.run(lambda c, _again: c.execute(
-        store.statements.TO_WAITING.replace("status='pending'", "status<>'waiting'"), (b,)))
+    run(queue, a)
+    unsettled(store, b)  # a crash between a completion and its settling
     why = queue.why(b)
     assert why.reason == "waiting" and "every job it waits on has ended" in why.message
     assert "reaper" in why.message and why.details["waits_on"] == []

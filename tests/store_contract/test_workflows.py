@@ -3,18 +3,7 @@ import pytest
 
 from jobq_core import JobNotFound
 
-from .helpers import dead_job, succeeded_job
-
-
-def run(queue, job_id, result=None):
-    """Claim ``job_id`` (it must be the next ready job) and complete it."""
-    job = queue.claim("w")
-    assert job is not None and job.id == job_id, (job, job_id)
-    queue.complete(job.id, job.token, result)
-
-
-def status(queue, *ids):
-    return [str(queue.get(i).status) for i in ids]
+from .helpers import dead_job, run, status, succeeded_job, unsettled
 
 
 def test_a_job_after_another_waits_until_it_succeeds_then_is_pending(queue):
@@ -201,9 +190,7 @@ def test_the_reapers_sweep_settles_a_waiting_job_whose_dependencies_all_ended(qu
     b = queue.enqueue("b", after=[a])
     job = queue.claim("w")
     queue.complete(job.id, job.token)
-    # A crash between a completion and its settling leaves b waiting: make that state.
-    store.backend.run(lambda c, _again: c.execute(
-        store.statements.TO_WAITING.replace("status='pending'", "status<>'waiting'"), (b,)))
+    unsettled(store, b)  # a crash between a completion and its settling
     assert status(queue, b) == ["waiting"]
     queue.reap()
     assert status(queue, b) == ["pending"]
