@@ -8,13 +8,12 @@ through to it, and that backend says so when it is given one it does not know.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from ..errors import JobqError
-from ..types import NewJob
-from .base import Completion, ConnectionIdentity, Store
+from .backend import AppConnection
+from .base import Store
 from .opening import refuse_unknown
 
 SQLITE_OPTIONS = frozenset({"synchronous", "busy_timeout", "read_only", "create"})
@@ -65,21 +64,7 @@ def open_store(database: str | os.PathLike[str], **options: Any) -> Store:
     return SqliteStore(path, **options)
 
 
-class AppConnectionOps(Protocol):
-    """What ``connection_ops`` returns: a backend's ``app_connection`` module. ``conn`` is
-    typed ``Any`` in ``insert_many`` and ``complete`` because each module takes its own
-    driver's connection (``sqlite3.Connection``, ``psycopg.Connection``), the one
-    ``connection_ops`` was given and ``identity`` accepted; a static type cannot tie the
-    argument to the module chosen at run time."""
-
-    def identity(self, conn: object) -> ConnectionIdentity: ...
-
-    def insert_many(self, conn: Any, jobs: Sequence[NewJob], now: float) -> list[int]: ...
-
-    def complete(self, conn: Any, completion: Completion, now: float) -> bool: ...
-
-
-def connection_ops(conn: object) -> AppConnectionOps:
+def connection_ops(conn: object) -> AppConnection:
     """The backend module that writes on an application's connection of ``conn``'s type
     (``sqlite/app_connection.py`` or ``postgres/app_connection.py``): ``identity(conn)``,
     ``insert_many(conn, jobs, now)``, ``complete(conn, completion, now)``. Opens nothing:

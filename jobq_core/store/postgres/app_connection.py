@@ -36,14 +36,16 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg.pq import TransactionStatus
 from psycopg.rows import tuple_row
 
 from ...errors import UnusableConnection
-from ..base import Completion, ConnectionIdentity, NewJob
+from ...types import NewJob
+from ..base import Completion, ConnectionIdentity
 from ..ops import writes
 from .dialect import DIALECT, NOTIFY, text_array
 from .connection import translate
@@ -56,7 +58,11 @@ IDENTITY = (
     "coalesce(host(inet_server_addr()), 'local socket'), current_setting('port')"
 )
 
-_known: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # conn -> (pid, identity)
+T = TypeVar("T")
+
+# conn -> (its server process's pid, its identity)
+_known: weakref.WeakKeyDictionary[psycopg.Connection, tuple[int, ConnectionIdentity]] = (
+    weakref.WeakKeyDictionary())
 _known_lock = threading.Lock()
 
 
@@ -89,9 +95,11 @@ def identity(conn: object) -> ConnectionIdentity:
     if known is not None and known[0] == pid:
         return known[1]
     try:
-        start, database, table, host, port = _cursor(conn).execute(IDENTITY).fetchone()
+        row = _cursor(conn).execute(IDENTITY).fetchone()
     except psycopg.Error as e:
         raise translate(e, "the connection given with conn=") from e
+    assert row is not None  # a SELECT with no FROM returns one row
+    start, database, table, host, port = row
     where = f"database {database!r} on {host}:{port}"
     if table is None:
         where += " (no jobq_jobs table in its search_path)"
@@ -120,7 +128,7 @@ class AppCursor:
         self._conn = conn
         self.info = conn.info
 
-    def execute(self, statement: str, params=None) -> psycopg.Cursor:
+    def execute(self, statement: str, params: Sequence[Any] | None = None) -> psycopg.Cursor:
         return _cursor(self._conn).execute(statement, params)
 
     def cursor(self) -> psycopg.Cursor:
@@ -140,7 +148,7 @@ def _notify(c: AppCursor, queues: set[str]) -> None:
         c.execute(NOTIFY, (text_array(sorted(queues)),))
 
 
-def on_app(conn: psycopg.Connection, op):
+def on_app(conn: psycopg.Connection, op: Callable[[AppCursor], T]) -> T:
     """``op(AppCursor(conn))`` with psycopg's errors translated into jobq's."""
     try:
         return op(AppCursor(conn))

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from types import ModuleType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg import errors as pgerrors
@@ -39,7 +39,7 @@ from .connection import Connections, ServerClock, parse_url
 from .dialect import DIALECT, NOTIFY, claim_params, claim_shape, text_array
 from .notify import Notifier
 from .schema import SCHEMA_VERSION, installed_version, migrate
-from .watch import SNAPSHOT, PgWatch
+from .watch import PgWatch, read_snapshot
 
 T = TypeVar("T")
 SYNCHRONOUS = {"NORMAL": "off", "FULL": "on"}
@@ -104,7 +104,7 @@ class PostgresBackend:
         self._open_lock = threading.Lock()
         self._create = create
         self._server_version = "?"
-        self._identity: tuple = ()
+        self._identity: tuple[object, ...] = ()
         self._clock = ServerClock(self._conns, self._open)
         self._notifier = Notifier(self._conns)
 
@@ -253,12 +253,12 @@ class PostgresBackend:
         self._conns.close()
 
 
-class PostgresStore(Engine):
+class PostgresStore(Engine[psycopg.Connection]):
     """jobq on a PostgreSQL database: the engine over ``PostgresBackend`` (its options)."""
 
     backend: PostgresBackend
 
-    def __init__(self, url: str, **options):
+    def __init__(self, url: str, **options: Any):  # PostgresBackend's
         super().__init__(PostgresBackend(url, **options))
         b = self.backend
         self.url, self.display, self.poll_only = b.url, b.display, b.poll_only
@@ -273,7 +273,7 @@ class PostgresStore(Engine):
     def change_marker(self) -> str:
         """What the watch's poll reads: changes whenever a transaction on the server
         started writing or ended."""
-        return self.backend.run(lambda c, _again: c.execute(SNAPSHOT).fetchone()[0])
+        return self.backend.run(lambda c, _again: read_snapshot(c))
 
     def integrity_check(self) -> str:
         """"ok", or what breaks jobq's invariants in the rows (the server checks its own
@@ -292,7 +292,7 @@ class PostgresStore(Engine):
         def op(c: psycopg.Connection, _again: bool) -> list[str]:
             with self.backend.snapshot(c):
                 return [f"{n} {what}" for what, q in checks.items()
-                        if (n := c.execute(q).fetchone()[0])]
+                        if (n := _count(c, q))]
 
         problems = self.backend.run(op)
         return "; ".join(problems) if problems else "ok"
@@ -320,7 +320,16 @@ class PostgresStore(Engine):
         return dict(rows)
 
 
-def _own_identity(c: psycopg.Connection) -> tuple:
+def _own_identity(c: psycopg.Connection) -> tuple[object, ...]:
     """What ``app_connection.identity`` reads, on one of the store's own connections."""
-    start, database, table, _host, _port = c.execute(app_connection.IDENTITY).fetchone()
+    row = c.execute(app_connection.IDENTITY).fetchone()
+    assert row is not None  # a SELECT with no FROM returns one row
+    start, database, table, _host, _port = row
     return (start, database, table)
+
+
+def _count(c: psycopg.Connection, query: str) -> int:
+    row = c.execute(query).fetchone()
+    assert row is not None  # a count(*) with no GROUP BY returns one row
+    n: int = row[0]  # count(*) is a bigint, which psycopg returns as int
+    return n

@@ -39,7 +39,7 @@ log = logging.getLogger("jobq.store")
 SNAPSHOT = "SELECT pg_current_snapshot()::text"
 
 
-def _read_snapshot(c: psycopg.Connection) -> str:
+def read_snapshot(c: psycopg.Connection) -> str:
     row = c.execute(SNAPSHOT).fetchone()
     assert row is not None  # a SELECT with no FROM returns one row
     text: str = row[0]  # SNAPSHOT casts to text, which psycopg returns as str
@@ -138,7 +138,7 @@ class PgWatch:
         return self._poll * random.uniform(0.8, 1.2)
 
     def _snapshot(self) -> str | None:
-        return self._conns.try_once(_read_snapshot)
+        return self._conns.try_once(read_snapshot)
 
     def _polled(self) -> bool:
         """True when the snapshot moved since the last look, or cannot be read: "nothing

@@ -30,16 +30,19 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from ...errors import UnusableConnection
-from ..base import Completion, ConnectionIdentity, NewJob
+from ...types import NewJob
+from ..base import Completion, ConnectionIdentity
 from ..ops import writes
 from .connection import translate
 from .dialect import DIALECT
 
 STORE = "sqlite"
 _LEGACY = getattr(sqlite3, "LEGACY_TRANSACTION_CONTROL", -1)
+T = TypeVar("T")
 
 
 def identity(conn: object) -> ConnectionIdentity:
@@ -95,10 +98,10 @@ class AppCursor:
         self._conn = conn
         self._cursor = _cursor(conn)
 
-    def execute(self, statement: str, params=()) -> sqlite3.Cursor:
+    def execute(self, statement: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         return self._cursor.execute(statement, params)
 
-    def executemany(self, statement: str, rows) -> sqlite3.Cursor:
+    def executemany(self, statement: str, rows: Iterable[Sequence[Any]]) -> sqlite3.Cursor:
         return self._cursor.executemany(statement, rows)
 
     @property
@@ -112,7 +115,7 @@ def complete(conn: sqlite3.Connection, completion: Completion, now: float) -> bo
     return on_app(conn, lambda c: writes.complete(c, DIALECT.statements, completion, now))
 
 
-def on_app(conn: sqlite3.Connection, op):
+def on_app(conn: sqlite3.Connection, op: Callable[[AppCursor], T]) -> T:
     """``op(AppCursor(conn))`` with sqlite3's errors translated into jobq's."""
     try:
         return op(AppCursor(conn))

@@ -12,8 +12,8 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from typing import TypeVar
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any, TypeVar
 
 from ...common.checks import check_seconds
 from ...errors import DatabaseUnavailable
@@ -101,7 +101,7 @@ class SqliteBackend:
             except sqlite3.Error as e:
                 raise translate(e, self.path) from e
 
-    def transaction(self, c: sqlite3.Connection):
+    def transaction(self, c: sqlite3.Connection) -> AbstractContextManager[sqlite3.Connection]:
         return write_transaction(c)
 
     @contextmanager
@@ -155,7 +155,7 @@ class SqliteBackend:
 
     def data_version(self) -> int:
         """Changes whenever another connection commits (``SqliteWatch`` reads it)."""
-        return self.run(lambda c, _again: c.execute("PRAGMA data_version").fetchone()[0])
+        return self.run(lambda c, _again: int(c.execute("PRAGMA data_version").fetchone()[0]))
 
     def server_clock(self) -> None:
         return None  # one machine: its own clock is the one
@@ -182,12 +182,12 @@ class SqliteBackend:
             self._conn.close()
 
 
-class SqliteStore(Engine):
+class SqliteStore(Engine[sqlite3.Connection]):
     """jobq on one SQLite file: the engine over ``SqliteBackend`` (its options)."""
 
     backend: SqliteBackend
 
-    def __init__(self, path: str | os.PathLike[str], **options):
+    def __init__(self, path: str | os.PathLike[str], **options: Any):  # SqliteBackend's
         super().__init__(SqliteBackend(path, **options))
         self.path = self.backend.path
         self.synchronous = self.backend.synchronous
