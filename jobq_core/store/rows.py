@@ -18,11 +18,13 @@ JSON text, status the status's name, cancel_requested anything ``bool`` takes.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from ..types import (
     Attempt, Job, JobStatus, Outcome, QueueStats, Rate, RawJSON, Stats, Throughput,
 )
+from .dbapi import Row
 
 # What a claim sets itself, so its RETURNING need not send it back (each returned column
 # costs time in the database and in Python): the reader takes these from its arguments.
@@ -52,7 +54,7 @@ _NUMBER = (int, float)
 _KINDS = {"priority": (int,), "attempts": (int,), "max_attempts": (int,), "run_at": _NUMBER}
 
 
-def unreadable(**values) -> str | None:
+def unreadable(**values: object) -> str | None:
     """What is wrong with the columns named (None: nothing). SQLite stores any value in
     any column, and another program may have written one jobq cannot work with."""
     for name, value in values.items():
@@ -62,10 +64,14 @@ def unreadable(**values) -> str | None:
     return None
 
 
-_scan = json.JSONDecoder().scan_once  # the C scanner that json.loads ends up calling
+# the C scanner that json.loads ends up calling: (value, index after it) from (text, index).
+# JSONDecoder.__init__ sets it (json.scanner.make_scanner(self)); typeshed does not declare
+# the attribute.
+_scan: Callable[[str, int], tuple[Any, int]]
+_scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
-def decode(text: str | None):
+def decode(text: str | None) -> Any:  # a JSON value, like json.loads's
     """JSON text to a value; text that is not JSON (written by something other than jobq)
     comes back as ``RawJSON``.
 
@@ -105,7 +111,7 @@ class _Unfrozen:
 def _reader(fields: list[str], fixed: dict[str, str], args: str) -> Callable[..., Job]:
     """``def read(r, <args>)``: a Job from row ``r`` holding ``fields`` in order, with the
     other fields set to the expressions in ``fixed``."""
-    env = {"_decode": decode, "_STATUS": _STATUS, "_RUNNING": JobStatus.RUNNING,
+    env: dict[str, Any] = {"_decode": decode, "_STATUS": _STATUS, "_RUNNING": JobStatus.RUNNING,
            "_new": object.__new__, "_Unfrozen": _Unfrozen, "Job": Job}
     lines = [f"def read(r{', ' if args else ''}{args}):", "    j = _new(_Unfrozen)"]
     for name in Job.__slots__:
@@ -113,13 +119,14 @@ def _reader(fields: list[str], fixed: dict[str, str], args: str) -> Callable[...
         lines.append(f"    j.{name} = {value}")
     lines += ["    j.__class__ = Job", "    return j"]
     exec("\n".join(lines), env)  # noqa: S102 - built from Job's own field names only
-    return env["read"]
+    read: Callable[..., Job] = env["read"]  # the function exec just defined from ``lines``
+    return read
 
 
-job_from_row: Callable[[tuple], Job] = _reader(list(Job.__slots__), {}, "")
+job_from_row: Callable[[Row], Job] = _reader(list(Job.__slots__), {}, "")
 """A Job from a row holding every field of ``Job`` in its order."""
 
-claimed_job: Callable[[tuple, float, str, float], Job] = _reader(
+claimed_job: Callable[[Row, float, str, float], Job] = _reader(
     CLAIM_FIELDS, SET_BY_CLAIM, "lease_until, worker, now")
 """A Job from a claim's row of ``CLAIM_FIELDS``: ``claimed_job(row, lease_until, worker, now)``."""
 
@@ -127,7 +134,7 @@ claimed_job: Callable[[tuple, float, str, float], Job] = _reader(
 # -- records built from several rows (the reads are in ``store.statements``) ------------------
 
 
-def attempts_from_rows(job_id: int, ended: list[tuple], current: tuple | None) -> list[Attempt]:
+def attempts_from_rows(job_id: int, ended: Iterable[Row], current: Row | None) -> list[Attempt]:
     """``job_attempts``: the ended attempts, then the running or succeeded one the job row
     describes (see the History rule in ``store.base``)."""
     out = [Attempt(r[0], r[1], r[2], r[3], r[4], r[5], Outcome(r[6]), r[7]) for r in ended]
@@ -138,7 +145,7 @@ def attempts_from_rows(job_id: int, ended: list[tuple], current: tuple | None) -
     return out
 
 
-def controls_from_row(row, running: int = 0) -> QueueStats:
+def controls_from_row(row: Row | None, running: int = 0) -> QueueStats:
     """A row of QUEUE_STATE (paused, concurrency, rate limit, rate window, window start,
     window count, key concurrency, ordered) as QueueStats carrying the controls (and
     ``running``, when given); None (a queue without controls): none of them."""
@@ -152,19 +159,21 @@ def controls_from_row(row, running: int = 0) -> QueueStats:
                       window_start=window_start, window_count=window_count or 0)
 
 
-def controls_from_rows(rows) -> dict[str, QueueStats]:
+def controls_from_rows(rows: Iterable[Row]) -> dict[str, QueueStats]:
     """Rows of QUEUE_CONTROLS (name, then QUEUE_STATE's columns) as QueueStats carrying
     only the controls."""
     return {row[0]: controls_from_row(row[1:]) for row in rows}
 
 
-def stats_from_rows(now: float, window: float, pending_rows, running_rows, dead_rows,
-                    recent: dict, control_rows=(), waiting_rows=()) -> Stats:
+def stats_from_rows(now: float, window: float, pending_rows: Iterable[Row],
+                    running_rows: Iterable[Row], dead_rows: Iterable[Row],
+                    recent: Mapping[str, int], control_rows: Iterable[Row] = (),
+                    waiting_rows: Iterable[Row] = ()) -> Stats:
     """``stats``: the four reads of ``statements.stats_reads``, added up per queue and in
     all, with each queue's controls (rows of QUEUE_CONTROLS)."""
-    queues: dict[str, dict] = {}
+    queues: dict[str, dict[str, Any]] = {}  # QueueStats's keyword arguments, per queue
     pending = scheduled = retrying = 0
-    oldest = None
+    oldest: float | None = None
     for q, n, sched, retry, first, held in pending_rows:
         queues.setdefault(q, {}).update(pending=n, oldest_pending_at=first, held=held or 0)
         pending, scheduled, retrying = pending + n, scheduled + sched, retrying + retry
@@ -201,7 +210,8 @@ THROUGHPUT_FAILED = (Outcome.FAILED, Outcome.LEASE_EXPIRED, Outcome.LEASE_LOST)
 """The attempt outcomes ``job_throughput`` counts as failed."""
 
 
-def throughput_from_rows(start: float, bucket: float, buckets: int, rows) -> Throughput:
+def throughput_from_rows(start: float, bucket: float, buckets: int,
+                         rows: Iterable[Row]) -> Throughput:
     """``job_throughput``: rows of (``succeeded``, ``dead`` or ``failed``, bucket number,
     count) into per-bucket counts; buckets outside the span are dropped."""
     counts = {s: [0] * buckets for s in ("succeeded", "dead", "failed")}

@@ -9,11 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errors import JobqError
-from ...types import JobStatus
-from ..base import Completion, NewJob
+from ...types import JobStatus, NewJob
+from ..base import Completion
+from ..dbapi import C, Connection
+from ..statements import Statements
+
+if TYPE_CHECKING:  # dialect.py imports this module (``completed``)
+    from ..dialect import Dialect
 
 UNIQUE_TRIES = 5  # a key whose holder keeps finishing between our two statements
 
@@ -22,13 +27,13 @@ Released = Callable[[Any, set[str]], None]
 transaction (PostgreSQL sends their NOTIFY there)."""
 
 
-def _joined(_c) -> AbstractContextManager:
+def _joined(_c: object) -> AbstractContextManager[None]:
     return nullcontext()
 
 
 # -- enqueue -------------------------------------------------------------------------------
 
-def insert_unique(c, d, job: NewJob, now: float) -> int:
+def insert_unique(c: C, d: Dialect[C], job: NewJob, now: float) -> int:
     """A job with a unique key: its id, or the id of the live job that holds the key."""
     for _ in range(UNIQUE_TRIES):
         job_id = d.insert_unique(c, job, now)
@@ -36,14 +41,17 @@ def insert_unique(c, d, job: NewJob, now: float) -> int:
             return job_id
         row = c.execute(d.statements.LIVE_WITH_KEY, (job.unique_key,)).fetchone()
         if row:
-            return row[0]
+            holder: int = row[0]  # jobq_jobs.id
+            return holder
         # the holder finished between the two statements: insert again (under REPEATABLE
         # READ the lookup may never see the holder: hence the bound)
     raise JobqError(f"unique key {job.unique_key!r}: another transaction holds it, and this "
                     "one cannot see it (use READ COMMITTED for transactional enqueue)")
 
 
-def insert_jobs(c, d, jobs: Sequence[NewJob], now: float, plain=None) -> list[int]:
+def insert_jobs(c: C, d: Dialect[C], jobs: Sequence[NewJob], now: float,
+                plain: Callable[[C, Sequence[NewJob], float, list[str]], list[int]] | None = None,
+                ) -> list[int]:
     """Inside a transaction: jobs with and without unique keys, their ids in order. A
     unique key held by a live job (or an earlier job of the batch) yields that job's id.
     ``plain``: how a run of jobs without a key goes in (``d.insert_plain`` unless given;
@@ -67,8 +75,8 @@ def insert_jobs(c, d, jobs: Sequence[NewJob], now: float, plain=None) -> list[in
 
 # -- completion ----------------------------------------------------------------------------
 
-def completed(c, st, x: Completion, now: float, again: bool = False,
-              params: tuple | None = None) -> bool | None:
+def completed(c: Connection, st: Statements, x: Completion, now: float, again: bool = False,
+              params: tuple[object, ...] | None = None) -> bool | None:
     """The fenced completion of one job: ``COMPLETE`` (no job waits on it: one cheap
     statement), and when that changed nothing ``COMPLETE_SETTLING``. None: fenced out;
     else whether jobs wait on it (for the caller to ``settle`` in the same transaction).
@@ -87,8 +95,8 @@ def completed(c, st, x: Completion, now: float, again: bool = False,
     return None
 
 
-def complete(c, st, x: Completion, now: float,
-             transaction: Callable[[Any], AbstractContextManager] = _joined,
+def complete(c: C, st: Statements, x: Completion, now: float,
+             transaction: Callable[[C], AbstractContextManager[object]] = _joined,
              released: Released | None = None) -> bool:
     """``completed``, then the settling of the job's dependents: the first statement
     alone (the common case, no transaction), the rest inside ``transaction(c)`` (the
@@ -106,7 +114,7 @@ def complete(c, st, x: Completion, now: float,
     return waits is not None
 
 
-def settle(c, st, job_id: int, status: str, now: float) -> set[str]:
+def settle(c: Connection, st: Statements, job_id: int, status: str, now: float) -> set[str]:
     """Inside the transaction that ended ``job_id`` with ``status``: release or cancel the
     jobs waiting on it, and (for those cancelled) the jobs waiting on them; the queues of
     the jobs released (see ``ops/dependencies.py`` for the rules).
@@ -116,7 +124,7 @@ def settle(c, st, job_id: int, status: str, now: float) -> set[str]:
     the callback's row lock on PostgreSQL, the write lock on SQLite). Only at 0 are its
     edges counted (``RECOUNT``), once, before it is released."""
     ended = [(job_id, status)]
-    queues = set()
+    queues: set[str] = set()
     while ended:
         parent, how = ended.pop()
         for dependent, allow_failed, queue in c.execute(
@@ -131,7 +139,7 @@ def settle(c, st, job_id: int, status: str, now: float) -> set[str]:
     return queues
 
 
-def release_if_met(c, st, job_id: int) -> bool:
+def release_if_met(c: Connection, st: Statements, job_id: int) -> bool:
     """A waiting job whose ``unmet`` says none is left: its edges counted; pending when
     none is unmet (True), else waiting with ``unmet`` set to the count."""
     row = c.execute(st.RECOUNT, (job_id,)).fetchone()
