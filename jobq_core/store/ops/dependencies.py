@@ -23,10 +23,11 @@ over its edges again at 0 before it is released (``release_if_met``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from ...errors import JobNotFound
-from ...types import Dependencies, JobStatus, Link
-from ..base import Deps, NewJob
+from ...types import Dependencies, Deps, JobStatus, Link, NewJob
+from ..dbapi import C, Row
 from ..rows import STATUS_BY_NAME, decode
 from ._base import Operations
 from .writes import because, insert_jobs, settle
@@ -35,8 +36,8 @@ _ENDED = (JobStatus.SUCCEEDED, JobStatus.DEAD, JobStatus.CANCELLED)
 SWEEP = 500  # stranded waiting jobs settled per reaper pass
 
 
-class Dependents(Operations):
-    def _insert_with_deps(self, c, jobs: Sequence[NewJob], deps: Sequence[Deps | None],
+class Dependents(Operations[C]):
+    def _insert_with_deps(self, c: C, jobs: Sequence[NewJob], deps: Sequence[Deps | None],
                           now: float) -> list[int]:
         """Inside a transaction: each job, then what it waits on."""
         ids: list[int] = []
@@ -49,12 +50,13 @@ class Dependents(Operations):
         self._released(c, {job.queue for job in jobs})
         return ids
 
-    def _wait_for(self, c, job_id: int, targets: list[int], allow_failed: bool,
+    def _wait_for(self, c: C, job_id: int, targets: list[int], allow_failed: bool,
                   now: float) -> None:
         """Make the new job ``job_id`` wait for ``targets``: waiting, pending (they have all
         ended well already) or cancelled (one ended badly)."""
         ids = self.dialect.list_param(targets)
-        found = dict(c.execute(self.statements.DEP_TARGETS, (ids,)).fetchall())
+        # id -> status
+        found: dict[int, str] = dict(c.execute(self.statements.DEP_TARGETS, (ids,)).fetchall())
         for target in targets:
             if target not in found:
                 raise JobNotFound(target)
@@ -67,42 +69,44 @@ class Dependents(Operations):
                  for t in targets):
             c.execute(self.statements.TO_WAITING, (job_id,))
 
-    def _link(self, c, job_id: int, targets: list[int], allow_failed: bool) -> None:
+    def _link(self, c: C, job_id: int, targets: list[int], allow_failed: bool) -> None:
         """The edges from ``job_id`` to ``targets`` (distinct jobs that exist), each target
         flagged as waited on."""
         self.dialect.execute_many(c, self.statements.DEP_INSERT, [(job_id, t, bool(allow_failed))
                                                     for t in targets])
         c.execute(self.statements.MARK_DEPENDED_ON, (self.dialect.list_param(targets),))
 
-    def _settle(self, c, job_id: int, status: str, now: float) -> None:
+    def _settle(self, c: C, job_id: int, status: str, now: float) -> None:
         """Inside the transaction that ended ``job_id`` with ``status``: see ``settle``."""
         released = settle(c, self.statements, job_id, status, now)
         if released:
             self._released(c, released)
 
-    def _released(self, c, queues: set[str]) -> None:
+    def _released(self, c: C, queues: set[str]) -> None:
         """Inside a write transaction: wake the idle workers of ``queues`` when it commits."""
         if self.backend.notifies:
             self.backend.notify(c, queues)
 
-    def _sweep_waiting(self, c, now: float) -> int:
+    def _sweep_waiting(self, c: C, now: float) -> int:
         """Release waiting jobs whose dependencies are all met (see STRANDED_WAITING); how
         many. It never cancels: a job waiting on a dead or cancelled dependency was put
         back to wait by an operator (``retry``), and waits for that dependency's retry."""
         stranded = [r[0] for r in c.execute(self.statements.STRANDED_WAITING, (SWEEP,)).fetchall()]
         if not stranded:
             return 0
-        released = set()
+        released: set[str] = set()
         with self.backend.transaction(c):
             for job_id in stranded:
                 if c.execute(self.statements.RELEASE_WAITING, (job_id,)).rowcount == 1:
-                    released.add(c.execute(self.statements.JOB_STATE, (job_id,)).fetchone()[1])
+                    state = c.execute(self.statements.JOB_STATE, (job_id,)).fetchone()
+                    assert state is not None  # released just now, in this transaction
+                    released.add(state[1])
             if released and self.backend.notifies:
                 self.backend.notify(c, released)
         return len(stranded)
 
     def job_dependencies(self, job_id: int) -> Dependencies:
-        def op(c, _again: bool):
+        def op(c: C, _again: bool) -> tuple[list[Row], list[Row]]:
             with self.backend.snapshot(c):
                 return (c.execute(self.statements.WAITS_ON, (job_id,)).fetchall(),
                         c.execute(self.statements.WAITED_BY, (job_id,)).fetchall())
@@ -117,6 +121,10 @@ class Dependents(Operations):
                 for dep, status, result in rows}
 
 
-def _link(row: tuple) -> Link:
+def _link(row: Row) -> Link:
     job_id, kind, status, allow_failed = row
-    return Link(job_id, kind, STATUS_BY_NAME.get(status, status), bool(allow_failed))
+    # The cast is narrower than the value, on purpose: a status jobq does not know (another
+    # program wrote it) stays its raw text, as in Job's reader (rows._CONVERT), while
+    # Link.status, like Job.status, is declared JobStatus only (a StrEnum: both read as str).
+    return Link(job_id, kind, cast(JobStatus, STATUS_BY_NAME.get(status, status)),
+                bool(allow_failed))
