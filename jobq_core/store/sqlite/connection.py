@@ -12,14 +12,16 @@ from __future__ import annotations
 import os
 import sqlite3
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any, Protocol, TypeVar
 from urllib.parse import quote
 
 from ...errors import (
     DatabaseError, DatabaseUnavailable, JobqError, NetworkFilesystemWarning, NotADatabase,
     StorageFull,
 )
+from ..dbapi import Cursor
 from .schema import PAGE_SIZE
 
 def text(raw: bytes) -> str:
@@ -120,8 +122,28 @@ def stopped_lock_holders(path: str) -> list[str]:
     return out
 
 
+class SqliteCursor(Cursor, Protocol):
+    @property
+    def lastrowid(self) -> int | None: ...
+
+
+class SqliteConnection(Protocol):
+    """What the SQLite dialect uses of a connection: the store's own ``sqlite3.Connection``
+    or an application's, through ``app_connection.AppCursor``."""
+
+    def execute(self, sql: str, params: Sequence[Any] = ..., /) -> SqliteCursor: ...
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]], /) -> object: ...
+
+    @property
+    def in_transaction(self) -> bool: ...
+
+
+SC = TypeVar("SC", bound=SqliteConnection)
+
+
 @contextmanager
-def write_transaction(c: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+def write_transaction(c: SC) -> Iterator[SC]:
     """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any error. IMMEDIATE takes the
     write lock up front: a deferred transaction that reads first and writes later can fail
     with SQLITE_BUSY at once, whatever the busy timeout. Inside an open transaction (one

@@ -14,13 +14,13 @@ from collections.abc import Mapping, Sequence
 
 from ...common.checks import INT64_MAX
 from ...errors import JobqError, StorageFull
-from ...types import Job
+from ...types import Job, NewJob
 from .. import claim, listing, sql
-from ..base import Completion, NewJob
 from ..controls import Controls
+from ..dbapi import Row
 from ..dialect import Dialect
 from ..rows import CLAIM_FIELDS, decode
-from .connection import write_transaction
+from .connection import SqliteConnection, SqliteCursor, write_transaction
 from .schema import payload_is_big
 
 _PAYLOAD = "coalesce(payload, (SELECT p.payload FROM jobq_payloads p WHERE p.job_id=jobq_jobs.id))"
@@ -128,7 +128,28 @@ class SqliteMatching(listing.Matching):
     pass  # listing.Matching is written in SQLite's spelling
 
 
-class SqliteDialect(Dialect):
+_PAYLOAD_AT = NewJob._fields.index("payload")
+
+
+def _inline(job: NewJob) -> tuple[object, ...]:
+    """``job``'s INSERT parameters with its payload NULL: a big payload goes to
+    ``jobq_payloads`` once the row has its id."""
+    return (*job[:_PAYLOAD_AT], None, *job[_PAYLOAD_AT + 1:])
+
+
+def _inserted_id(cursor: SqliteCursor) -> int:
+    row_id = cursor.lastrowid
+    assert row_id is not None  # an INSERT of one row without OR IGNORE sets it
+    return row_id
+
+
+def _one(cursor: SqliteCursor) -> Row:
+    row = cursor.fetchone()
+    assert row is not None  # an aggregate without GROUP BY, or a SELECT without FROM
+    return row
+
+
+class SqliteDialect(Dialect[SqliteConnection]):
     FRAGMENTS = {
         "job_cols": JOB_COLS, "job_cols_lean": JOB_COLS_LEAN, "lock": "", "skip_locked": "",
         "names": "(SELECT value FROM json_each(?))", "ids": "(SELECT value FROM json_each(?))",
@@ -141,7 +162,7 @@ class SqliteDialect(Dialect):
     }
     MATCHING = SqliteMatching
 
-    def list_param(self, values: Sequence) -> str:
+    def list_param(self, values: Sequence[object]) -> str:
         return json.dumps(list(values))
 
     def json_param(self, value: object) -> str | None:
@@ -152,9 +173,9 @@ class SqliteDialect(Dialect):
 
     read_json = read_list
 
-    def claim(self, c, worker: str, queues: list[str], now: float, lease_until: float,
-              limit: int, attempt_limits: Mapping[str, int] | None,
-              controls: Controls) -> tuple[list, bool]:
+    def claim(self, c: SqliteConnection, worker: str, queues: list[str], now: float,
+              lease_until: float, limit: int, attempt_limits: Mapping[str, int] | None,
+              controls: Controls) -> tuple[list[Row], bool]:
         limits = [v for kind_limit in (attempt_limits or {}).items() for v in kind_limit]
         per_queue = not queues and controls.busy
         query = claim_sql(len(queues), limit == 1, per_queue, len(limits) // 2,
@@ -162,7 +183,8 @@ class SqliteDialect(Dialect):
         rows = c.execute(query, [lease_until, worker, now, limit, *queues, *limits]).fetchall()
         return rows, not queues and not per_queue
 
-    def insert_plain(self, c, jobs: Sequence[NewJob], now: float, notify: list[str]) -> list[int]:
+    def insert_plain(self, c: SqliteConnection, jobs: Sequence[NewJob], now: float,
+                     notify: list[str]) -> list[int]:
         if not jobs:
             return []
         # jobs here have no unique key (the engine inserts those one by one); without a key
@@ -170,18 +192,19 @@ class SqliteDialect(Dialect):
         if len(jobs) == 1 and not payload_is_big(jobs[0].payload):  # one statement: no BEGIN
             job = jobs[0]
             if job.key is None and job.trace_context is None:
-                return [c.execute(sql.INSERT_BARE, (*job[:6], now)).lastrowid]
-            return [c.execute(sql.INSERT, (*job, now)).lastrowid]
+                return [_inserted_id(c.execute(sql.INSERT_BARE, (*job[:6], now)))]
+            return [_inserted_id(c.execute(sql.INSERT, (*job, now)))]
         bare = all(job.key is None and job.trace_context is None for job in jobs)
         with write_transaction(c):
-            values: list = []  # every job's parameters, one after the other
-            big = []
+            values: list[object] = []  # every job's parameters, one after the other
+            big: list[int] = []
             for i, job in enumerate(jobs):
+                params: tuple[object, ...] = job
                 if payload_is_big(job.payload):
                     big.append(i)
-                    job = job._replace(payload=None)
+                    params = _inline(job)
                 # NewJob's fields are in sql.INSERT's column order (INSERT_BARE's first six)
-                values += job[:6] if bare else job
+                values += params[:6] if bare else params
                 values.append(now)
             ids = self._insert_rows(c, values, len(jobs),
                                     sql.INSERT_BARE if bare else sql.INSERT)
@@ -190,13 +213,14 @@ class SqliteDialect(Dialect):
         return ids
 
     @staticmethod
-    def _insert_rows(c, values: list, n: int, statement: str) -> list[int]:
+    def _insert_rows(c: SqliteConnection, values: list[object], n: int,
+                     statement: str) -> list[int]:
         """Insert ``n`` rows of ``statement`` (one row's INSERT) whose parameters follow
         one another in ``values``; their ids, in order."""
         # SQLite gives a new row max(id)+1, and a random unused id once the largest id is
         # taken (which another program may have written). Under the write lock, with room
         # below the largest id, the batch gets exactly the ids after the current maximum.
-        top = c.execute(MAX_ID).fetchone()[0] or 0
+        top: int = _one(c.execute(MAX_ID))[0] or 0
         if top > INT64_MAX - n:
             raise StorageFull(f"job ids are used up: the largest id is {top}, and SQLite would "
                               "give new jobs random ids that a pruned job may have had")
@@ -206,7 +230,7 @@ class SqliteDialect(Dialect):
                 rows //= 2
             c.execute(_rows_of(statement, rows), values[done * width:(done + rows) * width])
             done += rows
-        last = c.execute(LAST_ID).fetchone()[0]
+        last: int = _one(c.execute(LAST_ID))[0]
         if last != top + n:  # cannot happen by SQLite's rowid rule; never guess ids
             raise JobqError(f"batch insert got ids up to {last}, expected {top + n}")
         return list(range(top + 1, last + 1))
@@ -214,15 +238,16 @@ class SqliteDialect(Dialect):
     # the default loops (completions, heartbeats, rows) under one write lock, one commit
     batch = staticmethod(write_transaction)
 
-    def execute_many(self, c, statement: str, rows) -> None:
+    def execute_many(self, c: SqliteConnection, statement: str, rows: Sequence[Row]) -> None:
         """sqlite3's ``executemany``: one statement prepared once for every row."""
         c.executemany(statement, rows)
 
-    def insert_row(self, c, statement: str, job: NewJob, now: float) -> tuple | None:
+    def insert_row(self, c: SqliteConnection, statement: str, job: NewJob,
+                   now: float) -> Row | None:
         """A big payload goes to ``jobq_payloads`` once the row has its id."""
         if not payload_is_big(job.payload):
             return c.execute(statement, (*job, now)).fetchone()
-        row = c.execute(statement, (*job._replace(payload=None), now)).fetchone()
+        row = c.execute(statement, (*_inline(job), now)).fetchone()
         if row is not None:
             c.execute(INSERT_PAYLOAD, (row[0], job.payload))
         return row
