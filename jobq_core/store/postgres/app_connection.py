@@ -37,9 +37,11 @@ from __future__ import annotations
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from contextlib import AbstractContextManager
+from typing import TypeVar
 
 import psycopg
+from psycopg.abc import Params
 from psycopg.pq import TransactionStatus
 from psycopg.rows import tuple_row
 
@@ -128,11 +130,17 @@ class AppCursor:
         self._conn = conn
         self.info = conn.info
 
-    def execute(self, statement: str, params: Sequence[Any] | None = None) -> psycopg.Cursor:
+    def execute(self, statement: str, params: Params | None = None) -> psycopg.Cursor:
         return _cursor(self._conn).execute(statement, params)
 
     def cursor(self) -> psycopg.Cursor:
         return _cursor(self._conn)
+
+    def transaction(self) -> AbstractContextManager[object]:
+        """The application's connection's ``transaction()`` (a savepoint inside its
+        transaction): the dialect's ``PgConnection`` has it (only the claim uses it, never
+        run on an application's connection)."""
+        return self._conn.transaction()
 
 
 def complete(conn: psycopg.Connection, completion: Completion, now: float) -> bool:

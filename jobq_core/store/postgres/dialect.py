@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Protocol, cast
 
+import psycopg
 from psycopg import errors as pgerrors
+from psycopg.abc import Params
 from psycopg.types.json import Jsonb
 
-from ...types import Job
+from ...types import Job, NewJob
 from .. import claim, listing, sql
-from ..base import Completion, NewJob
+from ..base import Completion
 from ..controls import Controls
+from ..dbapi import Row
 from ..dialect import Dialect
 from ..rows import CLAIM_FIELDS
 
@@ -27,6 +32,20 @@ JOB_COLS_LEAN = ", ".join("NULL" if name in ("payload", "result") else name
 CLAIM_RETURNING = ", ".join(f"j.{name}" for name in CLAIM_FIELDS)
 CLAIM_NAMES = ", ".join(CLAIM_FIELDS)
 NOTIFY_CHANNEL = "jobq"
+
+
+class PgConnection(Protocol):
+    """What the PostgreSQL dialect uses of a connection: the store's own
+    ``psycopg.Connection`` or an application's, through ``app_connection.AppCursor``."""
+
+    @property
+    def info(self) -> psycopg.ConnectionInfo: ...
+
+    def execute(self, query: str, params: Params | None = ..., /) -> psycopg.Cursor[Row]: ...
+
+    def cursor(self) -> psycopg.Cursor[Row]: ...
+
+    def transaction(self) -> AbstractContextManager[object]: ...
 
 def _notify_and_ids(queues: str) -> str:
     """The end of both insert statements: the pg_notify of the queues due one (the array
@@ -199,8 +218,8 @@ def claim_sql(n_queues: int, per_queue: bool = False, clamped: bool = False,
 
 
 def claim_params(queues: list[str], now: float, limit: int, lease_until: float, worker: str,
-                 attempt_limits: Mapping[str, int] | None = None) -> dict:
-    params = {"now": now, "limit": limit, "lease": lease_until, "worker": worker, "locked": "{}"}
+                 attempt_limits: Mapping[str, int] | None = None) -> dict[str, object]:
+    params: dict[str, object] = {"now": now, "limit": limit, "lease": lease_until, "worker": worker, "locked": "{}"}
     if len(queues) == 1:
         params["queue"] = queues[0]
     elif queues:
@@ -234,7 +253,13 @@ class PostgresMatching(listing.Matching):
     id_text = "id::text"
 
 
-class PostgresDialect(Dialect):
+def _one(cursor: psycopg.Cursor[Row]) -> Row:
+    row = cursor.fetchone()
+    assert row is not None  # an INSERT of one row, without ON CONFLICT, RETURNING its id
+    return row
+
+
+class PostgresDialect(Dialect[PgConnection]):
     PLACEHOLDER = "%s"
     FRAGMENTS = {
         "job_cols": JOB_COLS, "job_cols_lean": JOB_COLS_LEAN, "lock": " FOR UPDATE", "skip_locked": " FOR UPDATE SKIP LOCKED",
@@ -248,7 +273,7 @@ class PostgresDialect(Dialect):
     MATCHING = PostgresMatching
     completes_in_claim = True
 
-    def list_param(self, values: Sequence) -> list:
+    def list_param(self, values: Sequence[object]) -> list[object]:
         return list(values)
 
     def json_param(self, value: object) -> Jsonb | None:
@@ -259,9 +284,9 @@ class PostgresDialect(Dialect):
 
     read_json = read_list
 
-    def claim(self, c, worker: str, queues: list[str], now: float, lease_until: float,
-              limit: int, attempt_limits: Mapping[str, int] | None,
-              controls: Controls) -> tuple[list, bool]:
+    def claim(self, c: PgConnection, worker: str, queues: list[str], now: float,
+              lease_until: float, limit: int, attempt_limits: Mapping[str, int] | None,
+              controls: Controls) -> tuple[list[Row], bool]:
         params = claim_params(queues, now, limit, lease_until, worker, attempt_limits)
         query, limited, plain = claim_shape(queues, controls, bool(attempt_limits))
         if not limited:
@@ -273,11 +298,12 @@ class PostgresDialect(Dialect):
             params["locked"] = text_array([r[0] for r in c.execute(LOCK_LIMITED, (limited,))])
             return c.execute(query, params).fetchall(), plain
 
-    def insert_plain(self, c, jobs: Sequence[NewJob], now: float, notify: list[str]) -> list[int]:
+    def insert_plain(self, c: PgConnection, jobs: Sequence[NewJob], now: float,
+                     notify: list[str]) -> list[int]:
         if not jobs:
             return []
         if len(jobs) == 1:
-            return [c.execute(INSERT_ONE, (*jobs[0], now, text_array(notify))).fetchone()[0]]
+            return [_one(c.execute(INSERT_ONE, (*jobs[0], now, text_array(notify))))[0]]
         rows = c.execute(INSERT_MANY, {
             "now": now, "kind": [j.kind for j in jobs], "payload": [j.payload for j in jobs],
             "queue": [j.queue for j in jobs], "priority": [j.priority for j in jobs],
@@ -290,10 +316,10 @@ class PostgresDialect(Dialect):
         }).fetchall()
         return sorted(r[0] for r in rows)  # ids follow the batch's order
 
-    def complete_and_claim(self, c, completions: Sequence[Completion], now: float, worker: str,
-                           queues: list[str], lease_until: float, limit: int,
-                           attempt_limits: Mapping[str, int] | None,
-                           controls: Controls) -> tuple[set[int], list, bool] | None:
+    def complete_and_claim(self, c: PgConnection, completions: Sequence[Completion],
+                           now: float, worker: str, queues: list[str], lease_until: float,
+                           limit: int, attempt_limits: Mapping[str, int] | None,
+                           controls: Controls) -> tuple[set[int], list[Row], bool] | None:
         query, limited, plain = claim_shape(queues, controls, bool(attempt_limits), True)
         if limited:  # their rows are locked before the claim: a transaction, the usual way
             return None
@@ -306,7 +332,8 @@ class PostgresDialect(Dialect):
             if SPLIT not in str(e):
                 raise
             return None  # nothing written: the batch goes in a transaction
-        accepted, rows = set(), []
+        accepted: set[int] = set()
+        rows: list[Row] = []
         for row in got:
             if row[1] is None:  # a completion's (see claim_sql)
                 accepted.add(row[0])
@@ -320,24 +347,25 @@ class PostgresDialect(Dialect):
     # best and 1 to 8 ms in the median for a batch of 8 (300 batches each, alternated,
     # on a shared two-core machine): what the override saves is the 7 round trips and 7
     # commits a batch cost on a server across a network.
-    def complete_many(self, c, completions: Sequence[Completion], now: float,
+    def complete_many(self, c: PgConnection, completions: Sequence[Completion], now: float,
                       again: bool) -> dict[int, bool]:
         ids, tokens, results = _completion_arrays(completions)
-        done = dict(c.execute(COMPLETE_MANY, (now, ids, tokens, results)).fetchall())
+        done: dict[int, bool] = dict(c.execute(COMPLETE_MANY, (now, ids, tokens, results)).fetchall())
         if again:  # an earlier try may have committed: its completions count (their
             # dependents were settled by that commit)
             done.update((job_id, False) for job_id, _ in c.execute(
                 COMPLETED_WITH, (ids, tokens)).fetchall() if job_id not in done)
         return done
 
-    def execute_many(self, c, statement: str, rows: list[tuple]) -> None:
+    def execute_many(self, c: PgConnection, statement: str, rows: Sequence[Row]) -> None:
         with c.cursor() as cursor:  # pipelined by psycopg: one round trip for the lot
             cursor.executemany(statement, rows)
 
-    def extend_many(self, c, leases: list[tuple[int, int]], now: float,
+    def extend_many(self, c: PgConnection, leases: list[tuple[int, int]], now: float,
                     lease_until: float) -> list[tuple[int, object]]:
-        return c.execute(EXTEND_MANY, (lease_until, now, int_array([i for i, _ in leases]),
+        rows = c.execute(EXTEND_MANY, (lease_until, now, int_array([i for i, _ in leases]),
                                        int_array([t for _, t in leases]))).fetchall()
+        return cast(list[tuple[int, object]], rows)  # RETURNING j.id, j.cancel_requested
 
 
 # Short arrays travel as array literals in a text parameter: psycopg dumps a str in C,
