@@ -30,5 +30,14 @@ class Connection(Protocol):
     def execute(self, sql: str, params: Sequence[Any] = ..., /) -> Cursor: ...
 
 
+def count(cursor: Cursor) -> int:
+    """The one integer of a statement that returns one row of one integer (a ``count(*)``
+    or another aggregate without GROUP BY: one row even over no rows)."""
+    row = cursor.fetchone()
+    assert row is not None, "an aggregate without GROUP BY returns one row"
+    n: int = row[0]
+    return n
+
+
 C = TypeVar("C", bound=Connection)
 """A backend's own connection type (``sqlite3.Connection``, ``psycopg.Connection``)."""
