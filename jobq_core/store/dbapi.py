@@ -30,6 +30,13 @@ class Connection(Protocol):
     def execute(self, sql: str, params: Sequence[Any] = ..., /) -> Cursor: ...
 
 
+def one(cursor: Cursor) -> Row:
+    """The row of a statement that always returns one (an aggregate without GROUP BY)."""
+    row = cursor.fetchone()
+    assert row is not None, "an aggregate without GROUP BY returns one row"
+    return row
+
+
 def count(cursor: Cursor) -> int:
     """The one integer of a statement that returns one row of one integer (a ``count(*)``
     or another aggregate without GROUP BY: one row even over no rows)."""

@@ -32,7 +32,7 @@ from .ops.worker_records import Registry
 from .ops.running import Running
 
 
-class Engine(Running, Dependents[C], Admin[C], Copying[C], Reads[C], Registry[C]):
+class Engine(Running[C], Dependents[C], Admin[C], Copying[C], Reads[C], Registry[C]):
     """Every job operation of ``store.base.Store``, on ``backend`` (``C``: its connection
     type, see ``store.dbapi``)."""
 

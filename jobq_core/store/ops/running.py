@@ -14,9 +14,11 @@ from ...common.checks import MAX_LEASE
 from ...common.textsafe import clean
 from ...types import ExtendResult, Job, JobStatus, Outcome
 from .. import sql
+from ...types import Deps, NewJob
 from ..base import (
-    DEFAULT_MAX_LOST_ATTEMPTS, Completion, Deps, NewJob, RetryDelay, lease_expired, poisoned,
+    DEFAULT_MAX_LOST_ATTEMPTS, Completion, RetryDelay, lease_expired, poisoned,
 )
+from ..dbapi import C, Row, one
 from ..rows import claimed_job, job_from_row, unreadable
 from ..controls import Controls
 from ..attempts import after_attempt
@@ -28,17 +30,17 @@ log = logging.getLogger("jobq.store")
 BATCH = 1000  # rows per transaction for maintenance work, so writers never wait long
 
 
-def _claim_order(job: Job) -> tuple:
+def _claim_order(job: Job) -> tuple[int, float, int]:
     return -job.priority, job.run_at, job.id
 
 
-class Running(Operations):
+class Running(Operations[C]):
     # -- producing ----------------------------------------------------------------------
 
     def job_insert_many(self, jobs: Sequence[NewJob], now: float,
                         deps: Sequence[Deps | None] | None = None) -> list[int]:
         if deps is not None and any(deps):
-            def insert_dependent(c, again: bool) -> list[int]:
+            def insert_dependent(c: C, again: bool) -> list[int]:
                 self._refuse_if_maybe_committed(again)
                 with self.backend.transaction(c):
                     return self._insert_with_deps(c, jobs, deps, now)
@@ -50,19 +52,19 @@ class Running(Operations):
         else:  # one statement where the dialect can
             return self.backend.run(lambda c, again: self._insert_plain(c, jobs, now, again))
 
-        def op(c, again: bool) -> list[int]:
+        def op(c: C, again: bool) -> list[int]:
             self._refuse_if_maybe_committed(again)
             with self.backend.transaction(c):
                 return self._insert(c, jobs, now)
 
         return self.backend.run(op)
 
-    def _insert_plain(self, c, jobs: Sequence[NewJob], now: float, again: bool) -> list[int]:
+    def _insert_plain(self, c: C, jobs: Sequence[NewJob], now: float, again: bool) -> list[int]:
         self._refuse_if_maybe_committed(again)
         notify = self.backend.due({j.queue for j in jobs}) if self.backend.notifies else []
         return self.dialect.insert_plain(c, jobs, now, notify)
 
-    def _insert(self, c, jobs: Sequence[NewJob], now: float) -> list[int]:
+    def _insert(self, c: C, jobs: Sequence[NewJob], now: float) -> list[int]:
         """Inside a transaction: ``writes.insert_jobs``, then the wake of their queues."""
         ids = insert_jobs(c, self.dialect, jobs, now)
         self._released(c, {j.queue for j in jobs})
@@ -76,7 +78,7 @@ class Running(Operations):
         return self.backend.run(lambda c, _again: self._claim(
             c, worker, queues, now, lease_until, limit, attempt_limits))
 
-    def _claim(self, c, worker: str, queues: Sequence[str] | None, now: float,
+    def _claim(self, c: C, worker: str, queues: Sequence[str] | None, now: float,
                lease_until: float, limit: int,
                attempt_limits: Mapping[str, int] | None = None) -> list[Job]:
         queues, controls = self._claim_inputs(c, queues)
@@ -84,12 +86,12 @@ class Running(Operations):
                                    controls)
         return self._claimed(c, rows, plain, worker, now, lease_until, limit)
 
-    def _claim_inputs(self, c, queues: Sequence[str] | None) -> tuple[list[str], Controls]:
+    def _claim_inputs(self, c: C, queues: Sequence[str] | None) -> tuple[list[str], Controls]:
         """A claim's queues without repeats, and the queue controls it must respect."""
         queues = list(dict.fromkeys(queues)) if queues else []
         return queues, self._controls.get(lambda: c.execute(self.statements.CONTROL_STATE).fetchall())
 
-    def _claimed(self, c, rows: list, plain: bool, worker: str, now: float,
+    def _claimed(self, c: C, rows: list[Row], plain: bool, worker: str, now: float,
                  lease_until: float, limit: int) -> list[Job]:
         """The jobs of a claim's rows, in claim order."""
         jobs = [claimed_job(r, lease_until, worker, now) for r in rows]
@@ -105,7 +107,7 @@ class Running(Operations):
             jobs = self._readable(c, jobs, now)
         return jobs
 
-    def _readable(self, c, jobs: list[Job], now: float) -> list[Job]:
+    def _readable(self, c: C, jobs: list[Job], now: float) -> list[Job]:
         """The claimed jobs jobq can run; the others go dead, each with an error naming the
         column it cannot read (the claim's token fences the move)."""
         ok = []
@@ -113,13 +115,14 @@ class Running(Operations):
             bad = unreadable(priority=job.priority, run_at=job.run_at, attempts=job.attempts,
                              max_attempts=job.max_attempts)
             if bad:
+                assert job.token is not None  # a claimed job holds its claim's token
                 with self.backend.transaction(c):
                     self._quarantine(c, job.id, job.token, bad, now)
             else:
                 ok.append(job)
         return ok
 
-    def _quarantine(self, c, job_id: int, token: int, bad: str, now: float) -> None:
+    def _quarantine(self, c: C, job_id: int, token: int, bad: str, now: float) -> None:
         """Move a running job jobq cannot read to dead, saying why; the row keeps its values."""
         error = f"jobq cannot run this job: {bad} (written by another program?)"
         c.execute(self.statements.QUARANTINE, (error, now, job_id, token))
@@ -130,7 +133,7 @@ class Running(Operations):
         queues = list(dict.fromkeys(queues)) if queues else []
         query = self.dialect.native(sql.next_run_at(len(queues)))
         params = sql.next_run_at_params(queues, after)
-        found = self.backend.run(lambda c, _again: c.execute(query, params).fetchone()[0])
+        found = self.backend.run(lambda c, _again: one(c.execute(query, params))[0])  # min(t)
         # a run_at another program wrote as text sorts after every number: not a time
         return float(found) if isinstance(found, (int, float)) else None
 
@@ -148,7 +151,7 @@ class Running(Operations):
             rows = [] if row is None else [row]
         else:
             rows = self.backend.run(lambda c, _again: self.dialect.extend_many(c, leases, now, lease_until))
-        ours = dict(rows)
+        ours: dict[int, object] = dict(rows)  # id -> cancel requested
         return ExtendResult(frozenset({job_id for job_id, _ in leases} - set(ours)),
                             frozenset(job_id for job_id, cancel in ours.items() if cancel))
 
@@ -162,7 +165,7 @@ class Running(Operations):
     ) -> tuple[list[bool], list[Job]]:
         """Complete, then claim up to ``limit`` jobs, in one transaction: one commit (one
         fsync under SQLite's synchronous=FULL) where a worker would otherwise make two."""
-        def op(c, again: bool) -> tuple[list[bool], list[Job]]:
+        def op(c: C, again: bool) -> tuple[list[bool], list[Job]]:
             if not completions:  # the claim alone: one statement, no transaction
                 return [], self._claim(c, worker, queues, now, lease_until, limit,
                                        attempt_limits) if limit > 0 else []
@@ -180,7 +183,7 @@ class Running(Operations):
         return self.backend.run(op)
 
     def _complete_and_claim_at_once(
-        self, c, completions: Sequence[Completion], now: float, worker: str,
+        self, c: C, completions: Sequence[Completion], now: float, worker: str,
         queues: Sequence[str] | None, lease_until: float, limit: int,
         attempt_limits: Mapping[str, int] | None,
     ) -> tuple[list[bool], list[Job]] | None:
@@ -201,7 +204,7 @@ class Running(Operations):
         return [True] * len(completions), self._claimed(c, rows, plain, worker, now,
                                                         lease_until, limit)
 
-    def _complete(self, c, completions: Sequence[Completion], now: float,
+    def _complete(self, c: C, completions: Sequence[Completion], now: float,
                   again: bool) -> list[bool]:
         """Per completion, whether it was accepted (False: fenced out)."""
         if not completions:
@@ -233,7 +236,7 @@ class Running(Operations):
         """One transaction: record the failed attempt and move the job on. ``give_up`` ends
         it dead whatever attempts remain, without touching its stored allowance (a later
         ``retry`` still gets the full one)."""
-        def op(c, again: bool) -> Job | None:
+        def op(c: C, again: bool) -> Job | None:
             with self.backend.transaction(c):
                 row = c.execute(self.statements.RUNNING_ROW, (job_id, token)).fetchone()
                 if row is None:
@@ -244,8 +247,10 @@ class Running(Operations):
                 status, run_at, finished = after_attempt(
                     attempts, attempts if give_up else max_attempts, bool(cancel), now,
                     retry_delay)
-                job = job_from_row(c.execute(self.statements.LEAVE_RUNNING_RETURNING, (
-                    str(status), run_at, attempts, error, finished, job_id, token)).fetchone())
+                left = c.execute(self.statements.LEAVE_RUNNING_RETURNING, (
+                    str(status), run_at, attempts, error, finished, job_id, token)).fetchone()
+                assert left is not None  # RUNNING_ROW locked it, under this token, just now
+                job = job_from_row(left)
                 c.execute(self.statements.RECORD_ATTEMPT, (
                     job_id, attempts, worker, token, started_at, now,
                     str(Outcome.CANCELLED if cancel else Outcome.FAILED), error))
@@ -269,7 +274,7 @@ class Running(Operations):
 
     def _give_back(self, job_id: int, token: int, now: float, run_at: float,
                    outcome: Outcome) -> bool:
-        def op(c, again: bool) -> bool:
+        def op(c: C, again: bool) -> bool:
             with self.backend.transaction(c):
                 row = c.execute(self.statements.RUNNING_ROW, (job_id, token)).fetchone()
                 if row is None:
@@ -308,7 +313,7 @@ class Running(Operations):
         passes of this call, so it never blocks the other expired jobs."""
         unwritable: set[int] = set()
 
-        def batch(c, _again: bool) -> tuple[int, int]:
+        def batch(c: C, _again: bool) -> tuple[int, int]:
             """(expired leases read, jobs moved), in one transaction."""
             moved = 0
             with self.backend.transaction(c):
@@ -344,14 +349,14 @@ class Running(Operations):
         self.backend.run(lambda c, _again: self._sweep_waiting(c, now))
         return reaped
 
-    def _lost_in_a_row(self, c, job_id: int, n: int) -> bool:
+    def _lost_in_a_row(self, c: C, job_id: int, n: int) -> bool:
         """The job's latest ``n`` recorded attempts all ended with their lease expired."""
         if n <= 0:
             return True
         rows = c.execute(self.statements.LAST_OUTCOMES, (job_id, n)).fetchall()
         return len(rows) == n and all(r[0] == Outcome.LEASE_EXPIRED for r in rows)
 
-    def _reap_one(self, c, row, now: float, retry_delay: RetryDelay,
+    def _reap_one(self, c: C, row: Row, now: float, retry_delay: RetryDelay,
                   max_lost: int) -> JobStatus | None:
         """Move one expired job on; its new status, or None when fenced out. A job that
         lost its worker ``max_lost`` attempts in a row (its latest ``max_lost - 1``
