@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from ...errors import JobqError
 from ...types import JobStatus, NewJob
@@ -17,8 +17,20 @@ from ..base import Completion
 from ..dbapi import C, Connection
 from ..statements import Statements
 
-if TYPE_CHECKING:  # dialect.py imports this module (``completed``)
-    from ..dialect import Dialect
+C_contra = TypeVar("C_contra", bound=Connection, contravariant=True)
+
+
+class Inserts(Protocol[C_contra]):
+    """What enqueue uses of a dialect (``store.dialect.Dialect`` has it; declared here
+    because dialect.py imports this module, for ``completed``)."""
+
+    @property
+    def statements(self) -> Statements: ...
+
+    def insert_unique(self, c: C_contra, job: NewJob, now: float) -> int | None: ...
+
+    def insert_plain(self, c: C_contra, jobs: Sequence[NewJob], now: float,
+                     notify: list[str]) -> list[int]: ...
 
 UNIQUE_TRIES = 5  # a key whose holder keeps finishing between our two statements
 
@@ -33,7 +45,7 @@ def _joined(_c: object) -> AbstractContextManager[None]:
 
 # -- enqueue -------------------------------------------------------------------------------
 
-def insert_unique(c: C, d: Dialect[C], job: NewJob, now: float) -> int:
+def insert_unique(c: C, d: Inserts[C], job: NewJob, now: float) -> int:
     """A job with a unique key: its id, or the id of the live job that holds the key."""
     for _ in range(UNIQUE_TRIES):
         job_id = d.insert_unique(c, job, now)
@@ -49,7 +61,7 @@ def insert_unique(c: C, d: Dialect[C], job: NewJob, now: float) -> int:
                     "one cannot see it (use READ COMMITTED for transactional enqueue)")
 
 
-def insert_jobs(c: C, d: Dialect[C], jobs: Sequence[NewJob], now: float,
+def insert_jobs(c: C, d: Inserts[C], jobs: Sequence[NewJob], now: float,
                 plain: Callable[[C, Sequence[NewJob], float, list[str]], list[int]] | None = None,
                 ) -> list[int]:
     """Inside a transaction: jobs with and without unique keys, their ids in order. A
