@@ -22,10 +22,10 @@ from .errors import (
     StorageFull,
     UnusableConnection,
 )
-from .api.new_jobs import DEFAULT_MAX_ATTEMPTS, encode_json, prepare
+from .api.new_jobs import encode_json, prepare
 from .queue import DEFAULT_LEASE, Queue
 from .types import (
-    DEFAULT_BEAT, FORGET_AFTER, LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats,
+    DEFAULT_BEAT, DEFAULT_MAX_ATTEMPTS, FORGET_AFTER, LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats,
     PoolKind, Rate, RawJSON, ScheduleInfo, Stats, Throughput, WorkerInfo, WorkerState,
 )
 from .schedule import Schedule

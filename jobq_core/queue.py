@@ -23,7 +23,7 @@ from .api.copying import Copying
 from .api.filters import job_filter
 from .errors import LeaseLost, Snooze, UnusableConnection
 from .api.new_jobs import (
-    DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_PAYLOAD, Item, JobMaker, Tasks, completions,
+    DEFAULT_MAX_PAYLOAD, Item, JobMaker, Tasks, completions,
 )
 from .store import open_store
 from .common.textsafe import storable
@@ -34,7 +34,7 @@ from .api.why import Reasons
 from .api.worker_records import WorkerRecords
 from .api.workflows import Workflows
 from .types import (
-    Attempt, ErrorGroup, ExtendResult, Job, JobStatus, NewJob, QueueStats,
+    DEFAULT_MAX_ATTEMPTS, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, NewJob, QueueStats,
     Rate, Stats, Throughput, Watch,
 )
 
