@@ -26,6 +26,7 @@ def bad_running_row(queue, db):
     return job_id
 
 
+@pytest.mark.slow  # seconds of real time (processes, connections, clocks)
 def test_a_worker_starts_and_drains_past_a_row_it_cannot_read(db, queue, app_dir):
     bad = bad_running_row(queue, db)
     good = queue.enqueue_many([("nap", {}) for _ in range(5)])
@@ -39,6 +40,7 @@ def test_a_worker_starts_and_drains_past_a_row_it_cannot_read(db, queue, app_dir
     assert queue.get(bad).status == "dead"
 
 
+@pytest.mark.slow  # seconds of real time (processes, connections, clocks)
 def test_jobq_reap_sets_the_row_aside(db, queue, app_dir):
     bad = bad_running_row(queue, db)
     r = subprocess.run([sys.executable, "-m", "jobq_cli.main", "reap", "--db", db],

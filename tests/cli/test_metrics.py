@@ -202,6 +202,7 @@ def _get(port: int) -> bytes:
         return b""
 
 
+@pytest.mark.slow  # seconds of real time (processes, connections, clocks)
 def test_a_taken_metrics_port_stops_jobq_run_before_it_registers(db, queue, procs):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

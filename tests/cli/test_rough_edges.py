@@ -94,6 +94,7 @@ def test_list_shows_a_retry_not_yet_due_as_retrying_and_no_error_on_a_succeeded_
 
 
 @pytest.mark.parametrize("columns", [44, 80])
+@pytest.mark.slow  # seconds of real time (a pilot session, processes or clocks)
 def test_worker_log_lines_on_a_terminal_wrap_at_spaces_never_inside_a_word(app_dir, db, columns):
     """The start line's kinds list (``kinds=boom,nap,...``) and the worker id are single
     words longer than the message column Rich's log handler gave them: it cut them."""

@@ -39,6 +39,7 @@ def registered(db) -> None:
                               lease=None if beat is None else 3 * beat)
 
 
+@pytest.mark.slow  # seconds of real time (processes, connections, clocks)
 def test_workers_judges_each_by_its_own_beat_and_no_longer_lists_the_long_silent(app_dir, db):
     registered(db)
     r = jobq(app_dir, "workers", "--db", db)

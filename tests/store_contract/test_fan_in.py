@@ -35,6 +35,7 @@ def run(queue, job_id, result=None):
     queue.complete(job.id, job.token, result)
 
 
+@pytest.mark.slow  # seconds of real time (processes, connections, clocks)
 def test_each_completion_of_a_group_of_2000_takes_one_off_the_callbacks_count(queue):
     members, then = queue.group([("m", i) for i in range(MEMBERS)],
                                 then={"kind": "sum", "queue": "after"})

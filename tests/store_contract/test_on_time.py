@@ -6,6 +6,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from jobq_core import Backoff, Queue, Registry, Worker
 from jobq_core.testing import wait_for
 
@@ -29,6 +31,7 @@ def _worker(database, adapter, registry) -> tuple[Worker, threading.Thread]:
     return w, t
 
 
+@pytest.mark.slow  # seconds of real time (a pilot session, processes or clocks)
 def test_an_idle_worker_starts_a_delayed_job_when_it_becomes_ready(database, adapter):
     r = Registry()
     started: dict[int, float] = {}

@@ -7,6 +7,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from stores import AppDB
 
 from jobq_core import Queue, Registry, Worker
@@ -14,6 +16,7 @@ from jobq_core import Queue, Registry, Worker
 GOOD = 5
 
 
+@pytest.mark.slow  # seconds of real time (a pilot session, processes or clocks)
 def test_one_refused_completion_leaves_the_others_of_its_batch_written(database, adapter):
     with Queue(database) as q, AppDB(database) as app:
         for statement in adapter.refuse_updates("""NEW.result = '"refuse"'"""):

@@ -30,17 +30,20 @@ def _one_line_error(proc, *words):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow  # seconds of real time (a pilot session, processes or clocks)
 def test_an_unreachable_server_is_one_line(pg_server):
     proc = _jobq("stats", "--db", "postgresql://postgres@127.0.0.1:1/jobq")
     _one_line_error(proc, "cannot connect", "127.0.0.1:1")
 
 
+@pytest.mark.slow  # seconds of real time (processes, connections, clocks)
 def test_a_missing_database_is_one_line(pg_server):
     url = pg_server.database_url("no_such_database_here")
     proc = _jobq("list", "--db", url)
     _one_line_error(proc, "no_such_database_here", "does not exist")
 
 
+@pytest.mark.slow  # seconds of real time (processes, connections, clocks)
 def test_an_unknown_user_is_one_line(pg_server, pg_url):
     parts = urlsplit(pg_url)
     url = parts._replace(netloc=f"nobody_here@{parts.hostname}:{parts.port}").geturl()
@@ -48,12 +51,14 @@ def test_an_unknown_user_is_one_line(pg_server, pg_url):
     _one_line_error(proc, "nobody_here")
 
 
+@pytest.mark.slow  # seconds of real time (processes, connections, clocks)
 def test_a_password_in_the_url_never_shows_in_the_message(pg_server):
     proc = _jobq("stats", "--db", "postgresql://someone:s3cret-pw@127.0.0.1:1/jobq")
     _one_line_error(proc, "cannot connect")
     assert "s3cret-pw" not in proc.stderr
 
 
+@pytest.mark.slow  # seconds of real time (processes, connections, clocks)
 def test_a_bad_url_option_is_one_line():
     proc = _jobq("stats", "--db", "postgresql://postgres@127.0.0.1/x?poll_only=maybe")
     _one_line_error(proc, "poll_only")
@@ -75,6 +80,7 @@ def test_without_the_driver_a_postgresql_url_says_what_to_install(tmp_path):
     assert len(out.strip().splitlines()) == 1
 
 
+@pytest.mark.slow  # seconds of real time (processes, connections, clocks)
 def test_the_sqlite_path_never_imports_the_postgresql_driver(tmp_path):
     code = ("import sys\nfrom jobq_core import Queue, Worker, Registry\n"
             "import jobq_cli.main, jobq_tui.source\n"

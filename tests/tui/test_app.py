@@ -46,6 +46,7 @@ async def start(app, pilot):
     ("6", "all", ["57", "◐ running, worker late", "sync_crm", "crm", "1/3", "5s"]),
     ("7", "schedules", ["nightly_report", "default", "cron 0 3 * * *", "-", "3:00:00"]),
 ])
+@pytest.mark.slow  # seconds of real time (a pilot session, processes or clocks)
 async def test_each_view_shows_its_rows(db, clock, key, view, first):
     app = make_app(db, clock)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -351,6 +352,7 @@ async def test_read_only_hides_and_disables_the_actions(db, clock):
         assert "read-only" in str(app.query_one("#header").render())
 
 
+@pytest.mark.slow  # seconds of real time (a pilot session, processes or clocks)
 async def test_help_opens_and_closes(db, clock):
     app = make_app(db, clock)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -371,6 +373,7 @@ async def test_q_quits(db, clock):
 
 
 @pytest.mark.parametrize("size", [(30, 8), (49, 24), (80, 11), (60, 16), (200, 50)])
+@pytest.mark.slow  # seconds of real time (a pilot session, processes or clocks)
 async def test_any_size_renders_or_says_too_small_never_crashes(db, clock, size):
     app = make_app(db, clock)
     async with app.run_test(size=size) as pilot:
@@ -385,6 +388,7 @@ async def test_any_size_renders_or_says_too_small_never_crashes(db, clock, size)
         assert not app.query_one("#too-small").display and app.query_one("#body").display
 
 
+@pytest.mark.slow  # seconds of real time (a pilot session, processes or clocks)
 async def test_unavailable_database_shows_a_banner_and_recovers(db, clock, monkeypatch):
     app = make_app(db, clock)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -421,6 +425,7 @@ def hues(widget):
 
 
 @pytest.mark.parametrize("no_color", [False, True])
+@pytest.mark.slow  # seconds of real time (a pilot session, processes or clocks)
 async def test_no_color_draws_in_greys_only_and_states_still_read(db, clock, monkeypatch,
                                                                   no_color):
     if no_color:
@@ -439,6 +444,7 @@ async def test_no_color_draws_in_greys_only_and_states_still_read(db, clock, mon
         assert bool(hues(app.table())) is not no_color
 
 
+@pytest.mark.slow  # seconds of real time (a pilot session, processes or clocks)
 async def test_clicking_a_column_header_sorts_by_it_and_a_tab_switches_view(db, clock):
     app = make_app(db, clock)
     async with app.run_test(size=(80, 24)) as pilot:

@@ -17,6 +17,7 @@ HOLD = ("import sqlite3, sys\n"
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/locks"), reason="needs Linux's /proc/locks")
+@pytest.mark.slow  # seconds of real time (a pilot session, processes or clocks)
 async def test_a_banner_names_the_stopped_process_holding_the_write_lock(tmp_path):
     path = tmp_path / "jobs.db"
     Queue(path).close()

@@ -41,6 +41,7 @@ async def test_paused_countdowns_stop_at_the_datas_time_and_raise_no_new_alarm(d
         assert "! 2 expired leases" in header(app)
 
 
+@pytest.mark.slow  # seconds of real time (processes, connections, clocks)
 async def test_while_the_database_cannot_be_read_countdowns_freeze_too(db, clock, monkeypatch):
     app = make_app(db, clock)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -89,6 +90,7 @@ async def test_a_worker_is_late_and_lost_by_its_own_beat_and_its_jobs_rows_say_s
         assert rows(app)[0][3] == "w-fast ✗ lost"
 
 
+@pytest.mark.slow  # seconds of real time (processes, connections, clocks)
 async def test_a_lost_workers_busy_is_the_jobs_it_still_holds_not_its_first_registration(
         tmp_path):
     clock = FakeClock(T0)
@@ -130,6 +132,7 @@ async def test_ready_jobs_and_no_live_worker_is_a_header_warning(tmp_path):
         assert "no live worker" not in header(app)
 
 
+@pytest.mark.slow  # seconds of real time (processes, connections, clocks)
 async def test_the_headline_rate_tracks_the_last_seconds_and_falls_to_zero_when_work_stops(
         tmp_path):
     clock = FakeClock(T0 - 10)
@@ -313,6 +316,7 @@ async def test_while_no_fresh_read_comes_countdowns_freeze_at_the_datas_time(db,
         assert "frozen" not in header(app)
 
 
+@pytest.mark.slow  # seconds of real time (processes, connections, clocks)
 async def test_lost_workers_are_forgotten_after_five_minutes_deregistered_ones_at_once(
         tmp_path):
     from jobq_core.types import FORGET_AFTER

@@ -31,6 +31,7 @@ async def burst(pilot, *keys: str) -> None:
     await settle(pilot)
 
 
+@pytest.mark.slow  # seconds of real time (processes, connections, clocks)
 async def test_a_filter_typed_in_one_burst_goes_into_the_filter_and_does_not_quit(db, clock):
     app = make_app(db, clock)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -85,6 +86,7 @@ async def test_free_words_search_the_whole_database_not_only_the_rows_loaded(tmp
         assert [int(r[0]) for r in rows(app)] == [job.id]
 
 
+@pytest.mark.slow  # seconds of real time (a pilot session, processes or clocks)
 async def test_hash_and_an_id_in_the_filter_box_opens_that_job(db, clock):
     from jobq_tui.screens import DetailScreen
 
@@ -144,6 +146,7 @@ async def test_the_highlighted_row_stays_in_view_as_new_rows_arrive_above_it(tmp
         assert app.screen.job_id == chosen
 
 
+@pytest.mark.slow  # seconds of real time (a pilot session, processes or clocks)
 async def test_enter_and_j_on_a_row_scrolled_out_of_view_first_show_it(tmp_path):
     from jobq_core.testing import FakeClock
     from jobq_tui.screens import DetailScreen

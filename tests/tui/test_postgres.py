@@ -69,6 +69,7 @@ def test_jobq_tui_refuses_an_unreachable_url_in_one_line(capsys):
     assert len(err) == 1 and "cannot connect" in err[0]
 
 
+@pytest.mark.slow  # seconds of real time (a pilot session, processes or clocks)
 async def test_the_header_never_shows_the_password_of_the_url(pg_fixture):
     url, clock = pg_fixture
     secret = "s3cr3t-pw"

@@ -1,10 +1,13 @@
 """The Workers view's POOL column (wide layout): the pool kind, and a process pool's
 children by state at the worker's last beat."""
+import pytest
+
 from conftest import make_app, settle
 from jobq_core import Queue
 from jobq_core.testing import FakeClock
 
 
+@pytest.mark.slow  # seconds of real time (processes, connections, clocks)
 async def test_the_workers_view_shows_each_workers_pool_and_its_children(tmp_path):
     path, clock = tmp_path / "jobs.db", FakeClock()
     with Queue(path, clock=clock) as q:

@@ -55,6 +55,7 @@ def _connections(url: str) -> int:
 
 
 @pytest.mark.stores("postgresql", why="connections to a server, counted in pg_stat_activity")
+@pytest.mark.slow  # seconds of real time (a pilot session, processes or clocks)
 def test_a_process_pool_whose_children_import_a_module_level_queue_holds_three_connections(
         db, producer, monkeypatch):
     monkeypatch.setenv("JOBQ_TEST_DATABASE", db)

@@ -283,6 +283,7 @@ def test_stop_releases_a_job_still_running_after_the_grace_period_without_counti
     assert seen_cancel.wait(2)
 
 
+@pytest.mark.slow  # the real clock, and bounds a loaded machine must meet
 def test_an_idle_worker_starts_a_job_enqueued_by_another_queue_object_within_50ms(db, producer):
     r = Registry()
     started = {}
@@ -291,9 +292,10 @@ def test_an_idle_worker_starts_a_job_enqueued_by_another_queue_object_within_50m
     def ping(payload):
         started[payload] = time.time()
 
-    w = Worker(Queue(db), r)
+    # No periodic look for work for 30 s: only the change signal can wake it in time.
+    w = Worker(Queue(db), r, idle_claim_interval=30.0)
     t = start(w)
-    time.sleep(0.7)  # past the first idle claim interval: only the change signal can wake it
+    time.sleep(0.3)  # idle: its first claim found nothing
     latencies = []
     for i in range(20):
         sent = time.time()
@@ -304,10 +306,12 @@ def test_an_idle_worker_starts_a_job_enqueued_by_another_queue_object_within_50m
     w.stop()
     t.join(5)
     assert sorted(latencies)[10] < 0.05, latencies
-    # None waited for the periodic look (0.5 s): every commit woke the worker itself.
-    assert max(latencies) < 0.25, latencies
+    # None waited for a periodic look (30 s): every commit woke the worker itself, within
+    # what a loaded machine's scheduler adds.
+    assert max(latencies) < 2.0, latencies
 
 
+@pytest.mark.slow  # a second of the real clock, and the process's CPU time
 def test_an_idle_worker_uses_little_cpu(db):
     r = Registry()
     r.task("noop")(lambda p: None)
