@@ -2,18 +2,20 @@
 name, so the registry is a module-level name (``worker.retry_tasks:registry``)."""
 from __future__ import annotations
 
-from jobq_core import GiveUp, Registry, Retry
+from jobq_core import Backoff, GiveUp, Registry, Retry
 
 registry = Registry()
+# A retry waits (a day at most, full jitter): never ready again within a burst worker's run.
+LATER = Backoff(base=86400.0, cap=86400.0)
 
 
-@registry.task("net", retry_on=(ConnectionError, TimeoutError), max_attempts=3)
+@registry.task("net", retry_on=(ConnectionError, TimeoutError), max_attempts=3, backoff=LATER)
 def net(payload):
     raise {"conn": ConnectionError("reset by peer"),
            "value": ValueError(f"bad invoice {payload.get('n', 1234)}")}[payload["raise"]]
 
 
-@registry.task("strict", no_retry_on=ValueError, max_attempts=3)
+@registry.task("strict", no_retry_on=ValueError, max_attempts=3, backoff=LATER)
 def strict(payload):
     raise {"key": KeyError("missing"), "value": ValueError("bad input")}[payload["raise"]]
 

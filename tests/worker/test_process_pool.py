@@ -191,7 +191,8 @@ def test_a_heartbeat_in_a_child_that_finds_the_lease_lost_raises_and_the_result_
     job_id = admin.enqueue("lease-lost", {"go": str(go), "seen": str(seen)})
     # A long lease: the worker's own heartbeat (every third of it, real time) must not
     # extend or reap the job while the test does, however slowly a loaded machine runs it.
-    w = Worker(Queue(db, clock=clock), registry, pool="process", lease=300.0)
+    # One slot, held by the run whose lease is lost: the worker cannot claim the job back.
+    w = Worker(Queue(db, clock=clock), registry, pool="process", lease=300.0, concurrency=1)
     t = start(w)
     child_pid(admin, job_id)
     clock.advance(301)  # the lease ran out: reap it and let someone else take it
