@@ -101,9 +101,12 @@ def demo(
     except KeyboardInterrupt:
         pass
     finally:
-        run.stopped = time.monotonic()  # the summary's span: from the start to the stop
+        run.stopped = time.monotonic()  # the summary spans the run, not its stop
         out.print(f"stopping: running jobs get {GRACE:g}s to finish…")
-        run.stop()
+        try:
+            run.stop()
+        except KeyboardInterrupt:  # Ctrl-C while it stops (after --duration): at once
+            run.kill()
     _summary(run, out, db, watch)
 
 
@@ -119,7 +122,8 @@ class _DemoRun:
         self.enqueued = 0
         self.started = time.monotonic()
         self.started_at = time.time()
-        self.stopped: float | None = None
+        self.running_since = self.started  # "running for": from the workers' start, or
+        self.stopped: float | None = None     # from when the quiet run says so
         self.feeder_queue = Queue(db)
         self.procs: list[subprocess.Popen[bytes]] = []
         self.log = Path(tempfile.gettempdir()) / f"jobq-demo-{os.getpid()}.log"
@@ -192,6 +196,16 @@ class _DemoRun:
                 p.wait()
         self.feeder_queue.close()
 
+    def kill(self) -> None:
+        """Stop at once: the workers get no grace (their jobs come back when their leases
+        run out)."""
+        self._stop.set()
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        self.feeder_queue.close()
+
 
 def _program(name: str, module: str) -> str:
     """How to run one of jobq's programs as this demo runs: its bare name when that is on
@@ -247,7 +261,8 @@ def _live(run: _DemoRun, out: Console, duration: float | None) -> None:
 
 def _quiet(run: _DemoRun, out: Console, duration: float) -> None:
     out.print(f"No terminal: running for {duration:g}s, then a summary.")
-    deadline = run.started + duration  # the workers' start counts: the summary says as much
+    run.running_since = time.monotonic()  # what the summary's span counts from
+    deadline = run.running_since + duration
     next_line = time.monotonic() + 2.0
     reported: set[str] = set()
     with Queue(run.db, create=False) as q:
@@ -260,7 +275,7 @@ def _quiet(run: _DemoRun, out: Console, duration: float) -> None:
             if time.monotonic() >= next_line:
                 next_line += 2.0
                 s = _run_stats(run, q)
-                out.print(f"  {render.span(time.monotonic() - run.started):>5}: enqueued "
+                out.print(f"  {render.span(time.monotonic() - run.running_since):>5}: enqueued "
                           f"{run.enqueued}, succeeded {s.succeeded_recent}, dead "
                           f"{s.dead_recent}, retrying {s.retrying}, running {s.running}")
 
@@ -313,7 +328,7 @@ def _summary(run: _DemoRun, out: Console, db: str, watch: str) -> None:
         s = _run_stats(run, q)
     out.print(Text.assemble(
         ("demo summary", "bold"),
-        f" ({render.span((run.stopped or time.monotonic()) - run.started)}): ",
+        f" ({render.span((run.stopped or time.monotonic()) - run.running_since)}): ",
         f"enqueued {run.enqueued}, succeeded {s.succeeded_recent}, dead {s.dead_recent}; "
         f"left in the queue: {s.pending} pending ({s.scheduled} scheduled, {s.retrying} "
         f"retrying), {s.dead} dead in total."))

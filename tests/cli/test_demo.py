@@ -121,6 +121,7 @@ def cli_json(cwd, *args):
     return json.loads(r.stdout)
 
 
+@pytest.mark.timeout(300)  # a demo run of 90 s, and more on a loaded machine
 def test_what_the_demo_says_of_a_killed_worker_is_what_the_cli_shows_from_start_to_end(
         app_dir):
     with demo(app_dir, "--duration", "90", "--db", "demo.db") as (p, lines, pids):

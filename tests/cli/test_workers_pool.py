@@ -36,4 +36,4 @@ def test_jobq_workers_json_gives_the_pool_and_each_child(db, queue, procs, app_d
     assert len({c["pid"] for c in children}) == 2 and proc.pid not in {c["pid"] for c in children}
     job = queue.enqueue("nap", {"first": 5}, queue="slow")  # only the process pool serves it
     wait_for(lambda: any(c["job"] == job and c["state"] == "busy"
-                         for c in by_pid()[proc.pid]["children"] or []), timeout=30)
+                         for c in by_pid()[proc.pid]["children"] or []), timeout=60)  # a loaded machine
