@@ -285,8 +285,8 @@ def job_from(fields: Message) -> Job:
 def run_end(job: Job, task: Task, ctx: JobContext, outcome: Outcome) -> RunEnd:
     """What ``after_run`` is told of a run of ``job`` that ended with ``outcome``. Whether
     a failure is retried or dead is decided by the rule the store applies when it writes
-    it (``store.attempts``), from the run's attempt, its allowance (the job's, lowered by
-    its task's), ``give_up`` and the delay it asked for."""
+    it (``store.attempts``), from the run's attempt, its allowance (the claimed job's: the
+    claim lowered it to its task's), ``give_up`` and the delay it asked for."""
     if isinstance(outcome, Succeeded):
         return RunEnd(RunStatus.SUCCEEDED, result=outcome.result)
     if isinstance(outcome, Snoozed):
@@ -297,13 +297,11 @@ def run_end(job: Job, task: Task, ctx: JobContext, outcome: Outcome) -> RunEnd:
         return RunEnd(RunStatus.CANCELLED, error="released")
     if ctx.cancelled.is_set() and not outcome.give_up:
         return RunEnd(RunStatus.CANCELLED, error=outcome.error)
-    most = job.max_attempts
-    if task.max_attempts:
-        most = min(most, task.max_attempts)
-    if outcome.give_up or used_up(job.attempts, most):
+    # job.max_attempts is the claimed row's, already lowered to the task's by the claim
+    if outcome.give_up or used_up(job.attempts, job.max_attempts):
         return RunEnd(RunStatus.DEAD, error=outcome.error)
     return RunEnd(RunStatus.RETRIED, error=outcome.error,
-                  retry_in=retry_in(job.attempts, most, next_delay(task, outcome)))
+                  retry_in=retry_in(job.attempts, job.max_attempts, next_delay(task, outcome)))
 
 
 def _hook_failed(hook: Any, job: Job) -> None:
