@@ -21,6 +21,7 @@ from .common.checks import (
 from .clock import SYSTEM_CLOCK, Clock
 from .api.copying import Copying
 from .api.filters import job_filter
+from .api.waiting import wait_for_job
 from .errors import LeaseLost, Snooze, UnusableConnection
 from .api.new_jobs import (
     DEFAULT_MAX_PAYLOAD, Item, JobMaker, Tasks, completions,
@@ -32,6 +33,7 @@ from .store.base import (
 )
 from .api.why import Reasons
 from .api.worker_records import WorkerRecords
+from .api.upkeep import Upkeep
 from .api.workflows import Workflows
 from .types import (
     DEFAULT_MAX_ATTEMPTS, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, NewJob, QueueStats,
@@ -41,7 +43,7 @@ from .types import (
 DEFAULT_LEASE = 30.0
 
 
-class Queue(Workflows, Reasons, WorkerRecords, Copying):
+class Queue(Workflows, Reasons, WorkerRecords, Copying, Upkeep):
     """A job queue in the database ``database`` names: a file path or ``sqlite:///path``
     (an SQLite file, created owner-only if missing), or ``postgresql://user@host/db``
     (jobq's tables are created in that existing database; see ``PostgresStore`` for its
@@ -323,6 +325,12 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying):
                            offset=offset, payloads=payloads, prefix=prefix, search=search,
                            key=key)
         return self.store.job_list(where, self.clock.now())
+
+    def wait(self, job_id: int, timeout: float | None = None) -> Job:
+        """The job once it has finished (succeeded, dead or cancelled, with its ``result`` or
+        ``error``). Raises ``TimeoutError`` when it has not within ``timeout`` seconds
+        (None: no limit), ``JobNotFound`` for an unknown id (``api/waiting.py``)."""
+        return wait_for_job(self, job_id, timeout)
 
     def attempts(self, job_id: int) -> builtins.list[Attempt]:
         """Every attempt of the job, oldest first, including the one running now."""

@@ -1,0 +1,207 @@
+"""Waiting for a job to finish: ``Queue.wait`` (``wait_for_job``) and ``AsyncQueue.wait``
+(``await_job``), which return the job once it is succeeded, dead or cancelled.
+
+One thread per queue (``jobq-wait``), started by the first wait and ended ``LINGER``
+seconds after the last, sleeps on the store's signal for ended jobs (``Store.watch`` with
+``ends=True`` where the store has one: PostgreSQL LISTENs to the completions' channel and
+is told which jobs ended; SQLite's file watch sees every commit) and reads the awaited jobs
+that may have ended; it also reads every awaited job each ``LOOK_EVERY`` seconds, so a
+signal lost (a broken LISTEN connection, an end no statement announced) costs at most that.
+
+A waiter registers before it reads the job, so an end that commits between the two is
+never missed: either the read sees it, or the signal comes after the registration.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ..common.checks import check_int, check_seconds
+from ..errors import JobNotFound, JobqError
+from ..store.base import FINISHED_STATUSES, Store
+from ..types import Job, Watch
+
+if TYPE_CHECKING:
+    from ..queue import Queue
+
+log = logging.getLogger("jobq.wait")
+
+LINGER = 5.0  # seconds the thread (and its LISTEN connection) outlive the last waiter
+LOOK_EVERY = 1.0  # seconds between reads of every awaited job, whatever the signal says
+
+Done = Callable[[Job | None], None]
+"""Told the ended job (None: it was deleted meanwhile), from the waiting thread."""
+
+
+def wait_for_job(queue: Queue, job_id: int, timeout: float | None = None) -> Job:
+    """``queue``'s job ``job_id`` once it has finished (succeeded, dead or cancelled).
+    Raises ``TimeoutError`` when it has not after ``timeout`` seconds (None: no limit;
+    0: look once), ``JobNotFound`` for an id no job has."""
+    _check(job_id, timeout)
+    ended = threading.Event()
+    got: list[Job | None] = []
+
+    def done(job: Job | None) -> None:
+        got.append(job)
+        ended.set()
+
+    hub = _hub(queue)
+    hub.add(job_id, done)
+    try:
+        job = _read(queue.store, job_id)
+        if job.status in FINISHED_STATUSES:
+            return job
+        if ended.wait(timeout):
+            return _found(got[0], job_id)
+        return _late(queue.store, job_id, timeout)
+    finally:
+        hub.discard(job_id, done)
+
+
+async def await_job(queue: Queue, job_id: int, timeout: float | None = None) -> Job:
+    """``wait_for_job`` for a coroutine: the event loop is never blocked (the reads run in
+    the loop's default executor, the waiting thread resolves a future)."""
+    _check(job_id, timeout)
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Job | None] = loop.create_future()
+
+    def done(job: Job | None) -> None:
+        try:
+            loop.call_soon_threadsafe(_resolve, future, job)
+        except RuntimeError:  # the loop was closed: nobody waits any more
+            pass
+
+    hub = _hub(queue)
+    await asyncio.to_thread(hub.add, job_id, done)  # may open a LISTEN connection
+    try:
+        job = await asyncio.to_thread(_read, queue.store, job_id)
+        if job.status in FINISHED_STATUSES:
+            return job
+        try:
+            return _found(await asyncio.wait_for(future, timeout), job_id)
+        except TimeoutError:
+            pass
+        return await asyncio.to_thread(_late, queue.store, job_id, timeout)
+    finally:
+        hub.discard(job_id, done)
+
+
+def _check(job_id: int, timeout: float | None) -> None:
+    check_int("job id", job_id)
+    if timeout is not None:
+        check_seconds("timeout", timeout)
+
+
+def _resolve(future: asyncio.Future[Job | None], job: Job | None) -> None:
+    if not future.done():
+        future.set_result(job)
+
+
+def _read(store: Store, job_id: int) -> Job:
+    job = store.job_get(job_id)
+    if job is None:
+        raise JobNotFound(job_id)
+    return job
+
+
+def _found(job: Job | None, job_id: int) -> Job:
+    if job is None:
+        raise JobNotFound(job_id)  # deleted (pruned) while it was awaited
+    return job
+
+
+def _late(store: Store, job_id: int, timeout: float | None) -> Job:
+    """After the timeout: one last read (an end that raced the timer counts), else
+    ``TimeoutError`` saying what the job is doing."""
+    job = _read(store, job_id)
+    if job.status in FINISHED_STATUSES:
+        return job
+    raise TimeoutError(f"job {job_id} did not finish within {timeout:g}s (it is {job.status})")
+
+
+class _Hub:
+    """The waiters of one queue and the thread that tells them (see the module)."""
+
+    def __init__(self, store: Store):
+        self._store = store
+        self._lock = threading.Lock()
+        self._waiters: dict[int, list[Done]] = {}
+        self._watch: Watch | None = None
+        self._running = False
+
+    def add(self, job_id: int, done: Done) -> None:
+        """Register ``done`` for ``job_id``; once this returns, the signal of its end
+        reaches the thread (the watch is open)."""
+        with self._lock:
+            self._waiters.setdefault(job_id, []).append(done)
+            if not self._running:
+                self._watch = self._store.watch()
+                self._running = True
+                threading.Thread(target=self._loop, args=(self._watch,), name="jobq-wait",
+                                 daemon=True).start()
+
+    def discard(self, job_id: int, done: Done) -> None:
+        with self._lock:
+            waiters = self._waiters.get(job_id)
+            if waiters is not None and done in waiters:
+                waiters.remove(done)
+                if not waiters:
+                    del self._waiters[job_id]
+
+    def _loop(self, watch: Watch) -> None:
+        looked = time.monotonic()
+        idle_since: float | None = None
+        while True:
+            with self._lock:
+                now = time.monotonic()
+                if self._waiters:
+                    idle_since = None
+                elif idle_since is None:
+                    idle_since = now
+                elif now - idle_since >= LINGER:
+                    self._running, self._watch = False, None
+                    break
+            try:
+                changed = watch.wait(LOOK_EVERY)
+            except JobqError as e:
+                log.warning("waiting for jobs to end: %s", e)
+                time.sleep(0.1)
+                changed = True
+            if changed or time.monotonic() - looked >= LOOK_EVERY:
+                looked = time.monotonic()
+                self._look()
+        watch.close()
+
+    def _look(self) -> None:
+        """Read every awaited job; tell the waiters of those that ended."""
+        with self._lock:
+            ids = list(self._waiters)
+        for job_id in ids:
+            try:
+                job = self._store.job_get(job_id)
+            except JobqError as e:
+                log.warning("reading job %d for its waiters failed: %s", job_id, e)
+                return
+            if job is not None and job.status not in FINISHED_STATUSES:
+                continue
+            with self._lock:
+                waiters = self._waiters.pop(job_id, [])
+            for done in waiters:
+                done(job)
+
+
+_hubs: weakref.WeakKeyDictionary[Queue, _Hub] = weakref.WeakKeyDictionary()
+_hubs_lock = threading.Lock()
+
+
+def _hub(queue: Queue) -> _Hub:
+    with _hubs_lock:
+        hub = _hubs.get(queue)
+        if hub is None:
+            hub = _hubs[queue] = _Hub(queue.store)
+        return hub
