@@ -40,6 +40,16 @@ class AppConnection(Protocol):
 
     def complete(self, conn: Any, completion: Completion, now: float) -> bool: ...
 
+    def on_app(self, conn: Any, op: Callable[[Any], T]) -> T:
+        """``op`` on ``conn`` as the engine uses a connection of the store's own (plain
+        tuple rows), with the driver's errors translated into jobq's."""
+        ...
+
+    def notify(self, conn: Any, queues: Iterable[str]) -> None:
+        """Inside the caller's transaction (``conn`` as ``on_app`` hands it to ``op``):
+        wake idle workers of ``queues`` when it commits."""
+        ...
+
 
 class KeyTaken(JobqError):
     """A write met the unique index of live jobs' keys (raised by ``Backend.savepoint``)."""

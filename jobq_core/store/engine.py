@@ -62,6 +62,7 @@ class Engine(Running[C], Dependents[C], Admin[C], Copying[C], Reads[C], Registry
         """Before any write on the caller's connection (no lock of this store's: the
         connection is the caller's, and so is its thread): it must reach this store's
         database and be able to take jobq's write (``app.identity``)."""
+        self.backend.check()  # open: the connection must find the tables made on first use
         identity = self.backend.app.identity(conn)
         if not self.backend.same_database(identity):
             raise UnusableConnection(

@@ -230,3 +230,21 @@ def test_a_traced_enqueue_in_an_atomic_block_is_the_parent_of_its_run(site):
                           run.attributes["messaging.message.id"] == result.id]))
     """)
     assert out == [True, True, True, True]
+
+
+def test_djangos_test_runner_sees_the_jobs_of_a_testcase_and_drops_its_database(site):
+    """``manage.py test`` (tests/djangoapp/shop/tests.py): a TestCase's enqueue is seen by
+    ``assert_enqueued`` and run by ``drain`` inside the test's transaction; the runner
+    then drops its test database, which no connection of jobq's holds open."""
+    done = site.manage("test", "shop", "--noinput", "-v", "2", timeout=120)
+    assert "Ran 4 tests" in done.stderr and "OK" in done.stderr, done.stderr
+    if site.database.startswith("postgresql://"):
+        name = site.database.rsplit("/", 1)[1].split("?")[0]
+        import psycopg
+
+        with psycopg.connect(site.database) as conn:
+            left = conn.execute("SELECT datname FROM pg_database WHERE datname = %s",
+                                (f"test_{name}",)).fetchall()
+        assert left == []
+    else:
+        assert not os.path.exists(site.database + ".test")

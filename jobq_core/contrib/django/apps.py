@@ -32,4 +32,8 @@ def open_queues(using: str = "default", **_kwargs: Any) -> None:
         if database == f"{DJANGO_PREFIX}{using}":
             backend = task_backends[alias]
             if isinstance(backend, JobqBackend):
-                backend.queue  # noqa: B018 - opening it creates the tables
+                queue = backend.own_queue()
+                try:
+                    queue.check()  # creates the tables
+                finally:
+                    queue.close()  # the test runner drops a database nobody is connected to

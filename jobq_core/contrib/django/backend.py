@@ -9,10 +9,13 @@ the job's id, as text.
 ``OPTIONS``:
 
 * ``database``: a path or URL, as ``Queue`` takes; or ``"django:<alias>"``, the database
-  of ``DATABASES[alias]`` (SQLite or PostgreSQL). With ``django:``, an enqueue inside
-  ``transaction.atomic()`` is written on Django's own connection, in that transaction:
-  it commits with the ORM's writes, and a rollback leaves no job. Outside an atomic
-  block Django's connection commits each statement, and so does the enqueue.
+  of ``DATABASES[alias]`` (SQLite or PostgreSQL). With ``django:``, the backend's queue
+  reads and writes on Django's own connection (``store.borrowed``): an enqueue inside
+  ``transaction.atomic()`` commits with the ORM's writes and a rollback leaves no job;
+  outside one it commits at once; a ``TestCase`` sees the jobs its test enqueued; and
+  the process holds no connection of jobq's that Django does not close (the test
+  runner can drop its test database). ``manage.py jobq_worker`` uses connections of
+  its own.
 * ``max_attempts``: attempts of each job (default: jobq's, 20). A failure is retried with
   backoff while attempts remain (the result stays ``READY``, its ``errors`` growing), and
   is ``FAILED`` once the job is dead. Give 1 for Django's run-once behaviour.
@@ -24,7 +27,10 @@ attempt's worker, so ``attempts`` counts the runs.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
+from functools import partial
 from typing import Any
 from urllib.parse import quote
 
@@ -32,6 +38,9 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
 from ...queue import Queue
+from ...store import open_store
+from ...store.borrowed import Borrowed
+from ...store.engine import Engine
 from ...types import Attempt, Job, JobStatus, Outcome
 from .compat import (
     BaseTaskBackend, Task, TaskError, TaskResult, TaskResultDoesNotExist, TaskResultStatus,
@@ -69,17 +78,32 @@ class JobqBackend(BaseTaskBackend):
     @property
     def queue(self) -> Queue:
         """The jobq queue, opened on first use (Django's test runner renames databases
-        before tests run: reading ``DATABASES`` late sees the test database)."""
+        before tests run: reading ``DATABASES`` late sees the test database). With
+        ``"django:<alias>"`` it reads and writes on Django's own connection of that
+        alias, the calling thread's, in ``transaction.atomic()``: inside the
+        application's atomic block (a ``TestCase``'s included) it sees and writes what
+        that transaction does."""
         with self._lock:
             if self._queue is None:
-                target = self.database if self.db_alias is None else queue_url(self.db_alias)
-                self._queue = Queue(target)
+                if self.db_alias is None:
+                    self._queue = Queue(self.database)
+                else:
+                    url = queue_url(self.db_alias)
+                    own = open_store(url)
+                    assert isinstance(own, Engine)  # every store open_store makes is one
+                    store = Engine(Borrowed(own.backend, partial(_lend, self.db_alias)))
+                    self._queue = Queue(url, store=store)
             return self._queue
+
+    def own_queue(self) -> Queue:
+        """A new queue on connections of its own (the caller closes it): a worker's
+        (``manage.py jobq_worker`` claims, heartbeats and completes outside any request's
+        transaction), or ``manage.py migrate``'s, which creates jobq's tables."""
+        return Queue(self.database if self.db_alias is None else queue_url(self.db_alias))
 
     def enqueue(self, task: Task, args: Any, kwargs: Any) -> TaskResult:
         self.validate_task(task)
-        options: dict[str, Any] = {"queue": task.queue_name, "priority": task.priority,
-                                   "conn": self._atomic_connection()}
+        options: dict[str, Any] = {"queue": task.queue_name, "priority": task.priority}
         if task.run_after is not None:
             options["run_at"] = task.run_after
         if self.max_attempts is not None:
@@ -124,24 +148,22 @@ class JobqBackend(BaseTaskBackend):
             object.__setattr__(result, "_return_value", job.result)
         return result
 
-    def _atomic_connection(self) -> Any:
-        """Django's driver connection when the enqueue is inside ``transaction.atomic()``
-        on the queue's Django database; else None (jobq's own connection commits it)."""
-        if self.db_alias is None:
-            return None
-        from django.db import connections
-
-        connection = connections[self.db_alias]
-        if not connection.in_atomic_block:
-            return None
-        connection.ensure_connection()
-        return connection.connection
-
     def close(self) -> None:
         with self._lock:
             if self._queue is not None:
                 self._queue.close()
                 self._queue = None
+
+
+@contextmanager
+def _lend(alias: str) -> Iterator[Any]:
+    """Django's driver connection of ``alias`` (the calling thread's), inside
+    ``transaction.atomic()``: joining the application's transaction where one is open,
+    else one of its own, committed at the end."""
+    from django.db import connections, transaction
+
+    with transaction.atomic(using=alias, savepoint=False):
+        yield connections[alias].connection
 
 
 def queue_url(alias: str) -> str:

@@ -19,7 +19,7 @@ from django.apps import apps
 if not apps.ready:  # a process pool's child imports this module before anything else
     django.setup()
 
-from django.db import close_old_connections  # noqa: E402
+from django.db import connections  # noqa: E402
 from django.utils.module_loading import import_string  # noqa: E402
 
 from ...registry import JobContext, Registry  # noqa: E402
@@ -74,7 +74,7 @@ def _handler(task: Task) -> Callable[[Any, JobContext], Any]:
 
     def run(payload: Any, ctx: JobContext) -> Any:
         args, kwargs = payload.get("args", []), payload.get("kwargs", {})
-        close_old_connections()  # as a request does: none left broken by the last job
+        _close_old_connections()  # as a request does: none left broken by the last job
         try:
             if task.takes_context:
                 result = backend.get_result(str(ctx.job_id))
@@ -82,12 +82,21 @@ def _handler(task: Task) -> Callable[[Any, JobContext], Any]:
             else:
                 value = task.call(*args, **kwargs)
         finally:
-            close_old_connections()
+            _close_old_connections()
         return value
 
     run.__module__ = task.func.__module__
     run.__qualname__ = task.func.__qualname__
     return run
+
+
+def _close_old_connections() -> None:
+    """Django's ``close_old_connections``, except for a connection inside an atomic
+    block (a ``TestCase``'s, when ``drain`` runs a task in a test): that one is the
+    test's, and closing it would end the test's transaction."""
+    for connection in connections.all(initialized_only=True):
+        if not connection.in_atomic_block:
+            connection.close_if_unusable_or_obsolete()
 
 
 registry = DjangoRegistry()
@@ -105,4 +114,8 @@ def run_worker(backend_alias: str = "default", **options: Any) -> None:
     if options.get("pool") == "process":
         options.setdefault("app", f"{__name__}:registry")
     burst = options.pop("burst", False)
-    Worker(backend.queue, registry, **options).run(burst=burst)
+    queue = backend.own_queue()
+    try:
+        Worker(queue, registry, **options).run(burst=burst)
+    finally:
+        queue.close()

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import TypeVar
 
@@ -116,7 +116,7 @@ def insert_many(conn: psycopg.Connection, jobs: Sequence[NewJob], now: float) ->
     NOTIFY of their queues; their ids, in order."""
     def op(c: AppCursor) -> list[int]:
         ids = writes.insert_jobs(c, DIALECT, jobs, now)
-        _notify(c, {j.queue for j in jobs})
+        notify(c, {j.queue for j in jobs})
         return ids
 
     return on_app(conn, op)
@@ -148,12 +148,14 @@ def complete(conn: psycopg.Connection, completion: Completion, now: float) -> bo
     dependents (idle workers hear of those released when it commits); False: fenced out
     (nothing written)."""
     return on_app(conn, lambda c: writes.complete(c, DIALECT.statements, completion, now,
-                                           released=_notify))
+                                           released=notify))
 
 
-def _notify(c: AppCursor, queues: set[str]) -> None:
-    if queues:
-        c.execute(NOTIFY, (text_array(sorted(queues)),))
+def notify(c: AppCursor, queues: Iterable[str]) -> None:
+    """The NOTIFY of ``queues`` in the caller's transaction: sent when it commits."""
+    names = sorted(set(queues))
+    if names:
+        c.execute(NOTIFY, (text_array(names),))
 
 
 def on_app(conn: psycopg.Connection, op: Callable[[AppCursor], T]) -> T:

@@ -197,9 +197,6 @@ class PostgresBackend:
 
     @property
     def app(self) -> ModuleType:
-        """``app_connection``, once the store is open: the application's connection must
-        find jobq's tables (made on the store's first use) before it reads its identity."""
-        self._open()
         return app_connection
 
     def same_database(self, identity: ConnectionIdentity) -> bool:

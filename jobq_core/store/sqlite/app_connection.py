@@ -115,6 +115,10 @@ def complete(conn: sqlite3.Connection, completion: Completion, now: float) -> bo
     return on_app(conn, lambda c: writes.complete(c, DIALECT.statements, completion, now))
 
 
+def notify(c: AppCursor, queues: Iterable[str]) -> None:
+    """Nothing: SQLite's watch sees the commit."""
+
+
 def on_app(conn: sqlite3.Connection, op: Callable[[AppCursor], T]) -> T:
     """``op(AppCursor(conn))`` with sqlite3's errors translated into jobq's."""
     try:

@@ -18,7 +18,9 @@ if _db.startswith("postgresql://"):
         "PORT": str(_url.port or ""),
     }}
 else:
-    DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": _db}}
+    # the test runner's database is a file too (an in-memory one no worker could reach)
+    DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": _db,
+                             "TEST": {"NAME": _db + ".test"}}}
 
 TASKS = {
     "default": {
