@@ -15,7 +15,7 @@ from textual import work
 
 from jobq_core import JobqError, JobStatus, WorkerState
 
-from .filters import Filter, group_filter
+from jobq_core.presentation.views.filters import Filter, group_filter
 from .screens import ConfirmScreen
 from .source import Unavailable
 from .views import hint

@@ -35,13 +35,13 @@ from .actions import WriteActions
 from .bindings import MAIN_VIEW_ACTIONS, VIEW_ACTIONS, WRITE_ACTIONS, app_bindings
 from .filter_box import OPEN as FILTERING
 from .filter_box import FilterBox, FilterKeys
-from .filters import Filter, group_filter
+from jobq_core.presentation.views.filters import Filter, group_filter
 from .pacer import RefreshPacer
 from .preview import PreviewPane
 from .refresh import RefreshLoop
 from .screens import DetailScreen, HelpScreen
-from .snapshot import Snapshot
-from .sorting import SortOrders
+from jobq_core.presentation.views.snapshot import Snapshot
+from jobq_core.presentation.views.sorting import SortOrders
 from .source import Source
 from .status import banner_text, status_text
 from .views import VIEWS, View, sort_rows, tab_key

@@ -20,7 +20,7 @@ from textual.binding import BindingsMap
 from textual.widget import Widget
 from textual.widgets import Input
 
-from .filters import Filter, FilterError, job_ref, parse_filter
+from jobq_core.presentation.views.filters import Filter, FilterError, job_ref, parse_filter
 
 PLACEHOLDER = 'words  queue:Q kind:K worker:W error:"text"  #123 opens job 123'
 OPEN = "-filtering"  # the monitor's screen has this class while the box is open (app.tcss)

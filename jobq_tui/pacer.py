@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from enum import Enum
 
-from .snapshot import Snapshot
+from jobq_core.presentation.views.snapshot import Snapshot
 
 # At most this share of a core goes to refreshing: reading the database and drawing what
 # was read.

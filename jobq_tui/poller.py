@@ -19,12 +19,12 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .filters import Filter
-from .snapshot import Snapshot
+from jobq_core.presentation.views.filters import Filter
+from jobq_core.presentation.views.snapshot import Snapshot
 from .source import Source, Unavailable
 
 if TYPE_CHECKING:
-    from .views.base import View
+    from jobq_core.presentation.views.base import View
 
 Deliver = Callable[[Snapshot | None, "str | None"], None]
 

@@ -25,7 +25,7 @@ import time
 
 from .pacer import Beat, beat_drifted, first_beat
 from .poller import Poller
-from .snapshot import Snapshot
+from jobq_core.presentation.views.snapshot import Snapshot
 
 
 class RefreshLoop:

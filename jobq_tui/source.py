@@ -35,14 +35,13 @@ from jobq_core import (
     JobStatus, Queue, Stats, Throughput, Watch, Why, WorkerInfo,
 )
 
-from jobq_core.presentation.display import checked
-from jobq_core.common.error_groups import group_key
+from jobq_core.presentation.views.reading import dead_group_ids, shown
 
-from .filters import Filter
-from .snapshot import ROW_LIMIT, Snapshot
+from jobq_core.presentation.views.filters import Filter
+from jobq_core.presentation.views.snapshot import ROW_LIMIT, Snapshot
 
 if TYPE_CHECKING:
-    from .views.base import View
+    from jobq_core.presentation.views.base import View
 
 SPARK_BUCKET = 10.0  # seconds per sparkline bucket
 SPARK_SPAN = 300.0  # seconds of history in the sparklines
@@ -182,8 +181,8 @@ class Source:
             rows, rows_at = v.read(q, filt, grouped), now
             holds = v.read_holds(q, rows)
         return Snapshot(v.name, filt, grouped, version, now, now, time.monotonic() - started,
-                        time.thread_time() - cpu, stats, history, _shown(workers),
-                        _shown(running), _shown(rows), rows_at, holds=holds, frozen=q.frozen,
+                        time.thread_time() - cpu, stats, history, shown(workers),
+                        shown(running), shown(rows), rows_at, holds=holds, frozen=q.frozen,
                         blockers=tuple(q.write_blockers()))
 
     def _stats(self, q: Queue, now: float, force: bool) -> Stats:
@@ -305,14 +304,14 @@ class Source:
         dead group's filter, exactly that group's jobs)."""
         with self._reading() as q:
             if filt.group is not None:
-                return len(_group_ids(q, filt))
+                return len(dead_group_ids(q, filt))
             return q.count("dead", filt.queue, filt.kind, error_contains=filt.error,
                            prefix=filt.prefix, search=filt.words)
 
     def retry_dead(self, filt: Filter) -> int:
         if filt.group is not None:  # only the group's jobs, not others that start alike
             with self._reading() as q:
-                ids = _group_ids(q, filt)
+                ids = dead_group_ids(q, filt)
             return self.retry_many(ids)[0]
         with self._writer() as q:
             return q.retry_dead(queue=filt.queue, kind=filt.kind, error_contains=filt.error,
@@ -353,27 +352,6 @@ def spark_buckets(history: Throughput, at: float) -> Throughput:
 
     return Throughput(float(start), float(b), fold(history.succeeded), fold(history.failed),
                       fold(history.dead))
-
-
-def _group_ids(q: Queue, filt: Filter, page: int = 1000) -> list[int]:
-    """The dead jobs of the group ``filt`` selects: those the database finds by its kind
-    and ``match``, kept when their error folds to the group's key."""
-    ids: list[int] = []
-    offset = 0
-    while True:
-        jobs = q.list("dead", filt.queue, filt.kind, error_contains=filt.error, limit=page,
-                      offset=offset, payloads=False, prefix=filt.prefix, search=filt.words)
-        ids += [j.id for j in jobs if group_key(j.error) == filt.group]
-        if len(jobs) < page:
-            return ids
-        offset += page
-
-
-def _shown(records: Sequence[Any]) -> tuple[Any, ...]:
-    """Records with values jobq cannot compute with (another program wrote them) made
-    neutral, so one bad row never blanks a view; ``checked`` says what was replaced."""
-    return tuple(checked(r)[0] if isinstance(r, (Job, Attempt, WorkerInfo)) else r
-                 for r in records)
 
 
 def _plain_error(e: BaseException) -> str:

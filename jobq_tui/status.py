@@ -7,8 +7,8 @@ from rich.text import Text
 
 from jobq_core.presentation.display import cut_middle
 
-from .filters import Filter
-from .snapshot import ROW_LIMIT
+from jobq_core.presentation.views.filters import Filter
+from jobq_core.presentation.views.snapshot import ROW_LIMIT
 from .views.cells import literal
 
 

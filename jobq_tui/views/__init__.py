@@ -1,22 +1,13 @@
-"""The monitor's views, one module each (what it reads, its columns, its rows, the keys
-that act on them; see ``base.View``), and ``VIEWS``, their registry in tab order: the
-number keys pick them, 1 the first. What the app and the help screen say of a view key
-(where it acts) is worked out here from the views, never written down per view.
+"""The monitor's views: the shared view model (``jobq_core.presentation.views``: what each
+view reads, its columns, its rows, the keys that act on them), and what the monitor says
+of a view key (the number key that shows a view, where a key acts), worked out from the
+views, never written down per view.
 """
 from __future__ import annotations
 
-from . import all_jobs, dead, queues, retries, running, schedules, workers
-from .base import ROW_LIMIT, Column, Row, View, sort_rows
-from .keys import ALL as _ALL_KEYS
-from .keys import ViewKey
-
-VIEWS: dict[str, View] = {v.name: v for v in (
-    running.VIEW, queues.VIEW, workers.VIEW, retries.VIEW, dead.VIEW, all_jobs.VIEW,
-    schedules.VIEW)}
-
-# The view keys some view offers, in the help screen's order.
-VIEW_KEYS: tuple[ViewKey, ...] = tuple(
-    k for k in _ALL_KEYS if any(k in v.keys for v in VIEWS.values()))
+from jobq_core.presentation.views import (
+    ROW_LIMIT, VIEW_KEYS, VIEWS, Column, Row, View, ViewKey, sort_rows,
+)
 
 
 def tab_key(view: View) -> str:

@@ -19,7 +19,7 @@ from jobq_core import WorkerState
 from jobq_core.presentation.display import duration, masked_url
 
 from ..pacer import stale_after
-from ..snapshot import Snapshot
+from jobq_core.presentation.views.snapshot import Snapshot
 from ..source import rates, spark_buckets
 from ..views.cells import BAD, DIM, OK, WARN, age, literal
 

@@ -11,8 +11,9 @@ Invariants:
   (``now``) when a row is shown (``freshen``), so a tick costs the rows in view, however
   many rows were read. A row object handed in again at the same time is not looked at.
 * A signature part is kept, not computed again, for a cell that is the same ``Text``
-  object as before: rows are made of cells that stay the same objects while their record
-  does, and a ``Timed`` cell gives the same ``Text`` for the same time.
+  object as before: rows are made of the shared view model's cells, which stay the same
+  while their record does, a ``Timed`` cell gives the same cell for the same time, and an
+  equal cell is drawn as the same ``Text`` (``views.cells.rich_cell``).
 * ``natural`` widths are what the cells would take (at least each column's label); the
   widget fits them to the screen.
 * Marks (row keys) go when their row leaves.
@@ -24,8 +25,8 @@ from enum import Enum
 
 from rich.text import Text
 
-from ..views.base import Column, Row
-from ..views.cells import Timed
+from jobq_core.presentation.views.base import Column, Row
+from ..views.cells import Timed, rich_cells
 
 Signature = tuple  # one (plain, style, spans, cell length) per cell: what decides its look
 
@@ -187,8 +188,9 @@ class RowModel:
 
 
 def resolved(row: Row, now: float) -> tuple[Text, ...]:
-    """The row's cells as shown at ``now``."""
-    return tuple(c.at(now) if isinstance(c, Timed) else c for c in row.cells)
+    """The row's cells as shown at ``now``, drawn as ``Text`` (the same ``Text`` for an
+    equal cell: ``rich_cell``)."""
+    return rich_cells(row.cells, now)
 
 
 def signature(cells: tuple[Text, ...], before: tuple[Text, ...] | None,

@@ -37,7 +37,7 @@ from textual.strip import Strip
 
 from jobq_core.presentation.display import cut_widths, middle_cut
 
-from ..views.base import Column, Row
+from jobq_core.presentation.views.base import Column, Row
 from .table_model import Change, ColumnChange, RowModel, RowsChange
 
 _GAP = 1  # blank cells either side of each column

@@ -18,7 +18,7 @@ from demo_run import demo, stopped
 
 from jobq_core import FORGET_AFTER, Queue, WorkerState
 from jobq_core.testing import wait_for
-from jobq_tui.filters import Filter
+from jobq_core.presentation.views.filters import Filter
 from jobq_tui.source import Source
 from jobq_tui.views import VIEWS
 from jobq_tui.widgets.header import HeaderState, header_text

@@ -123,7 +123,7 @@ def test_try_reads_a_dash_before_the_first_claim_and_the_tasks_limit_after(db, q
     """``slow`` declares max_attempts=1; enqueued by name it stores the default 20 until a
     worker claims it: TRY read ``0/20``, a figure no run would reach."""
     from jobq_core import Job
-    from jobq_tui.views.cells import tries
+    from jobq_core.presentation.views.cells import tries
 
     job_id = queue.enqueue("slow", {})
     out = jobq("list", "--db", db).stdout

@@ -1,6 +1,6 @@
 import pytest
 
-from jobq_tui.filters import FilterError, parse_filter
+from jobq_core.presentation.views.filters import FilterError, parse_filter
 
 
 def test_prefixes_and_free_words_are_separated():

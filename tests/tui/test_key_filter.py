@@ -4,7 +4,7 @@ import pytest
 
 from conftest import make_app, settle
 from jobq_core import Queue
-from jobq_tui.filters import parse_filter
+from jobq_core.presentation.views.filters import parse_filter
 from jobq_tui.screens import DetailScreen
 
 

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from jobq_core import Queue
-from jobq_tui.filters import Filter
+from jobq_core.presentation.views.filters import Filter
 from jobq_tui.source import Source, Unavailable
 from jobq_tui.views import VIEWS
 

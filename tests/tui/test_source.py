@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from jobq_core import Queue
-from jobq_tui.filters import Filter, parse_filter
+from jobq_core.presentation.views.filters import Filter, parse_filter
 from jobq_tui.source import ReadOnly, Source, SourceError, Unavailable
 from jobq_tui.views import VIEWS
 
@@ -179,7 +179,7 @@ def test_a_database_in_a_read_only_directory_is_shown_as_a_frozen_copy(tmp_path)
     q.enqueue("visible")
     q.close()
     code = ("from jobq_tui.source import Source\n"
-            "from jobq_tui.filters import Filter\n"
+            "from jobq_core.presentation.views.filters import Filter\n"
             "from jobq_tui.views import VIEWS\n"
             f"s = Source({str(tmp_path / 'jobs.db')!r}, read_only=True)\n"
             "s.open()\n"

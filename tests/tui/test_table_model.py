@@ -1,18 +1,17 @@
 """The table's row-diff model, without an app: what changed between two sets of rows."""
 from __future__ import annotations
 
-from rich.text import Text
-
-from jobq_tui.views.base import Column, Row
-from jobq_tui.views.cells import Timed
+from jobq_core.presentation.views.base import Column, Row
+from jobq_core.presentation.views.cells import Cell
+from jobq_core.presentation.views.cells import Timed
 from jobq_tui.widgets.table_model import ColumnChange, RowModel
 
 COLUMNS = [Column("id", "ID"), Column("kind", "KIND"), Column("age", "AGE")]
 
 
 def row(key: str, kind: str, born: float | None = None) -> Row:
-    age = Text("-") if born is None else Timed(lambda now: Text(f"{int(now - born)}s"))
-    return Row(key, (Text(key), Text(kind), age), (key, kind, born))
+    age = Cell("-") if born is None else Timed(lambda now: Cell(f"{int(now - born)}s"))
+    return Row(key, (Cell(key), Cell(kind), age), (key, kind, born))
 
 
 def model(*rows: Row, now: float = 100.0) -> RowModel:

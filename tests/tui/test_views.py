@@ -1,14 +1,13 @@
 """The views' contract (columns and rows agree, at both widths, in both Dead layouts) and
 the shared formatting they draw with (``jobq_core.presentation.display``, worker states)."""
 import pytest
-from rich.text import Text
 
 from jobq_core import Job, JobStatus, WorkerInfo, WorkerState
 from jobq_core.presentation.display import countdown, duration, job_state, timestamp
-from jobq_tui.filters import Filter
+from jobq_core.presentation.views.filters import Filter
 from jobq_tui.source import Source
 from jobq_tui.views import VIEWS
-from jobq_tui.views.cells import Timed
+from jobq_core.presentation.views.cells import Cell, Timed
 
 
 @pytest.mark.parametrize("name", list(VIEWS))
@@ -30,7 +29,7 @@ def test_every_row_has_one_cell_and_one_sort_value_per_column(db, clock, name, g
     for row in rows:
         assert len(row.cells) == len(row.sort) == len(columns)
         for cell in row.cells:
-            assert isinstance(cell.at(clock.now()) if isinstance(cell, Timed) else cell, Text)
+            assert isinstance(cell.at(clock.now()) if isinstance(cell, Timed) else cell, Cell)
 
 
 def test_rows_do_not_move_with_the_clock_their_timed_cells_do(db, clock):

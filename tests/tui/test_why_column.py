@@ -9,11 +9,11 @@ from conftest import make_app, settle
 from jobq_core import Job, JobStatus, Queue, Rate, WorkerState
 from jobq_core.store import controls
 from jobq_core.testing import FakeClock
-from jobq_tui.filters import Filter
+from jobq_core.presentation.views.filters import Filter
 from jobq_tui.source import Source
 from jobq_tui.views import VIEWS
-from jobq_tui.views.cells import Timed
-from jobq_tui.views.why import running_text
+from jobq_core.presentation.views.cells import Timed
+from jobq_core.presentation.views.why import running_text
 
 T0 = 1_767_225_600.0
 SERVED = ["one", "keyed", "ordered", "api", "stopped", "flaky", "default"]  # not "orphan"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .views.base import Column
+from .base import Column
 
 Layout = tuple[str, bool]
 

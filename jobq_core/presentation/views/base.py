@@ -1,4 +1,5 @@
-"""What a view is: the contract between a view module, ``Source`` and the app.
+"""What a view is: the contract between a view module, what reads its snapshots (the
+monitor's ``Source``, the web dashboard's pages) and the front ends that draw its rows.
 
 A view says three things, and nothing outside its module branches on its name:
 
@@ -21,17 +22,30 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from jobq_core import ErrorGroup, Hold, Queue
-
-from ..filters import Filter
-from ..snapshot import ROW_LIMIT
-from .cells import Cell
+from ...types import ErrorGroup, Hold
+from .cells import Shown
+from .filters import Filter
 from .keys import CANCEL, FORGET, GROUP, PAUSE_QUEUE, RETRY, TAKE_BACK, ViewKey
+from .snapshot import ROW_LIMIT
 
 if TYPE_CHECKING:
-    from ..snapshot import Snapshot
+    from .snapshot import Snapshot
+
+
+class Reader(Protocol):
+    """What a view reads through: ``Queue``'s reads (presentation never imports the API;
+    it is handed a queue)."""
+
+    def list(self, *args: Any, **kwargs: Any) -> Any: ...
+    def dead_groups(self, *args: Any, **kwargs: Any) -> Any: ...
+    def holds(self, *args: Any, **kwargs: Any) -> Any: ...
+    def schedules(self, *args: Any, **kwargs: Any) -> Any: ...
+    def stats(self, *args: Any, **kwargs: Any) -> Any: ...
+    def workers(self, *args: Any, **kwargs: Any) -> Any: ...
+    @property
+    def frozen(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -54,7 +68,7 @@ class Column:
 @dataclass(frozen=True)
 class Row:
     key: str  # stable across refreshes: the table keeps the cursor and marks by it
-    cells: tuple[Cell, ...]
+    cells: tuple[Shown, ...]
     sort: tuple[Any, ...]  # one sort value per cell
     job_id: int | None = None
     group: ErrorGroup | None = None
@@ -100,10 +114,10 @@ class View:
     def pauses(self) -> bool:
         return PAUSE_QUEUE in self.keys
 
-    def read(self, q: Queue, filt: Filter, grouped: bool) -> tuple[Any, ...]:
+    def read(self, q: Reader, filt: Filter, grouped: bool) -> tuple[Any, ...]:
         return ()
 
-    def read_holds(self, q: Queue, rows: tuple[Any, ...]) -> Mapping[int, Hold]:
+    def read_holds(self, q: Reader, rows: tuple[Any, ...]) -> Mapping[int, Hold]:
         """What other jobs' rows say holds these rows' jobs back, by job id (the
         snapshot's ``holds``); nothing for a view that does not show it."""
         return {}
@@ -175,7 +189,7 @@ def narrow(filt: Filter) -> dict[str, Any]:
 
 
 def build(columns: Sequence[Column], wide: bool, key: str,
-          values: dict[str, tuple[Cell, Any]], **extra: Any) -> Row:
+          values: dict[str, tuple[Shown, Any]], **extra: Any) -> Row:
     """A row of the columns shown at this width, from ``{column key: (cell, sort value)}``."""
     keys = _SHOWN.get((id(columns), wide))
     if keys is None or keys[0] is not columns:
@@ -201,7 +215,7 @@ def sort_rows(rows: list[Row], column: int, reverse: bool) -> None:
         rows.sort(key=lambda r: _sortable(r.sort[column]), reverse=reverse)
 
 
-def _sortable(value: Any) -> tuple:
+def _sortable(value: Any) -> tuple[int, Any]:
     """One column's sort values may mix None with numbers or strings."""
     if value is None:
         return (1, "")

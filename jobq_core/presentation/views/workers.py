@@ -2,14 +2,17 @@
 busy it is and when it last beat. Reads nothing of its own: workers are in every snapshot."""
 from __future__ import annotations
 
-from rich.text import Text
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
 
-from jobq_core import WorkerInfo, WorkerState
-from jobq_core.presentation.display import WORKER_BADGES
+from ...types import WorkerInfo, WorkerState
+from ..display import WORKER_BADGES
 
-from .base import ROW_LIMIT, Column, Row, RowCache, View, build, limit_for
-from .cells import DIM, Timed, age, badge, fixed, literal, text
+from .base import Column, Row, RowCache, View, build, limit_for
+from .cells import DIM, Cell, Timed, age, badge, fixed, literal, text
 from .keys import FORGET
+from .snapshot import ROW_LIMIT, Snapshot
 
 _CACHE = RowCache()
 
@@ -26,10 +29,10 @@ class Workers(View):
     keys = (FORGET,)
     side = True
 
-    def all_columns(self, grouped):
+    def all_columns(self, grouped: bool) -> Sequence[Column]:
         return COLUMNS
 
-    def rows(self, snap, *, wide, beat):
+    def rows(self, snap: Snapshot, *, wide: bool, beat: float) -> list[Row]:
         f = snap.filter
         held: dict[str, int] = {}
         for j in snap.running:
@@ -42,7 +45,7 @@ class Workers(View):
                 continue
             n = held.get(w.id, 0) if complete else None
             rows.append(_CACHE.row(w.id, (w, n), wide,
-                                   lambda w=w, n=n: _row(w, wide, beat, n)))
+                                   partial(_row, w, wide, beat, n)))
         _CACHE.done(wide)
         return rows
 
@@ -51,10 +54,9 @@ def _row(w: WorkerInfo, wide: bool, beat: float, held: int | None) -> Row:
     """``held``: how many running jobs carry its name (None: not all were read)."""
     lim = limit_for(wide)
     queues = "*" if w.queues is None else ",".join(w.queues)
-    host = literal(w.host, limit=lim)
-    host.append(f":{w.pid}")
+    host = Cell(literal(w.host, limit=lim).text, more=((f":{w.pid}", ""),))
 
-    def busy(now: float) -> Text:
+    def busy(now: float) -> Cell:
         if w.state(now, beat) == WorkerState.LOST:
             # Its last beat's count, or the jobs still under its name if more: a worker
             # that died holding jobs did not let them go. Marked stale: nobody is counting.

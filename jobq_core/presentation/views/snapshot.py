@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobq_core import Hold, Job, Stats, Throughput, WorkerInfo
+from ...types import Hold, Job, Stats, Throughput, WorkerInfo
 
 from .filters import Filter
 

@@ -1,15 +1,19 @@
 """Retries: pending jobs that failed before, with their next run and their last error."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+from functools import partial
 import math
 
-from rich.text import Text
+from typing import Any
 
-from jobq_core import Job
+from ...types import Job
 
-from .base import Column, Row, RowCache, View, build, limit_for, narrow
-from .cells import WARN, Timed, age, error_cell, fixed, name_cell, number, tries
+from .base import Reader, Column, Row, RowCache, View, build, limit_for, narrow
+from .cells import WARN, Cell, Timed, age, error_cell, fixed, name_cell, number, tries
 from .keys import CANCEL
+from .filters import Filter
+from .snapshot import Snapshot
 
 COLUMNS = (Column("id", "ID"), Column("kind", "KIND", shrink=3, least=10, want=16),
            Column("queue", "QUEUE", shrink=2, least=6, want=10),
@@ -21,18 +25,18 @@ class Retries(View):
     name, title = "retries", "Retries"
     keys = (CANCEL,)
 
-    def read(self, q, filt, grouped):
+    def read(self, q: Reader, filt: Filter, grouped: bool) -> tuple[Any, ...]:
         return tuple(q.list("retrying", **narrow(filt)))
 
-    def all_columns(self, grouped):
+    def all_columns(self, grouped: bool) -> Sequence[Column]:
         return COLUMNS
 
-    def rows(self, snap, *, wide, beat):
+    def rows(self, snap: Snapshot, *, wide: bool, beat: float) -> list[Row]:
         f = snap.filter
         out = []
         for j in snap.rows:
             if f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status):
-                out.append(_CACHE.row(str(j.id), j, wide, lambda j=j: _row(j, wide)))
+                out.append(_CACHE.row(str(j.id), j, wide, partial(_row, j, wide)))
         _CACHE.done(wide)
         return out
 
@@ -43,7 +47,7 @@ _CACHE = RowCache()
 def _row(j: Job, wide: bool) -> Row:
     lim = limit_for(wide)
 
-    def next_run(now: float) -> Text:
+    def next_run(now: float) -> Cell:
         wait = _next_run(j.run_at - now)
         return fixed(wait) if wait else fixed("due now", WARN)
 

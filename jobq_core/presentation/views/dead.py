@@ -2,14 +2,18 @@
 one row with a count, ``ErrorGroup``); ``d`` shows one row per job instead."""
 from __future__ import annotations
 
-from rich.text import Text
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
 
-from jobq_core import ErrorGroup, Job
-from jobq_core.common.error_groups import group_key
+from ...common.error_groups import group_key
+from ...types import ErrorGroup, Job
 
-from .base import ROW_LIMIT, Column, Row, RowCache, View, build, limit_for, narrow
+from .base import Reader, Column, Row, RowCache, View, build, limit_for, narrow
 from .cells import BAD, Timed, age, error_cell, fixed, literal, name_cell, number, tries
 from .keys import GROUP, RETRY, RETRY_ALL
+from .filters import Filter
+from .snapshot import ROW_LIMIT, Snapshot
 
 JOB_COLUMNS = (Column("id", "ID"), Column("kind", "KIND", shrink=3, least=10, want=16),
                Column("queue", "QUEUE", shrink=2, least=6, want=10),
@@ -26,7 +30,7 @@ class Dead(View):
     keys = (GROUP, RETRY, RETRY_ALL)
     regroup_every = 5.0  # grouping reads every dead job's error: not every second
 
-    def read(self, q, filt, grouped):
+    def read(self, q: Reader, filt: Filter, grouped: bool) -> tuple[Any, ...]:
         if grouped:  # the groups of the dead jobs the filter selects, its words included
             return tuple(q.dead_groups(queue=filt.queue, kind=filt.kind,
                                        error_contains=filt.error, limit=ROW_LIMIT,
@@ -34,20 +38,20 @@ class Dead(View):
                                        key=filt.key))
         return tuple(q.list("dead", **narrow(filt)))
 
-    def all_columns(self, grouped):
+    def all_columns(self, grouped: bool) -> Sequence[Column]:
         return GROUP_COLUMNS if grouped else JOB_COLUMNS
 
-    def rows(self, snap, *, wide, beat):
+    def rows(self, snap: Snapshot, *, wide: bool, beat: float) -> list[Row]:
         f = snap.filter
         out = []
         if snap.grouped:  # the words were searched for in the database (``read``)
             for g in snap.rows:
-                out.append(_CACHE.row(_group_key(g), g, wide, lambda g=g: _group_row(g, wide)))
+                out.append(_CACHE.row(_group_key(g), g, wide, partial(_group_row, g, wide)))
         else:
             for j in snap.rows:
                 if (f.matches(j.id, j.kind, j.queue, j.worker, j.error, j.status)
                         and (f.group is None or group_key(j.error) == f.group)):
-                    out.append(_CACHE.row(str(j.id), j, wide, lambda j=j: _job_row(j, wide)))
+                    out.append(_CACHE.row(str(j.id), j, wide, partial(_job_row, j, wide)))
         _CACHE.done(wide)
         return out
 
@@ -67,7 +71,7 @@ def _ago(t: float | None) -> Timed:
 def _group_row(g: ErrorGroup, wide: bool) -> Row:
     lim = limit_for(wide)
     return build(GROUP_COLUMNS, wide, _group_key(g), {
-        "count": (Text(f"{g.count}", BAD, justify="right"), g.count),
+        "count": (number(g.count, BAD), g.count),
         "kind": (name_cell(g.kind, lim), g.kind),
         "queues": (literal(",".join(g.queues), limit=lim), g.queues),
         "last": (_ago(g.last_finished_at), -g.last_finished_at),

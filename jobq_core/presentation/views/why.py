@@ -25,16 +25,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rich.text import Text
-
-from jobq_core import (
+from ...types import (
     DEFAULT_BEAT, WHY_REASONS, Hold, Job, JobStatus, QueueStats, WorkerInfo, WorkerState,
 )
-from jobq_core.presentation import why_policy as policy
-
-from ..snapshot import Snapshot
+from .. import why_policy as policy
 from .base import Column
-from .cells import BAD, DIM, WARN, Cell, Timed, age, fixed
+from .cells import BAD, DIM, WARN, Cell, Shown, Timed, age, fixed
+from .snapshot import Snapshot
 
 WHY = Column("why", "WHY", True, shrink=2, least=11, want=16)  # a reason's name whole
 
@@ -98,7 +95,7 @@ class RowFacts:
 
 
 def why_cell(j: Job, beat: float, *, worker: WorkerInfo | None = None,
-             facts: Facts = NO_FACTS) -> Cell:
+             facts: Facts = NO_FACTS) -> Shown:
     """``j``'s WHY cell: for a running job, from its lease and its ``worker``'s state; for
     another, from ``facts`` (``RowFacts.of``)."""
     if j.status == JobStatus.RUNNING:
@@ -115,7 +112,7 @@ def why_sort(j: Job, facts: Facts = NO_FACTS, at: float = 0.0) -> int:
                                            served=facts.served))
 
 
-def running_text(j: Job, now: float, state: WorkerState | None) -> Text:
+def running_text(j: Job, now: float, state: WorkerState | None) -> Cell:
     if j.lease_until is not None and j.lease_until <= now:
         return fixed("running, lease over", BAD)
     if state in (WorkerState.LATE, WorkerState.LOST):
@@ -124,7 +121,7 @@ def running_text(j: Job, now: float, state: WorkerState | None) -> Text:
 
 
 def held_text(j: Job, now: float, queue: QueueStats | None, hold: Hold | None,
-              served: bool) -> Text:
+              served: bool) -> Cell:
     """The reason (``policy.reason``) and its detail, for a job that is not running."""
     why = policy.reason(j, now, queue=queue, hold=hold, served=served)
     detail = ""

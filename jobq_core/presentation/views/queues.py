@@ -8,12 +8,17 @@ queue (``pauses``). Reads nothing of its own: counts and controls are in every
 snapshot's stats."""
 from __future__ import annotations
 
-from jobq_core import QueueStats
-from jobq_core.presentation.display import limits_text
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
+
+from ...types import QueueStats
+from ..display import limits_text
 
 from .base import Column, Row, RowCache, View, build
-from .cells import BAD, DIM, WARN, Timed, age, fixed, literal, number, text
+from .cells import BAD, DIM, WARN, Cell, Timed, age, fixed, literal, number, text
 from .keys import PAUSE_QUEUE
+from .snapshot import Snapshot
 
 COLUMNS = (Column("queue", "QUEUE", shrink=1, least=10), Column("state", "STATE"),
            Column("pending", "PENDING"), Column("held", "HELD", True), Column("running", "RUNNING"),
@@ -27,12 +32,12 @@ class Queues(View):
     keys = (PAUSE_QUEUE,)
     side = True
 
-    def all_columns(self, grouped):
+    def all_columns(self, grouped: bool) -> Sequence[Column]:
         return COLUMNS
 
-    def rows(self, snap, *, wide, beat):
+    def rows(self, snap: Snapshot, *, wide: bool, beat: float) -> list[Row]:
         f = snap.filter
-        rows = [_CACHE.row(name, qs, wide, lambda name=name, qs=qs: _row(name, qs, wide))
+        rows = [_CACHE.row(name, qs, wide, partial(_row, name, qs, wide))
                 for name, qs in snap.stats.queues.items()
                 if f.names(name, None) and f.matches(name)]
         _CACHE.done(wide)
@@ -42,16 +47,13 @@ class Queues(View):
 _CACHE = RowCache()
 
 
-def running_cell(qs: QueueStats):
+def running_cell(qs: QueueStats) -> Cell:
     """``2``; ``2/3`` under a concurrency limit; ``3/3 limit`` at it."""
     if qs.concurrency is None:
         return number(qs.running)
     if qs.running >= qs.concurrency:
-        cell = text(f"{qs.running}/{qs.concurrency} limit", WARN)
-    else:
-        cell = text(f"{qs.running}/{qs.concurrency}")
-    cell.justify = "right"
-    return cell
+        return Cell(f"{qs.running}/{qs.concurrency} limit", WARN, right=True)
+    return Cell(f"{qs.running}/{qs.concurrency}", right=True)
 
 
 def _row(name: str, qs: QueueStats, wide: bool) -> Row:

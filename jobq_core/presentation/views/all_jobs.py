@@ -1,15 +1,21 @@
 """All: jobs in any state (``status:`` in the filter picks one), newest first."""
 from __future__ import annotations
 
-from jobq_core import Job, JobStatus, WorkerInfo, WorkerState
-from jobq_core.presentation.display import WORKER_BADGES, Badge, job_badge
+from collections.abc import Mapping, Sequence
+from functools import partial
+from typing import Any
 
-from .base import Column, Row, RowCache, View, build, limit_for, narrow
+from ...types import Hold, Job, JobStatus, WorkerInfo, WorkerState
+from ..display import WORKER_BADGES, Badge, job_badge
+
+from .base import Reader, Column, Row, RowCache, View, build, limit_for, narrow
 from .cells import (
-    Timed, age, badge, error_cell, fixed, name_cell, number, tries, worker_cell,
+    Cell, Shown, Timed, age, badge, error_cell, fixed, name_cell, number, tries, worker_cell,
 )
 from .keys import CANCEL, RETRY, RETRY_ALL
 from .why import WHY, Facts, RowFacts, why_cell, why_sort
+from .filters import Filter
+from .snapshot import Snapshot
 
 COLUMNS = (Column("id", "ID"), Column("status", "STATUS"),
            Column("kind", "KIND", shrink=4, least=10, want=20),
@@ -23,20 +29,20 @@ class AllJobs(View):
     name, title = "all", "All"
     keys = (RETRY, RETRY_ALL, CANCEL)
 
-    def read(self, q, filt, grouped):
+    def read(self, q: Reader, filt: Filter, grouped: bool) -> tuple[Any, ...]:
         return tuple(q.list(filt.status, **narrow(filt)))
 
-    def read_holds(self, q, rows):
+    def read_holds(self, q: Reader, rows: tuple[Any, ...]) -> Mapping[int, Hold]:
         """For the WHY column: the keys of the pending jobs that have one, and what the
         waiting jobs wait on (one read for the page)."""
         ids = [j.id for j in rows if j.status == JobStatus.WAITING
                or (j.status == JobStatus.PENDING and j.key is not None)]
         return q.holds(ids) if ids else {}
 
-    def all_columns(self, grouped):
+    def all_columns(self, grouped: bool) -> Sequence[Column]:
         return COLUMNS
 
-    def rows(self, snap, *, wide, beat):
+    def rows(self, snap: Snapshot, *, wide: bool, beat: float) -> list[Row]:
         f = snap.filter
         workers = {w.id: w for w in snap.workers}
         facts = RowFacts(snap, beat) if wide else None  # the WHY column's
@@ -48,8 +54,7 @@ class AllJobs(View):
             worker = workers.get(j.worker or "") if j.status == JobStatus.RUNNING else None
             why = None if facts is None else facts.of(j)
             out.append(_CACHE.row(str(j.id), (j, worker, why), wide,
-                                  lambda j=j, w=worker, why=why: _row(
-                                      j, w, why, wide, beat, snap.read_at)))
+                                  partial(_row, j, worker, why, wide, beat, snap.read_at)))
         _CACHE.done(wide)
         return out
 
@@ -61,7 +66,7 @@ def _row(j: Job, worker: WorkerInfo | None, why: Facts | None, wide: bool, beat:
          at: float) -> Row:
     lim = limit_for(wide)
 
-    def status(now: float):
+    def status(now: float) -> Cell:
         state = job_badge(j, now)
         judged = None if worker is None else worker.state(now, beat)
         if judged in (WorkerState.LATE, WorkerState.LOST):
@@ -70,7 +75,7 @@ def _row(j: Job, worker: WorkerInfo | None, why: Facts | None, wide: bool, beat:
             state = Badge(b.glyph, f"running, worker {b.word}", b.style)
         return badge(state)
 
-    values = {
+    values: dict[str, tuple[Shown, Any]] = {
         "id": (number(j.id), j.id),
         "status": (Timed(status), str(j.status)),
         "kind": (name_cell(j.kind, lim), j.kind),

@@ -6,10 +6,13 @@ whose worker is late or lost says so in its WORKER cell.
 """
 from __future__ import annotations
 
-from rich.text import Text
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
 
-from jobq_core import Job, WorkerInfo
-from jobq_core.presentation.display import countdown
+from ...types import Job, WorkerInfo
+from ..display import countdown
+from .cells import NOTE, Cell
 
 from .base import Column, Row, RowCache, View, build, limit_for
 from .cells import (
@@ -17,6 +20,7 @@ from .cells import (
 )
 from .keys import CANCEL, TAKE_BACK
 from .why import WHY, why_cell, why_sort
+from .snapshot import Snapshot
 
 COLUMNS = (
     Column("id", "ID"), Column("kind", "KIND", shrink=4, least=10, want=20),
@@ -32,10 +36,10 @@ class Running(View):
     keys = (TAKE_BACK, CANCEL)
     own_rows = False
 
-    def all_columns(self, grouped):
+    def all_columns(self, grouped: bool) -> Sequence[Column]:
         return COLUMNS
 
-    def rows(self, snap, *, wide, beat):
+    def rows(self, snap: Snapshot, *, wide: bool, beat: float) -> list[Row]:
         f = snap.filter
         workers = {w.id: w for w in snap.workers}
         out = []
@@ -47,7 +51,7 @@ class Running(View):
                 continue
             worker = workers.get(j.worker or "")
             out.append(_CACHE.row(str(j.id), (j, worker), wide,
-                                  lambda j=j, w=worker: _row(j, w, wide, beat)))
+                                  partial(_row, j, worker, wide, beat)))
         _CACHE.done(wide)
         return out
 
@@ -57,9 +61,9 @@ _CACHE = RowCache()
 
 def _row(j: Job, worker: WorkerInfo | None, wide: bool, beat: float) -> Row:
     lim = limit_for(wide)
-    ident = Text(str(j.id), justify="right", no_wrap=True)
+    ident = Cell(str(j.id), right=True)
     if j.cancel_requested and not wide:  # no PROGRESS column to say so
-        ident = Text(f"⊘{j.id}", justify="right", style="magenta")
+        ident = Cell(f"⊘{j.id}", NOTE, right=True)
     started = j.started_at
     return build(COLUMNS, wide, str(j.id), {
         "id": (ident, j.id),

@@ -5,8 +5,8 @@
 queues and kinds that start with ``mail`` and ``send``, errors containing the text, and
 jobs where every free word appears (in any case) in the id, kind, queue, worker or error,
 so a search reaches every job, not only the rows loaded. Values with spaces are quoted.
-``#123`` (or ``id:123``) is not a filter but a job to open (``job_ref``). Pure data: no
-Textual here.
+``#123`` (or ``id:123``) is not a filter but a job to open (``job_ref``). Pure data, shared by
+every front end.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from jobq_core import LIST_STATUSES, ErrorGroup
+from ...types import LIST_STATUSES, ErrorGroup
 
 PREFIXES = ("queue", "kind", "worker", "error", "status", "key")
 
