@@ -36,6 +36,7 @@ from .types import (
 )
 
 if TYPE_CHECKING:
+    from .api.async_queue import AsyncQueue
     from .worker import Worker
 else:
     # Hidden from the type checker, which would otherwise take any misspelt name of the
@@ -48,6 +49,10 @@ else:
             from .worker import Worker
 
             return Worker
+        if name == "AsyncQueue":  # asyncio, likewise, for the processes that use it
+            from .api.async_queue import AsyncQueue
+
+            return AsyncQueue
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
@@ -58,5 +63,5 @@ __all__ = [
     "Stats", "StorageFull", "SystemClock", "UnusableConnection", "Worker", "WorkerInfo",
     "WorkerState", "DEFAULT_BEAT", "Task", "FORGET_AFTER", "Rate", "Schedule", "ScheduleInfo",
     "Dependencies", "Hold", "Link", "Snooze", "Retry", "GiveUp", "RunEnd", "RunStatus", "Why", "WHY_REASONS",
-    "PoolKind", "CopyReport", "CopySkip", "COPY_STATUSES",
+    "PoolKind", "CopyReport", "CopySkip", "COPY_STATUSES", "AsyncQueue",
 ]

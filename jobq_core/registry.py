@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
-from .api.app_connections import unwrap
+from .api.app_connections import on_async, unwrap
 from .backoff import Backoff
 from .common.checks import MAX_LEASE, check_int, check_name, check_seconds
 from .errors import LeaseLost, Snooze
@@ -319,6 +319,17 @@ class JobContext:
         if not ops.complete(conn, Completion(self.job_id, self._token, text), now):
             self.cancelled.set()
             raise LeaseLost(self.job_id, self._token)
+
+    async def acomplete(self, result: Any = None, *, conn: Any) -> None:
+        """``complete`` in an ``async def`` handler: ``conn`` is the application's asyncio
+        connection (a SQLAlchemy ``AsyncSession`` or ``AsyncConnection``, a psycopg
+        ``AsyncConnection``, an aiosqlite connection), whose transaction the fenced
+        completion joins, written without blocking the event loop. ``LeaseLost`` (nothing
+        written) and the rest as for ``complete``."""
+        if conn is None:
+            raise TypeError("ctx.acomplete() needs conn=: the application's connection whose "
+                            "transaction the completion joins")
+        await on_async(conn, lambda sync: self.complete(result, conn=sync))
 
     def prepare_complete(self, identity: ConnectionIdentity) -> float:
         """The worker's side of ``complete``: check that the application's connection

@@ -1,6 +1,7 @@
 """Task: what ``@registry.task(...)`` returns. Still the function (calling it calls the
-handler, in this process, with no job), plus ``enqueue`` and ``enqueue_many`` with the
-task's kind, queue, priority and attempts filled in.
+handler, in this process, with no job), plus ``enqueue`` and ``enqueue_many`` (and their
+coroutines ``aenqueue``, ``aenqueue_many``) with the task's kind, queue, priority and
+attempts filled in.
 
 The worker reads the same record: ``fn`` is the handler as written, ``load`` rebuilds a
 typed payload (``payloads.py``) before the call, ``wants_context`` says whether it also
@@ -10,13 +11,14 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .backoff import Backoff
 from .api.payloads import PayloadType
 
 if TYPE_CHECKING:
+    from .api.async_queue import AsyncQueue
     from .queue import Queue
 
 Handler = Callable[..., Any]
@@ -95,6 +97,37 @@ class Task:
         common = self._options(options)
         items = [{"kind": self.kind, "payload": self.dump(p), **common} for p in payloads]
         return queue.enqueue_many(items, conn=conn)
+
+    async def aenqueue(self, payload: Any = None, *, q: AsyncQueue | None = None,
+                       **options: Any) -> int:
+        """``enqueue`` as a coroutine (``AsyncQueue.enqueue``): into ``q``, an
+        ``AsyncQueue``, or else the registry's queue (``Registry(queue=...)``). ``conn``
+        may be the application's asyncio connection (see ``AsyncQueue.enqueue``)."""
+        return await self._async_queue(q).enqueue(self.kind, self.dump(payload),
+                                                  **self._options(options))
+
+    async def aenqueue_many(self, payloads: Iterable[Any], *, q: AsyncQueue | None = None,
+                            **options: Any) -> list[int]:
+        """``enqueue_many`` as a coroutine (``AsyncQueue.enqueue_many``), into ``q`` or
+        the registry's queue as ``aenqueue``."""
+        conn = options.pop("conn", None)
+        common = self._options(options)
+        items = [{"kind": self.kind, "payload": self.dump(p), **common} for p in payloads]
+        return await self._async_queue(q).enqueue_many(items, conn=conn)
+
+    def _async_queue(self, q: AsyncQueue | None) -> AsyncQueue:
+        from .api.async_queue import AsyncQueue
+
+        if q is not None:
+            if not isinstance(q, AsyncQueue):
+                raise TypeError(f"{self.kind}.aenqueue: q= must be an AsyncQueue, got "
+                                f"{type(q).__name__}")
+            return q
+        default = None if self._registry is None else self._registry.queue
+        if default is None:
+            raise TypeError(f"{self.kind}.aenqueue needs q= an AsyncQueue (or make the "
+                            "registry with Registry(queue=...))")
+        return AsyncQueue(default)  # a view of the registry's Queue: it never closes it
 
     def dump(self, payload: Any) -> Any:
         """``payload`` checked against the handler's payload type and made JSON-ready;

@@ -70,7 +70,8 @@ def connection_ops(conn: object) -> AppConnection:
     ``insert_many(conn, jobs, now)``, ``complete(conn, completion, now)``. Opens nothing:
     a process pool's child uses it on its own application connection. A connection of
     neither kind gets SQLite's, which refuses it with ``UnusableConnection``."""
-    if any(k.__module__.split(".")[0] == "psycopg" for k in type(conn).__mro__):
+    if any(k.__module__.split(".")[0] == "psycopg" for k in type(conn).__mro__) or \
+            type(conn).__module__.startswith(f"{__name__}.postgres."):  # async_bridge.SyncView
         from .postgres import app_connection as postgres_ops
 
         return postgres_ops

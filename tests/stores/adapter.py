@@ -72,6 +72,16 @@ class StoreAdapter(Protocol):
         """A SQLAlchemy URL of ``database``, through the driver jobq uses."""
         ...
 
+    def async_sqlalchemy_url(self, database: str) -> str:
+        """A SQLAlchemy URL of ``database`` for ``create_async_engine``, through the
+        asyncio driver jobq takes as ``conn=`` (aiosqlite, psycopg)."""
+        ...
+
+    async def async_connect(self, database: str) -> Any:
+        """The asyncio driver's own connection to ``database`` (aiosqlite, psycopg's
+        ``AsyncConnection``), in its default transaction mode."""
+        ...
+
     def use_dict_rows(self, conn: Any) -> None: ...
 
     def autocommit(self, conn: Any) -> None: ...

@@ -97,6 +97,14 @@ class PostgresAdapter:
     def sqlalchemy_url(self, database: str) -> str:
         return "postgresql+psycopg://" + database.partition("://")[2]
 
+    def async_sqlalchemy_url(self, database: str) -> str:
+        return self.sqlalchemy_url(database)  # the psycopg dialect serves both
+
+    async def async_connect(self, database: str) -> Any:
+        import psycopg
+
+        return await psycopg.AsyncConnection.connect(database, connect_timeout=10)
+
     def use_dict_rows(self, conn: Any) -> None:
         from psycopg.rows import dict_row
 

@@ -83,6 +83,14 @@ class SqliteAdapter:
     def sqlalchemy_url(self, database: str) -> str:
         return f"sqlite:///{sqlite_path(database)}"
 
+    def async_sqlalchemy_url(self, database: str) -> str:
+        return f"sqlite+aiosqlite:///{sqlite_path(database)}"
+
+    async def async_connect(self, database: str) -> Any:
+        import aiosqlite
+
+        return await aiosqlite.connect(sqlite_path(database), timeout=30)
+
     def use_dict_rows(self, conn: sqlite3.Connection) -> None:
         conn.row_factory = sqlite3.Row
 

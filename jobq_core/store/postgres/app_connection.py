@@ -7,8 +7,8 @@ write with the worker's time).
 
 Rules, checked before anything is written (``UnusableConnection`` otherwise):
 
-* the connection is a synchronous ``psycopg.Connection``, open, and not in a failed
-  transaction;
+* the connection is a synchronous ``psycopg.Connection`` (or the ``SyncView`` of an
+  ``AsyncConnection``, ``async_bridge.py``), open, and not in a failed transaction;
 * it reaches the store's jobq tables: the same server (``pg_postmaster_start_time()``:
   the same instant for every session of one server, another for any other server), the
   same database, and the same ``jobq_jobs`` table through its ``search_path`` (its oid).
@@ -49,6 +49,7 @@ from ...errors import UnusableConnection
 from ...types import NewJob
 from ..base import Completion, ConnectionIdentity
 from ..ops import writes
+from .async_bridge import SyncView
 from .dialect import DIALECT, NOTIFY, text_array
 from .connection import translate
 
@@ -62,9 +63,9 @@ IDENTITY = (
 
 T = TypeVar("T")
 
-# conn -> (its server process's pid, its identity)
-_known: weakref.WeakKeyDictionary[psycopg.Connection, tuple[int, ConnectionIdentity]] = (
-    weakref.WeakKeyDictionary())
+# conn (an AsyncConnection for its SyncView) -> (its server process's pid, its identity)
+_known: weakref.WeakKeyDictionary[psycopg.Connection | psycopg.AsyncConnection,
+                                  tuple[int, ConnectionIdentity]] = weakref.WeakKeyDictionary()
 _known_lock = threading.Lock()
 
 
@@ -73,9 +74,10 @@ def identity(conn: object) -> ConnectionIdentity:
     not a usable psycopg connection or has no transaction jobq's write could join (see
     the module's rules)."""
     if isinstance(conn, psycopg.AsyncConnection):
-        raise UnusableConnection("conn= is an asyncio psycopg connection; jobq writes on a "
-                                 "synchronous psycopg.Connection; nothing was written")
-    if not isinstance(conn, psycopg.Connection):
+        raise UnusableConnection("conn= is an asyncio psycopg connection; Queue writes on a "
+                                 "synchronous psycopg.Connection (give an AsyncConnection to "
+                                 "AsyncQueue, or to ctx.acomplete); nothing was written")
+    if not isinstance(conn, (psycopg.Connection, SyncView)):
         raise UnusableConnection(
             f"conn= must be the application's psycopg.Connection to the queue's database, "
             f"got {type(conn).__module__}.{type(conn).__qualname__}; nothing was written")
@@ -92,12 +94,14 @@ def identity(conn: object) -> ConnectionIdentity:
             "so jobq's write would commit on its own at once: open one first (with "
             "conn.transaction(): ...); nothing was written")
     pid = conn.info.backend_pid
+    key = conn.async_connection if isinstance(conn, SyncView) else conn
     with _known_lock:
-        known = _known.get(conn)
+        known = _known.get(key)
     if known is not None and known[0] == pid:
         return known[1]
     try:
-        row = _cursor(conn).execute(IDENTITY).fetchone()
+        cursor = conn.cursor() if isinstance(conn, SyncView) else _cursor(conn)
+        row = cursor.execute(IDENTITY).fetchone()
     except psycopg.Error as e:
         raise translate(e, "the connection given with conn=") from e
     assert row is not None  # a SELECT with no FROM returns one row
@@ -107,7 +111,7 @@ def identity(conn: object) -> ConnectionIdentity:
         where += " (no jobq_jobs table in its search_path)"
     found = ConnectionIdentity(STORE, (start, database, table), where)
     with _known_lock:
-        _known[conn] = (pid, found)
+        _known[key] = (pid, found)
     return found
 
 
