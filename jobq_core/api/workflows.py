@@ -13,6 +13,7 @@ from ..clock import Clock
 from ..common.checks import check_int
 from ..store.base import Store
 from ..types import Dependencies, Deps
+from .app_connections import unwrap
 from .new_jobs import Item, JobMaker
 
 
@@ -25,7 +26,8 @@ class Workflows:
               conn: Any = None) -> list[int]:
         """Jobs that run one after the other, each once the previous one succeeded (a job
         that ends dead or cancelled cancels the rest), in one transaction; their ids.
-        Items as for ``enqueue_many``."""
+        Items as for ``enqueue_many``; with ``conn``, in the caller's transaction on the
+        application's connection (see ``enqueue``)."""
         items = list(items)
         earlier = [None] + [(i,) for i in range(len(items) - 1)]
         return self._insert_linked(items, earlier, conn)
@@ -73,21 +75,22 @@ class Workflows:
                                  "unique_key: while a live job holds the key, that job would "
                                  "be linked in its place; nothing was written")
             jobs.append(self._jobs.from_item(item, now))
-            dep = deps_of(after or (), allow_failed, conn, unique_key)
+            dep = deps_of(after or (), allow_failed, unique_key)
             deps.append(dep._replace(earlier=before) if before else dep)
-        return self.store.job_insert_many(jobs, now, deps) if jobs else []
+        if not jobs:
+            return []
+        if conn is not None:
+            return self.store.job_insert_many_on(unwrap(conn), jobs, now, deps)
+        return self.store.job_insert_many(jobs, now, deps)
 
 
-def deps_of(after: Iterable[int], allow_failed: bool, conn: Any, unique_key: str | None) -> Deps:
+def deps_of(after: Iterable[int], allow_failed: bool, unique_key: str | None) -> Deps:
     """``enqueue``'s ``after`` and ``allow_failed``, checked."""
     ids = tuple(after)
     for job_id in ids:
         check_int("after", job_id, minimum=1)
     if not isinstance(allow_failed, bool):
         raise TypeError(f"allow_failed must be True or False, got {allow_failed!r}")
-    if conn is not None:
-        raise ValueError("after= cannot be combined with conn= yet: enqueue the dependent "
-                         "job without conn=, or once the transaction committed")
     if unique_key is not None and ids:
         raise ValueError("a job with after= cannot have a unique_key (which job would wait, "
                          "the new one or the live one holding the key?)")

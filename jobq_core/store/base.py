@@ -149,9 +149,10 @@ class Store(Protocol):
         (or, with ``allow_failed``, ended); one already dead or cancelled cancels it."""
         ...
 
-    def job_insert_many_on(self, conn: object, jobs: Sequence[NewJob], now: float) -> list[int]:
-        """``job_insert_many`` on the application's own connection ``conn``, inside its
-        transaction (one the store never commits or rolls back: the jobs exist once the
+    def job_insert_many_on(self, conn: object, jobs: Sequence[NewJob], now: float,
+                           deps: Sequence[Deps | None] | None = None) -> list[int]:
+        """``job_insert_many`` (``deps`` included) on the application's own connection
+        ``conn``, inside its transaction (one the store never commits or rolls back: the jobs exist once the
         caller commits, and never if it rolls back). Idle workers notice the commit as
         they notice any other. ``UnusableConnection`` (nothing written) when ``conn`` is
         closed, reaches another database, or has no transaction the write would join."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..clock import Clock
 from ..errors import UnusableConnection
-from ..types import NewJob, Watch
+from ..types import Deps, NewJob, Watch
 from .backend import Backend
 from .base import Completion, ConnectionIdentity
 from .controls import ControlCache
@@ -48,9 +48,21 @@ class Engine(Running[C], Dependents[C], Admin[C], Copying[C], Reads[C], Registry
 
     # -- on the application's connection (the backend's app_connection.py) --------------
 
-    def job_insert_many_on(self, conn: object, jobs: Sequence[NewJob], now: float) -> list[int]:
+    def job_insert_many_on(self, conn: object, jobs: Sequence[NewJob], now: float,
+                           deps: Sequence[Deps | None] | None = None) -> list[int]:
         self._check_connection(conn)
-        return self.backend.app.insert_many(conn, jobs, now)
+        app = self.backend.app
+        if deps is None or not any(deps):
+            return app.insert_many(conn, jobs, now)
+        # The jobs and their links, as job_insert_many writes them, in the caller's
+        # transaction, and the wake-up of their queues sent when it commits. A job waited
+        # on that does not exist is refused first: an error after the first INSERT would
+        # leave that row in a transaction the caller may still commit.
+        def op(c: Any) -> list[int]:
+            self._refuse_missing_targets(c, deps)
+            return self._insert_with_deps(c, jobs, deps, now, wake=app.notify)
+
+        return app.on_app(conn, op)
 
     def job_complete_on(self, conn: object, completion: Completion, now: float) -> bool:
         """On the application's connection, in its transaction: the completion and the

@@ -209,3 +209,51 @@ def test_a_second_completion_in_one_transaction_is_fenced_out(queue, app):
         queue.complete(job.id, job.token, conn=app.conn)
     app.commit()
     assert queue.get(job.id).status == "succeeded"
+
+
+# -- workflows ------------------------------------------------------------------------------
+
+def _finish(queue, job_id: int) -> None:
+    job = queue.claim("w")
+    assert job.id == job_id
+    queue.complete(job.id, job.token)
+
+
+def test_a_chain_on_the_connection_commits_or_rolls_back_with_the_application(queue, app):
+    _pay(app, 1)
+    queue.chain([("fetch", 1), ("parse", 2)], conn=app.conn)
+    app.rollback()
+    assert queue.list() == [] and app.counts()[1] == 0
+
+    _pay(app, 1)
+    first, second = queue.chain([("fetch", 1), ("parse", 2)], conn=app.conn)
+    app.commit()
+    assert [(j.id, j.status) for j in queue.list()] == [(second, "waiting"), (first, "pending")]
+    assert [link.job_id for link in queue.dependencies(second).waits_on] == [first]
+    _finish(queue, first)
+    assert queue.get(second).status == "pending" and app.counts()[1] == 1
+
+
+def test_a_group_and_an_enqueue_after_on_the_connection_wait_as_without_it(queue, app):
+    done = queue.enqueue("earlier")
+    _finish(queue, done)
+    members, then = queue.group([("part", 1), ("part", 2)], then=("sum", None), conn=app.conn)
+    ready = queue.enqueue("after-done", after=[done], conn=app.conn)
+    blocked = queue.enqueue("after-then", after=[then], conn=app.conn)
+    app.commit()
+    assert {j.id: j.status for j in queue.list()} == {
+        **{m: "pending" for m in members}, then: "waiting", ready: "pending",
+        blocked: "waiting", done: "succeeded"}
+    for member in members:
+        _finish(queue, member)
+    assert queue.get(then).status == "pending" and queue.get(blocked).status == "waiting"
+
+
+def test_a_missing_job_to_wait_on_is_refused_before_anything_is_written(queue, app):
+    from jobq_core import JobNotFound
+
+    _pay(app, 1)
+    with pytest.raises(JobNotFound):
+        queue.enqueue("orphan", after=[424242], conn=app.conn)
+    app.commit()  # the application carries on: its own write commits, and no job
+    assert queue.list() == [] and app.counts()[1] == 1

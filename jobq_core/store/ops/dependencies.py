@@ -22,8 +22,8 @@ over its edges again at 0 before it is released (``release_if_met``).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import cast
+from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 from ...errors import JobNotFound
 from ...types import Dependencies, Deps, JobStatus, Link, NewJob
@@ -38,8 +38,10 @@ SWEEP = 500  # stranded waiting jobs settled per reaper pass
 
 class Dependents(Operations[C]):
     def _insert_with_deps(self, c: C, jobs: Sequence[NewJob], deps: Sequence[Deps | None],
-                          now: float) -> list[int]:
-        """Inside a transaction: each job, then what it waits on."""
+                          now: float, wake: Callable[[Any, set[str]], None] | None = None
+                          ) -> list[int]:
+        """Inside a transaction: each job, then what it waits on; then the wake-up of their
+        queues (``wake``: on an application's connection, its ``app.notify``)."""
         ids: list[int] = []
         for job, dep in zip(jobs, deps):
             [job_id] = insert_jobs(c, self.dialect, [job], now)
@@ -47,8 +49,21 @@ class Dependents(Operations[C]):
             if dep is not None and (dep.ids or dep.earlier):
                 targets = list(dict.fromkeys([*dep.ids, *(ids[i] for i in dep.earlier)]))
                 self._wait_for(c, job_id, targets, dep.allow_failed, now)
-        self._released(c, {job.queue for job in jobs})
+        if wake is None:
+            self._released(c, {job.queue for job in jobs})
+        else:
+            wake(c, {job.queue for job in jobs})
         return ids
+
+    def _refuse_missing_targets(self, c: C, deps: Sequence[Deps | None]) -> None:
+        """``JobNotFound`` for the first job ``deps`` name that does not exist (reads only)."""
+        targets = list(dict.fromkeys(t for dep in deps if dep is not None for t in dep.ids))
+        if targets:
+            found = {r[0] for r in c.execute(self.statements.DEP_TARGETS,
+                                             (self.dialect.list_param(targets),)).fetchall()}
+            for target in targets:
+                if target not in found:
+                    raise JobNotFound(target)
 
     def _wait_for(self, c: C, job_id: int, targets: list[int], allow_failed: bool,
                   now: float) -> None:
