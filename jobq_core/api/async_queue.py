@@ -41,6 +41,16 @@ _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
+def _forget_pool() -> None:
+    """In a forked child: the parent's threads are not there, and an executor that
+    believes it has idle ones would never run a call; the next call makes a new pool."""
+    global _pool
+    _pool = None
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
 def _threads() -> ThreadPoolExecutor:
     global _pool
     if _pool is None:

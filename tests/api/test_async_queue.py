@@ -209,3 +209,27 @@ def test_wait_returns_the_finished_job_and_times_out_on_one_that_is_not(producer
     done, ticks = run(main())
     assert done.status is JobStatus.SUCCEEDED and done.result == {"ok": True}
     assert ticks >= 3  # the loop ran while the wait did
+
+
+@pytest.mark.stores("sqlite", why="fork and the thread pool; the store does not matter")
+def test_a_forked_child_gets_threads_of_its_own(db):
+    import os
+
+    async def one(aq):
+        return await aq.enqueue("k")
+
+    with Queue(db) as q:
+        aq = AsyncQueue(q)
+        run(one(aq))  # the parent's pool, with an idle thread
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                with Queue(db) as mine:
+                    run(asyncio.wait_for(one(AsyncQueue(mine)), 10))
+                code = 0
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert q.count() == 2
