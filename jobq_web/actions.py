@@ -18,7 +18,8 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from jobq_core import FORGET_AFTER, InvalidState, JobNotFound, JobqError, Queue, Rate
-from jobq_core.presentation.views.filters import Filter, parse_filter
+from jobq_core.common.error_groups import group_dead
+from jobq_core.presentation.views.filters import group_filter, parse_filter
 from jobq_core.presentation.views.reading import dead_group_ids
 
 from .data import Unreachable
@@ -221,24 +222,29 @@ def clear_limits(request: Request, fields: dict[str, str], q: Queue) -> dict[str
 
 
 def retry_dead(request: Request, fields: dict[str, str], q: Queue) -> dict[str, Any]:
-    """The dead jobs of one error group (``kind``, ``match`` and ``group``: exactly that
-    group's jobs), or those the filter ``q`` selects, back to pending."""
-    if fields.get("group"):
-        words = tuple(w for w in fields.get("words", "").split("\x1f") if w)
-        filt = Filter(kind=fields.get("kind") or None, error=fields.get("match") or None,
-                      group=fields["group"], prefix=False, words=words)
+    """The dead jobs of one error group (``of``: a dead job of the group, as its row's
+    form names it; exactly that group's jobs, as the monitor's ``R`` on a group), or those
+    the filter ``q`` selects; its free words narrow a group too."""
+    try:
+        filt = parse_filter(fields.get("q", ""))
+    except ValueError as e:
+        raise Refused(str(e), 400) from None
+    if fields.get("of"):
+        if not fields["of"].isdigit():
+            raise Refused("of: a job id is a number", 400)
+        job = q.get(int(fields["of"]))
+        if job is None or str(job.status) != "dead":
+            raise Refused(f"job {fields['of']} is no longer dead: reload the page")
+        group = group_dead([(job.kind, job.error or "", 1, job.finished_at or 0.0, job.id,
+                             [job.queue])], 1)[0]
         n = 0
-        for job_id in dead_group_ids(q, filt):
+        for job_id in dead_group_ids(q, group_filter(group, filt.words)):
             try:
                 q.retry(job_id)
                 n += 1
             except (InvalidState, JobNotFound):
                 pass  # retried by someone else meanwhile
         return {"retried": n, "said": f"{n} dead job{'s' * (n != 1)} retried"}
-    try:
-        filt = parse_filter(fields.get("q", ""))
-    except ValueError as e:
-        raise Refused(str(e), 400) from None
     n = q.retry_dead(queue=filt.queue, kind=filt.kind, error_contains=filt.error,
                      prefix=filt.prefix, search=filt.words)
     return {"retried": n, "said": f"{n} dead job{'s' * (n != 1)} retried"}

@@ -55,7 +55,7 @@ class Dashboard:
             "done": request.query_params.get("done", ""),
             "failed": request.query_params.get("failed", ""),
         }
-        body = self.env.get_template(template).render(**base, **context)
+        body = self.env.get_template(template).render(**{**base, **context})
         return HTMLResponse(body, status_code=status, headers=HEADERS)
 
     def json(self, value: Any, status: int = 200) -> Response:

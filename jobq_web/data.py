@@ -59,7 +59,10 @@ class Database:
         """``read(queue)``; a jobq error becomes ``Unreachable`` and closes an owned queue
         (the next read opens it again)."""
         try:
-            return read(self._reader())
+            q = self._reader()
+            if self._given is None:
+                q.check()  # a file deleted or replaced since it was opened: open it again
+            return read(q)
         except JobqError as e:
             self._drop()
             raise Unreachable(self.plain(e)) from None

@@ -15,6 +15,7 @@ Invariants:
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,11 @@ def pretty(value: Any) -> str:
     return long_text(text)
 
 
+def row_id(key: str) -> str:
+    """A row's key as an HTML attribute: a digest (a dead group's key is an error line)."""
+    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
 def segment(value: object) -> str:
     """A name as one URL path segment (a queue's name may hold ``/`` or ``?``)."""
     return quote(str(value), safe="")
@@ -90,6 +96,7 @@ def templates() -> Environment:
     env.filters["long"] = long_text
     env.filters["pretty"] = pretty
     env.filters["seg"] = segment
+    env.filters["row_id"] = row_id
     env.filters["clock"] = lambda t: "-" if t is None else timestamp(t)
     env.filters["safe_name"] = lambda v, limit=200: clean(v, limit=limit)
     return env
