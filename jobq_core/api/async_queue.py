@@ -117,13 +117,21 @@ class AsyncQueue:
         return await on_async(conn, lambda sync: self.queue.enqueue_many(items, conn=sync))
 
     async def chain(self, items: Iterable[Item], *, conn: Any = None) -> list[int]:
-        """``Queue.chain``: jobs that run one after the other; their ids."""
-        return await self._call(self.queue.chain, builtins.list(items), conn=conn)
+        """``Queue.chain``: jobs that run one after the other; their ids (in the caller's
+        transaction with ``conn``, as for ``enqueue``)."""
+        items = builtins.list(items)
+        if conn is None:
+            return await self._call(self.queue.chain, items)
+        return await on_async(conn, lambda sync: self.queue.chain(items, conn=sync))
 
     async def group(self, items: Iterable[Item], *, then: Item,
                     conn: Any = None) -> tuple[list[int], int]:
-        """``Queue.group``: jobs that run in parallel, then ``then``; (their ids, then's)."""
-        return await self._call(self.queue.group, builtins.list(items), then=then, conn=conn)
+        """``Queue.group``: jobs that run in parallel, then ``then``; (their ids, then's),
+        in the caller's transaction with ``conn``."""
+        items = builtins.list(items)
+        if conn is None:
+            return await self._call(self.queue.group, items, then=then)
+        return await on_async(conn, lambda sync: self.queue.group(items, then=then, conn=sync))
 
     # -- reading --------------------------------------------------------------------------
 

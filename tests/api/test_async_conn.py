@@ -181,3 +181,26 @@ def test_acomplete_with_a_stale_token_raises_lease_lost_and_writes_nothing(app_d
         job = q.get(job_id)
         assert job.status is JobStatus.RUNNING and job.token == current._token
         assert job.result is None and stale.cancelled.is_set()
+
+
+def test_a_chain_and_a_group_commit_and_roll_back_with_the_async_session(app_db, adapter):
+    async def main():
+        e = engine(adapter, app_db)
+        async with AsyncQueue(app_db) as aq:
+            async with AsyncSession(e) as session:
+                await aq.chain([("a", 1), ("b", 2)], conn=session)
+                await session.rollback()
+            assert await aq.count() == 0
+            async with AsyncSession(e) as session:
+                chain = await aq.chain([("a", 1), ("b", 2)], conn=session)
+                members, then = await aq.group([("m", 1), ("m", 2)], then=("done", None),
+                                               conn=session)
+                after = await aq.enqueue("last", after=[then], conn=session)
+                await session.commit()
+            assert (await aq.why(chain[1])).reason == "waiting"
+            deps = await aq.dependencies(then)
+            assert [link.job_id for link in deps.waits_on] == members
+            assert [link.job_id for link in (await aq.dependencies(after)).waits_on] == [then]
+        await e.dispose()
+
+    asyncio.run(main())

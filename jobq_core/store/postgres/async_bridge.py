@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from contextvars import copy_context
 from typing import Any, TypeVar
 
@@ -81,6 +81,18 @@ class Rows:
             _execute(self._view.async_connection, statement, params))
         return self
 
+    def executemany(self, statement: str, params_seq: Iterable[Params]) -> None:
+        rows = list(params_seq)
+        self.rowcount = self._view.wait(
+            _execute_many(self._view.async_connection, statement, rows))
+        self._rows = []
+
+    def __enter__(self) -> Rows:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
     def fetchone(self) -> tuple[Any, ...] | None:
         return self._rows.pop(0) if self._rows else None
 
@@ -95,3 +107,10 @@ async def _execute(conn: psycopg.AsyncConnection[Any], statement: str,
     await cur.execute(statement, params)
     rows = await cur.fetchall() if cur.description is not None else []
     return rows, cur.rowcount
+
+
+async def _execute_many(conn: psycopg.AsyncConnection[Any], statement: str,
+                        rows: list[Params]) -> int:
+    async with conn.cursor() as cur:  # pipelined by psycopg, as the store's own
+        await cur.executemany(statement, rows)
+        return cur.rowcount
