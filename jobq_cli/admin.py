@@ -109,10 +109,13 @@ def workers(db: DbOption = DEFAULT_DB, as_json: JsonOption = False,
     """Registered workers: state (ok, late, lost), how busy, when they last beat.
 
     Each is judged by the heartbeat interval it recorded: late after one missed beat, lost
-    after two. A worker silent for 5 minutes (or ten of its beats) is forgotten."""
+    after two. A worker silent for 5 minutes (or ten of its beats) is forgotten. ROLE
+    leader: the one worker that runs maintenance (reaper, retention, schedules)."""
     with open_queue(db) as q:
         ws = q.workers()
         now = q.clock.now()
+        lead = q.leader()
+        leader = lead.worker if lead is not None and lead.expires_at > now else None
         forgotten: list[str] = []
         if forget_lost:
             lost = [w for w in ws if render.worker_state(w, now) == WorkerState.LOST]
@@ -124,7 +127,7 @@ def workers(db: DbOption = DEFAULT_DB, as_json: JsonOption = False,
             for job in q.list("running", limit=HELD_READ, payloads=False):
                 held[job.worker or ""] = held.get(job.worker or "", 0) + 1
     if as_json:
-        listed = [render.worker_json(w, now) for w in ws]
+        listed = [render.worker_json(w, now, leader) for w in ws]
         print_json({"forgotten": forgotten, "workers": listed} if forget_lost else listed)
         return
     if forget_lost:
@@ -134,7 +137,7 @@ def workers(db: DbOption = DEFAULT_DB, as_json: JsonOption = False,
     if not ws:
         typer.echo("no workers registered", err=True)
     else:
-        render.print_workers(ws, now, held)
+        render.print_workers(ws, now, held, leader)
 
 
 @friendly

@@ -1,5 +1,7 @@
-"""Commands for the operator's controls: pause, resume, limit, queues, schedules. None of
-them creates a missing database. Their ``--json`` keys are documented in docs/reference/cli.md."""
+"""Commands for the operator's controls: pause, resume, limit, queues, schedules. Pause,
+resume and limit create jobq's tables in a new database, as ``jobq enqueue`` does (a deploy
+sets its limits before the first job); the others never create one. Their ``--json`` keys
+are documented in docs/reference/cli.md."""
 from __future__ import annotations
 
 from typing import Annotated, Any, Optional
@@ -24,7 +26,7 @@ def pause(queue: QueueArg, db: DbOption = DEFAULT_DB, as_json: JsonOption = Fals
     """Stop every worker from claiming QUEUE's jobs (running ones finish; enqueue works).
 
     The pause is kept in the database: it holds for all workers and across restarts."""
-    with open_queue(db) as q:
+    with open_queue(db, create=True) as q:
         unknown = not _in_use(q, queue)
         q.pause(queue)
     if unknown:  # most often a typo: the real queue would still be running
@@ -43,7 +45,7 @@ def _in_use(q: Queue, queue: str) -> bool:
 @friendly
 def resume(queue: QueueArg, db: DbOption = DEFAULT_DB, as_json: JsonOption = False) -> None:
     """Let workers claim QUEUE's jobs again."""
-    with open_queue(db) as q:
+    with open_queue(db, create=True) as q:
         q.resume(queue)
     _said(as_json, {"queue": queue, "paused": False}, f"queue {queue!r} resumed")
 
@@ -84,7 +86,7 @@ def limit(
         new_rate = None if rate is None else Rate.parse(rate)
     except ValueError as e:
         usage(str(e))
-    with open_queue(db) as q:
+    with open_queue(db, create=True) as q:
         current = QueueStats() if clear else q.queues().get(queue, QueueStats())
         concurrency = concurrency if concurrency is not None else current.concurrency
         new_rate = new_rate or current.rate

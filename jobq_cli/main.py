@@ -18,7 +18,7 @@ from typer.core import TyperCommand, TyperGroup
 from jobq_core import JobqError
 from jobq_core.common.textsafe import clean
 
-from . import admin, bench, controls, copy, demo, metrics, produce, run
+from . import admin, bench, controls, copy, demo, metrics, produce, run, upkeep, web
 from .common import DEFAULT_DB, DbOption, UsageError, friendly, open_queue
 
 if TYPE_CHECKING:
@@ -123,6 +123,9 @@ command()(admin.retry)
 command()(admin.cancel)
 command()(admin.reap)
 command()(admin.prune)
+command()(upkeep.retention)
+command()(upkeep.migrate)
+command()(upkeep.health)
 command()(metrics.metrics)
 command()(controls.queues)
 command()(controls.pause)
@@ -132,6 +135,7 @@ command()(controls.schedules)
 command()(copy.copy)
 command()(demo.demo)
 command()(bench.bench)
+command()(web.web)
 
 
 @command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})

@@ -100,8 +100,8 @@ def stats_json(s: Stats) -> dict[str, Any]:
     }
 
 
-def worker_json(w: WorkerInfo, now: float) -> dict[str, Any]:
-    return {"id": w.id, "host": w.host, "pid": w.pid,
+def worker_json(w: WorkerInfo, now: float, leader: str | None = None) -> dict[str, Any]:
+    return {"id": w.id, "leader": w.id == leader, "host": w.host, "pid": w.pid,
             "queues": None if w.queues is None else list(w.queues),
             "concurrency": w.concurrency, "busy": w.busy, "started_at": w.started_at,
             "last_seen": w.last_seen,
@@ -306,6 +306,7 @@ WORKER_COLS = (
     Col("PID", 45, fixed=True, justify="right"),
     Col("QUEUES", 40, least=8, want=20, shrink=1),
     Col("STARTED", 30, fixed=True),
+    Col("ROLE", 88, fixed=True),
 )
 
 
@@ -319,10 +320,12 @@ def worker_states(workers: list[WorkerInfo], now: float) -> dict[str, WorkerStat
     return {w.id: worker_state(w, now) for w in workers}
 
 
-def print_workers(workers: list[WorkerInfo], now: float, held: dict[str, int]) -> None:
+def print_workers(workers: list[WorkerInfo], now: float, held: dict[str, int],
+                  leader: str | None = None) -> None:
     """``held``: how many running jobs carry each worker's name. A lost worker's BUSY is
     the most it is known to hold (its last beat's count, or more jobs still under its
-    name), marked stale: nobody is counting any more."""
+    name), marked stale: nobody is counting any more. ``leader``: the worker that runs
+    maintenance (its ROLE says ``leader``)."""
     workers = [checked(w)[0] for w in workers]
     rows: list[list[Text | str]] = []
     for w in workers:
@@ -335,5 +338,6 @@ def print_workers(workers: list[WorkerInfo], now: float, held: dict[str, int]) -
         rows.append([cell(w.id, limit=None), Text(b.label, style=b.style),
                      ago(w.last_seen, now), busy,
                      cell(w.host, limit=60), str(w.pid), cell(queues, limit=60),
-                     ago(w.started_at, now)])
+                     ago(w.started_at, now),
+                     Text("leader", "bold") if w.id == leader else "-"])
     print_table(console(), WORKER_COLS, rows)

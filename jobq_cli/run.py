@@ -118,6 +118,9 @@ def run(
         metavar="HOST", show_default=False,
         help="Address for --metrics-port (default 127.0.0.1, loopback: exposing it further "
              "is the operator's choice).")] = None,
+    no_migrate: Annotated[bool, typer.Option(
+        "--no-migrate", help="Refuse a database whose schema is older than this jobq's "
+        "(or has none) instead of migrating it: run `jobq migrate` first.")] = False,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Run a worker: claim jobs, run their handlers, record the outcomes.
@@ -147,7 +150,8 @@ def run(
                                   else {"synchronous": synchronous.upper()})
     extra: dict[str, Any] = ({} if max_lost_attempts is None
                              else {"max_lost_attempts": max_lost_attempts})
-    with open_queue(db, create=True, **durability) as q:
+    with open_queue(db, create=True, migrate=not no_migrate, **durability) as q:
+        q.check()  # a PostgreSQL schema is checked (or migrated) now, not at the first claim
         from jobq_core import Worker  # the worker runtime loads only for `jobq run`
 
         worker = Worker(q, registry, concurrency=concurrency, queues=queue or None, lease=lease,

@@ -17,12 +17,14 @@ from .errors import (
     NotADatabase,
     PayloadTooLarge,
     Retry,
+    SchemaOutdated,
     SchemaTooNew,
     Snooze,
     StorageFull,
     UnusableConnection,
 )
 from .api.new_jobs import encode_json, prepare
+from .api.upkeep import Leader, Retention
 from .queue import DEFAULT_LEASE, Queue
 from .types import (
     DEFAULT_BEAT, DEFAULT_MAX_ATTEMPTS, FORGET_AFTER, LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats,
@@ -64,4 +66,5 @@ __all__ = [
     "WorkerState", "DEFAULT_BEAT", "Task", "FORGET_AFTER", "Rate", "Schedule", "ScheduleInfo",
     "Dependencies", "Hold", "Link", "Snooze", "Retry", "GiveUp", "RunEnd", "RunStatus", "Why", "WHY_REASONS",
     "PoolKind", "CopyReport", "CopySkip", "COPY_STATUSES", "AsyncQueue",
+    "Leader", "Retention", "SchemaOutdated",
 ]

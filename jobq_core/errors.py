@@ -91,6 +91,16 @@ class SchemaTooNew(DatabaseError):
     """The database was written by a newer jobq whose schema this version does not know."""
 
 
+class SchemaOutdated(DatabaseError):
+    """The database's jobq schema is older than this jobq's (``installed``, 0: none yet,
+    below ``newest``) and this process may not migrate it: ``jobq migrate`` does."""
+
+    def __init__(self, message: str, installed: int, newest: int):
+        super().__init__(message)
+        self.installed = installed
+        self.newest = newest
+
+
 class ForeignTable(DatabaseError):
     """A table with one of jobq's names exists but was not created by jobq."""
 

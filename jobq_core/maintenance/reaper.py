@@ -2,10 +2,11 @@
 or to dead, through the store's ``job_reap_expired`` (``Queue.reap()``), and drops the
 registry entries of workers silent past their forget time (``Queue.forget_silent_workers``).
 
-Every worker runs a reaper, so no separate process is needed: once when it starts, then
-from its heartbeat thread whenever ``interval`` has passed (``run_if_due``). Several
-reapers on one database are safe: a reap only moves jobs whose lease has run out, each
-update fenced by the token it read, in short transactions.
+The maintenance leader runs it (``duties.py``), so no separate process is needed: when it
+is elected, then whenever ``interval`` has passed (``run_if_due``). Several reapers on one
+database are safe all the same (two leaders for a moment, ``jobq reap`` by hand): a reap
+only moves jobs whose lease has run out, each update fenced by the token it read, in short
+transactions.
 """
 from __future__ import annotations
 

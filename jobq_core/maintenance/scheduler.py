@@ -2,7 +2,11 @@
 tick, however many workers run it.
 
 Every worker whose registry has schedules runs one, on a thread of its own
-(``jobq-scheduler``): ticks need second precision, finer than the heartbeat's. Each
+(``jobq-scheduler``): ticks need second precision, finer than the heartbeat's. The
+maintenance leader ticks on time; a worker that does not lead acts ``FALLBACK`` seconds
+late, and so finds each tick the leader declares already taken: it enqueues only the
+ticks of schedules the leader's registry does not declare (workers of different
+applications on one database), or all of them while no worker leads. Each
 ``run_once`` reads the schedules' rows (one small query), and for each schedule whose
 latest tick at or before now is newer than the one recorded, asks the store to record
 that tick and enqueue its job in one transaction (``Queue.enqueue_tick``): the first
@@ -17,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..common.time_text import timestamp
 from ..errors import JobqError
@@ -28,12 +32,16 @@ log = logging.getLogger("jobq.maintenance")
 
 _LATE = 0.002  # wake this long after a tick: its time has surely passed by every clock
 _RETRY = 1.0  # seconds before trying again after a database error
+FALLBACK = 5.0  # seconds a worker that does not lead waits after a tick before taking it
 
 
 class Scheduler:
-    def __init__(self, queue: Queue, schedules: Sequence[Schedule]):
+    def __init__(self, queue: Queue, schedules: Sequence[Schedule],
+                 leading: Callable[[], bool] = lambda: True, fallback: float = FALLBACK):
         self.queue = queue
         self.schedules = list(schedules)
+        self._leading = leading
+        self.fallback = fallback
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="jobq-scheduler", daemon=True)
 
@@ -41,7 +49,8 @@ class Scheduler:
         """Enqueue every schedule's due tick not enqueued yet; returns how many seconds
         until the next tick of any schedule. Raises ``JobqError`` (nothing half-done: each
         tick is one transaction)."""
-        now = self.queue.clock.now()
+        lag = 0.0 if self._leading() else self.fallback
+        now = self.queue.clock.now() - lag
         recorded = {s.key: s for s in self.queue.schedules()}
         for schedule in self.schedules:
             due = schedule.latest_tick(now)
@@ -74,7 +83,7 @@ class Scheduler:
             else:
                 log.debug("schedule %s: enqueued job %d for the tick of %s",
                           schedule.describe(), job_id, timestamp(due))
-        now = self.queue.clock.now()
+        now = self.queue.clock.now() - lag
         return max(0.0, min(s.next_tick(now) for s in self.schedules) - now) + _LATE
 
     def start(self) -> None:

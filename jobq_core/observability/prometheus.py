@@ -1,5 +1,6 @@
 """The Prometheus exporter: the queue's gauges read from the database, the text format, and a
-worker's ``/metrics`` server. The metric names and labels are ``metrics.py``'s contract.
+worker's ``/metrics`` server (which also answers the health checks ``/healthz`` and
+``/readyz``: ``health.py``). The metric names and labels are ``metrics.py``'s contract.
 
 Reading the gauges is ``Queue.stats`` (one read snapshot of four counts over partial
 indexes; finished jobs are not counted) and ``Queue.workers``: no write, no lock held past
@@ -10,6 +11,7 @@ on a read-only connection of its own, so a scrape never waits on, or holds up, i
 from __future__ import annotations
 
 import http.server
+import json
 import logging
 import socket
 import threading
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import JobqError
+from .health import Health, liveness, readiness
 from .metric_names import (
     BUCKETS, EXPIRED_LEASES, JOB_DURATION, JOB_OUTCOMES, JOB_STATUSES, JOBS,
     QUEUE_CONCURRENCY_LIMIT, QUEUE_HELD, QUEUE_LAG, QUEUE_PAUSED, QUEUE_RATE_LIMIT,
@@ -77,6 +80,7 @@ def read_gauges(queue: Queue, *, beat: float = DEFAULT_BEAT) -> QueueGauges:
 # What one worker's /metrics server allows (see MetricsServer): a Prometheus server scrapes
 # with one connection at a time, so 16 leave room for several of them and a curl.
 MAX_CONNECTIONS = 16
+PROBE_TIMEOUT = 2.0  # seconds /readyz waits for the database (a probe answers in time)
 READ_TIMEOUT = 5.0  # seconds a connection may stay silent
 DEADLINE = 30.0  # seconds a connection may stay open at all
 
@@ -250,18 +254,28 @@ class MetricsServer:
         self._beat = beat
         self._reader: Queue | None = None
         self._lock = threading.Lock()
+        self._probe: Queue | None = None  # /readyz's own connection: never behind a scrape
+        self._probe_lock = threading.Lock()
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             timeout = read_timeout  # StreamRequestHandler sets it on the socket
 
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                if self.path.split("?")[0] not in ("/metrics", "/"):
-                    self.send_error(404, "only /metrics is served here")
+                path = self.path.split("?")[0]
+                if path in ("/healthz", "/readyz"):
+                    health = server.health(path == "/readyz")
+                    self._send(200 if health.ok else 503, "application/json",
+                               json.dumps(health.json()).encode())
                     return
-                body = server.scrape()
-                self.send_response(200)
-                self.send_header("Content-Type", CONTENT_TYPE_LATEST)
+                if path not in ("/metrics", "/"):
+                    self.send_error(404, "only /metrics, /healthz and /readyz are served here")
+                    return
+                self._send(200, CONTENT_TYPE_LATEST, server.scrape())
+
+            def _send(self, status: int, content_type: str, body: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
                 self.wfile.write(body)
@@ -287,6 +301,26 @@ class MetricsServer:
     def scrape(self) -> bytes:
         return render(self._gauges(), self._worker.run_metrics())
 
+    def health(self, ready: bool) -> Health:
+        """``/healthz`` (``ready`` False): the worker's loops turn. ``/readyz``: the
+        database answers, on a connection of the probe's own that waits 2 s at most, and
+        its schema is current; a worker stopping is not ready."""
+        from ..queue import Queue
+
+        if not ready:
+            return liveness(self._worker)
+        with self._probe_lock:
+            try:
+                if self._probe is None:
+                    self._probe = Queue(self._worker.queue.database, read_only=True,
+                                        busy_timeout=PROBE_TIMEOUT)
+            except JobqError as e:
+                return Health(False, {"database": {"ok": False, "error": str(e)[:500]}})
+            health = readiness(self._probe)
+        if self._worker.stopping:
+            return Health(False, {**health.checks, "worker": {"ok": False, "stopping": True}})
+        return health
+
     def _gauges(self) -> QueueGauges | None:
         from ..queue import Queue
 
@@ -306,3 +340,7 @@ class MetricsServer:
             if self._reader is not None:
                 self._reader.close()
                 self._reader = None
+        with self._probe_lock:
+            if self._probe is not None:
+                self._probe.close()
+                self._probe = None

@@ -16,10 +16,11 @@ from .backend import AppConnection
 from .base import Store
 from .opening import refuse_unknown
 
-SQLITE_OPTIONS = frozenset({"synchronous", "busy_timeout", "read_only", "create"})
+SQLITE_OPTIONS = frozenset({"synchronous", "busy_timeout", "read_only", "create", "migrate"})
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 POSTGRES_OPTIONS = frozenset({"poll_only", "pool_size", "busy_timeout", "read_only",
-                              "synchronous", "create", "poll_interval", "application_name"})
+                              "synchronous", "create", "poll_interval", "application_name",
+                              "migrate"})
 
 
 def sqlite_path(database: str | os.PathLike[str]) -> str | None:

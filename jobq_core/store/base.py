@@ -66,6 +66,7 @@ from ..types import (
     ScheduleInfo, Stats, Throughput, Watch, WorkerInfo,
 )
 from .copy_records import CopiedJob, CopyMark, CopyPage, CopyStart
+from .upkeep import UpkeepStore
 
 FINISHED_STATUSES = ("succeeded", "dead", "cancelled")
 """Every status ``job_prune`` may delete."""
@@ -137,7 +138,7 @@ class ListFilter:
     key: str | None = None  # the jobs of this concurrency key (exactly)
 
 
-class Store(Protocol):
+class Store(UpkeepStore, Protocol):
     def job_insert_many(self, jobs: Sequence[NewJob], now: float,
                         deps: Sequence[Deps | None] | None = None) -> list[int]:
         """Insert in one transaction, all or none; the ids in order. A job whose

@@ -41,6 +41,7 @@ class Dialect(Generic[C_contra]):
     PLACEHOLDER = "?"
     FRAGMENTS: Mapping[str, str] = {}
     MATCHING: type[listing.Matching] = listing.Matching
+    newest_schema = 0  # the schema version the backend creates and migrates to
     completes_in_claim = False
     """Whether ``complete_and_claim`` is worth a try: a database behind a server, where
     each statement costs a round trip."""

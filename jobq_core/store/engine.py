@@ -11,6 +11,7 @@ transactions, errors, signals and the few statements that differ (its ``Dialect`
       ops/copying.py           a copy between stores: its source's pages, its destination's
       ops/reads.py             get, list, count, attempts, stats, throughput, dead groups
       ops/registry.py          workers, schedules, queue controls
+      ops/upkeep.py            settings, the maintenance leader, the schema's version
 """
 from __future__ import annotations
 
@@ -30,9 +31,11 @@ from .ops.dependencies import Dependents
 from .ops.reads import Reads
 from .ops.worker_records import Registry
 from .ops.running import Running
+from .ops.upkeep import Upkeep
 
 
-class Engine(Running[C], Dependents[C], Admin[C], Copying[C], Reads[C], Registry[C]):
+class Engine(Running[C], Dependents[C], Admin[C], Copying[C], Reads[C], Registry[C],
+             Upkeep[C]):
     """Every job operation of ``store.base.Store``, on ``backend`` (``C``: its connection
     type, see ``store.dbapi``)."""
 

@@ -10,13 +10,15 @@ tables are listed, how ``jobq_meta`` is read and the migrations' DDL are the bac
   (``SchemaTooNew``), both before anything is written.
 * An older schema is migrated forward by a writable store, under the backend's write
   lock, reading the version again under it (another process may have migrated); a
-  read-only store refuses it.
+  read-only store refuses it, and so does a store opened with ``migrate=False`` (a worker
+  started with ``--no-migrate``: a deploy pipeline runs ``jobq migrate`` first), with
+  ``SchemaOutdated`` saying which migrations are pending.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 
-from ..errors import DatabaseError, ForeignTable, SchemaTooNew
+from ..errors import DatabaseError, ForeignTable, SchemaOutdated, SchemaTooNew
 
 APP_ID = "jobq"
 MARK = ("INSERT INTO jobq_meta(key, value) VALUES ('application', ?), ('schema_version', ?) "
@@ -45,16 +47,29 @@ def installed_version(where: str, tables: Sequence[str], names: Collection[str],
 
 
 def needs_migration(where: str, version: int, newest: int, read_only: bool,
-                    create: bool) -> bool:
+                    create: bool, migrate: bool = True) -> bool:
     """Whether a store opening a database at ``version`` migrates it; raises when it may
     not open it at all."""
+    if version < newest and not migrate:
+        raise SchemaOutdated(f"{where} {pending(version, newest)}: run `jobq migrate` "
+                             "first", version, newest)
     if version == 0 and (read_only or not create):
         raise DatabaseError(f"{where} is not a jobq database (it has no jobq tables; "
                             "`jobq enqueue` or `jobq run` creates them)")
     if version < newest and read_only:
-        raise DatabaseError(f"{where} has an older jobq schema: open it once without "
-                            "read-only mode to upgrade it")
+        raise SchemaOutdated(f"{where} {pending(version, newest)}: run `jobq migrate`, or "
+                             "open it once without read-only mode", version, newest)
     return version < newest
+
+
+def pending(version: int, newest: int) -> str:
+    """Which migrations a database at ``version`` lacks, in words."""
+    if version == 0:
+        return f"has no jobq tables yet (schema version {newest} to create)"
+    steps = (f"migration {newest}" if newest == version + 1
+             else f"migrations {version + 1} to {newest}")
+    return (f"has an older jobq schema, version {version} (this jobq's is {newest}: {steps} "
+            "pending)")
 
 
 def choice(name: str, value: object, choices: Sequence[str], store: str = "") -> str:

@@ -98,6 +98,9 @@ SUCCEEDED_UNDER = "SELECT has_dependents FROM jobq_jobs WHERE id=? AND token=? A
 of the claim that completed it.)"""
 EXTEND = f"UPDATE jobq_jobs SET lease_until=?, heartbeat_at=? WHERE {FENCE} RETURNING id, cancel_requested"
 """Parameters: lease_until, now, job id, token."""
+LEASES_HELD = "SELECT id, token, cancel_requested FROM jobq_jobs WHERE status='running' AND id IN {ids}"
+"""The running jobs among a list of ids, with their tokens (``job_check_many``). Parameter:
+the ids as the dialect passes a list."""
 PROGRESS = f"UPDATE jobq_jobs SET progress=?, progress_message=? WHERE {FENCE}"
 """Parameters: fraction, message, job id, token."""
 RUNNING_ROW = ("SELECT attempts, max_attempts, worker, started_at, cancel_requested, queue, "
@@ -435,3 +438,22 @@ def next_run_at_params(queues: Sequence[str], after: float) -> list[str | float]
     if not queues:
         return [after]
     return [q for q in queues for _ in range(2)] + [x for q in queues for x in (q, after)]
+
+# -- upkeep: settings, the maintenance leader, the schema's version ----------------------------
+
+META = "SELECT key, value FROM jobq_meta"
+META_PUT = ("INSERT INTO jobq_meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT (key) DO UPDATE SET value=excluded.value")
+META_DROP = "DELETE FROM jobq_meta WHERE key=?"
+LEADER_ELECT = (
+    "INSERT INTO jobq_leader(name, worker, elected_at, expires_at) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (name) DO UPDATE SET worker=excluded.worker, expires_at=excluded.expires_at, "
+    "elected_at=CASE WHEN jobq_leader.worker=excluded.worker THEN jobq_leader.elected_at "
+    "ELSE excluded.elected_at END "
+    "WHERE jobq_leader.worker=excluded.worker OR jobq_leader.expires_at<?")
+"""Take or renew a role's lease: one row changed when this worker holds it now (renewed)
+or when the holder's lease ran out (taken over). Parameters: name, worker, now, expires,
+now."""
+LEADER_RESIGN = "DELETE FROM jobq_leader WHERE name=? AND worker=?"
+LEADER = "SELECT worker, elected_at, expires_at FROM jobq_leader WHERE name=?"
+

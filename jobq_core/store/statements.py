@@ -33,6 +33,7 @@ class Statements:
     COMPLETE_SETTLING: str
     SUCCEEDED_UNDER: str
     EXTEND: str
+    LEASES_HELD: str
     PROGRESS: str
     RUNNING_ROW: str
     LEAVE_RUNNING: str
@@ -103,6 +104,13 @@ class Statements:
     WORKER_FORGET: str
     WORKERS: str
     ORDER_PENDING: str
+
+    META: str
+    META_PUT: str
+    META_DROP: str
+    LEADER_ELECT: str
+    LEADER_RESIGN: str
+    LEADER: str
 
     def __init__(self, native: Callable[[str], str], fragments: Mapping[str, str]):
         """Each statement with a dialect's ``fragments`` filled in, then made ``native``

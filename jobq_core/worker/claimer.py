@@ -75,6 +75,7 @@ class Claimer:
         next_claim = 0.0
         while not state.stopping.is_set():
             state.wake.clear()
+            state.looped_at = time.monotonic()
             self._executor.check_timeouts()
             free = state.free_slots()
             # While completions wait to be written, leave the claim to the completer: it

@@ -1,11 +1,12 @@
 """The heartbeat (thread ``jobq-heartbeat``): keeps this worker's leases and its registry
-entry alive, and hosts the reaper.
+entry alive, and takes part in the maintenance leader's election.
 
 Every ``every`` seconds (a third of the shortest lease term in use) it extends the lease of
 every run whose outcome is not written yet, in one transaction per lease term, learning
 which leases were lost (those runs are abandoned) and which jobs an operator asked to
-cancel (their ``ctx.cancelled`` is set); then it beats the worker registry, and runs the
-reaper when the reaper's own schedule says it is due. Every ``CHECK_EVERY`` seconds it
+cancel (their ``ctx.cancelled`` is set); then it beats the worker registry, and takes or
+renews the maintenance leader's lease (``maintenance/leader.py``: the leader's duties run
+on a thread of their own). Every ``CHECK_EVERY`` seconds it
 checks that the database is still the one opened (``Queue.check``): a worker whose file
 was deleted or replaced stops, instead of working on data nobody else sees.
 
@@ -20,7 +21,6 @@ import time
 from collections.abc import Callable
 
 from ..errors import DatabaseUnavailable, JobqError
-from ..maintenance import Reaper
 from ..queue import Queue
 from ..types import PoolKind
 from .executor import Executor
@@ -32,13 +32,14 @@ CHECK_EVERY = 2.0
 
 
 class Heartbeat:
-    def __init__(self, queue: Queue, state: State, executor: Executor, reaper: Reaper, *,
+    def __init__(self, queue: Queue, state: State, executor: Executor,
+                 elect: Callable[[], object], *,
                  worker_id: str, every: float, on_gone: Callable[[JobqError], None],
                  on_forgotten: Callable[[], None] = lambda: None):
         self._queue = queue
         self._state = state
         self._executor = executor
-        self._reaper = reaper
+        self._elect = elect
         self._worker_id = worker_id
         self._every = every
         self._on_gone = on_gone
@@ -77,6 +78,7 @@ class Heartbeat:
     def _loop(self) -> None:
         beat_due = time.monotonic() + self._every
         while not self._stop.wait(min(self._every, CHECK_EVERY)):
+            self._state.beat_at = time.monotonic()
             try:
                 self._queue.check()
             except DatabaseUnavailable as e:
@@ -85,7 +87,7 @@ class Heartbeat:
             if time.monotonic() >= beat_due:
                 beat_due = time.monotonic() + self._every
                 self._guarded("heartbeat", self._beat)
-                self._guarded("reaper", self._reaper.run_if_due)
+                self._guarded("leader election", self._elect)
 
     def _beat(self) -> None:
         state = self._state

@@ -42,6 +42,10 @@ class State:
         # freed, an outcome written, or the worker is stopping.
         self.wake = threading.Event()
         self.stopping = threading.Event()
+        # Monotonic times of the claim loop's and the heartbeat's latest turns (0: not yet):
+        # a worker's liveness (observability/health.py).
+        self.looped_at = 0.0
+        self.beat_at = 0.0
 
     def free_slots(self) -> int:
         return self.concurrency - self.running

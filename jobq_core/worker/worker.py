@@ -15,7 +15,7 @@ from types import FrameType
 
 from ..common.checks import MAX_LEASE, check_int, check_pool, check_seconds
 from ..errors import JobqError
-from ..maintenance import Reaper, Scheduler
+from ..maintenance import Duties, Elector, Pruner, Reaper, Scheduler
 from ..queue import Queue
 from ..registry import JobContext, Registry
 from ..store.base import DEFAULT_MAX_LOST_ATTEMPTS
@@ -130,7 +130,14 @@ class Worker:
                               max_lost_attempts=max_lost_attempts)
         shortest = min([self.lease, *(t.lease for t in _tasks(registry) if t.lease)])
         self.beat_interval = shortest / 3  # recorded in the registry: judged late by it
-        self._heartbeat = Heartbeat(queue, state, self._executor, self._reaper,
+        # The maintenance leader's lease lasts as long as this worker's shortest lease: a
+        # leader that died is replaced within it and a beat, as its jobs are reaped.
+        self._elector = Elector(queue, self.id, term=3 * self.beat_interval)
+        leading = lambda: self._elector.leading  # noqa: E731
+        stop_duties = threading.Event()
+        self._duties = Duties(self._elector, self._reaper,
+                              Pruner(queue, stop=stop_duties, leading=leading), stop_duties)
+        self._heartbeat = Heartbeat(queue, state, self._executor, self._elect,
                                     worker_id=self.id, every=self.beat_interval,
                                     on_gone=self._database_gone, on_forgotten=self._register)
         self._claimer = Claimer(queue, registry, state, outbox, self._executor,
@@ -139,7 +146,7 @@ class Worker:
                                 idle_claim_interval=self.idle_claim_interval)
         self._completer = Completer(queue, state, outbox, self._claimer, worker_id=self.id,
                                     queues=self.queues, lease=self.lease)
-        self._scheduler = Scheduler(queue, registry.schedules())
+        self._scheduler = Scheduler(queue, registry.schedules(), leading)
 
     # -- public -----------------------------------------------------------------------------
 
@@ -231,7 +238,8 @@ class Worker:
             self._executor.close()
             raise
         self._tell_of_dead_workers()
-        self._reaper.run_once()
+        self._elect()
+        self._duties.start()
         self._heartbeat.start()
         self._completer.start()
         self._scheduler.start()
@@ -263,12 +271,36 @@ class Worker:
                         "out; a handler that can crash its process belongs in --pool process",
                         w.id, w.pid)
 
+    def _elect(self) -> None:
+        """Take part in the maintenance leader's election (at start, then every beat);
+        when this worker has just been elected, its duties start at once."""
+        was = self._elector.leading
+        if self._elector.run_once() and not was:
+            self._duties.wake()
+
+    @property
+    def looped_at(self) -> float:
+        """Monotonic time of the claim loop's latest turn (0: not started)."""
+        return self._state.looped_at
+
+    @property
+    def beat_at(self) -> float:
+        """Monotonic time of the heartbeat's latest turn (0: not started)."""
+        return self._state.beat_at
+
+    @property
+    def leading(self) -> bool:
+        """Whether this worker is the database's maintenance leader (as it last knew)."""
+        return self._elector.leading
+
     def _shutdown(self) -> None:
+        self._duties.close()
         self._scheduler.close()
         self._completer.close()  # writes everything queued before it ends
         self._heartbeat.close()
         self._executor.close()
         self._claimer.close()
+        self._elector.resign()
         try:
             self.queue.deregister_worker(self.id)
         except JobqError as e:

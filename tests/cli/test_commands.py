@@ -190,7 +190,7 @@ def test_workers_lists_registered_workers(db, queue):
     assert data[0]["id"] == "w-1" and data[0]["queues"] == ["mail"] and data[0]["concurrency"] == 4
     assert set(data[0]) == {"id", "host", "pid", "queues", "concurrency", "busy", "started_at",
                             "last_seen", "last_seen_ago", "state", "beat_interval", "lease",
-                            "pool", "children"}
+                            "pool", "children", "leader"}
     assert (data[0]["state"], data[0]["beat_interval"]) == ("ok", None)
 
 

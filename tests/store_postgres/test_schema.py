@@ -103,4 +103,4 @@ def test_a_version_1_schema_is_migrated_and_its_workers_kept_with_no_recorded_be
             "old": None, "new": 2.0}
     with psycopg.connect(pg_url) as c:
         assert c.execute("SELECT value FROM jobq_meta WHERE key='schema_version'"
-                         ).fetchone()[0] == str(SCHEMA_VERSION) == "8"
+                         ).fetchone()[0] == str(SCHEMA_VERSION) == "9"

@@ -265,7 +265,7 @@ def test_a_version_1_database_is_migrated_and_its_workers_kept_with_no_recorded_
         assert q.store.integrity_check() == "ok"
     conn = sqlite3.connect(db_path)
     assert conn.execute("SELECT value FROM jobq_meta WHERE key='schema_version'"
-                        ).fetchone()[0] == str(SCHEMA_VERSION) == "10"
+                        ).fetchone()[0] == str(SCHEMA_VERSION) == "11"
     with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
         conn.execute("UPDATE jobq_jobs SET status='bogus'")
     # v9 spelled the CHECK and the key index's WHERE as equalities: an insert and a

@@ -12,7 +12,10 @@ from ..backend import KeyTaken
 from ..base import FINISHED_STATUSES, TAKEN_BACK, ListFilter
 from ..dbapi import C
 from ._base import Operations
-from .running import BATCH
+
+PRUNE_BATCH = 500
+"""Jobs deleted per transaction by a prune (with their attempts, edges and payloads): each
+batch holds SQLite's write lock, or PostgreSQL's row locks, for milliseconds only."""
 
 
 def dead(where: ListFilter) -> ListFilter:
@@ -97,9 +100,21 @@ class Admin(Operations[C]):
                 self.statements.PRUNE_COUNT, (names, finished_before)).fetchall())
             return dict(counts)
 
-        def batch(c: C, _again: bool) -> list[tuple[int, str]]:
+        pruned: dict[str, int] = {}
+        while True:
+            batch = self.job_prune_batch(finished_before, statuses, PRUNE_BATCH)
+            for status, n in batch.items():
+                pruned[status] = pruned.get(status, 0) + n
+            if sum(batch.values()) < PRUNE_BATCH:
+                return pruned
+
+    def job_prune_batch(self, finished_before: float, statuses: Sequence[str],
+                        limit: int) -> dict[str, int]:
+        names = self.dialect.list_param([str(s) for s in statuses])
+
+        def op(c: C, _again: bool) -> list[tuple[int, str]]:
             with self.backend.transaction(c):
-                rows = c.execute(self.statements.PRUNE_PICK, (names, finished_before, BATCH)).fetchall()
+                rows = c.execute(self.statements.PRUNE_PICK, (names, finished_before, limit)).fetchall()
                 if rows:
                     ids = self.dialect.list_param([r[0] for r in rows])
                     for delete in self.dialect.prune_deletes():
@@ -107,9 +122,6 @@ class Admin(Operations[C]):
             return rows
 
         pruned: dict[str, int] = {}
-        while True:
-            rows = self.backend.run(batch)
-            for _, status in rows:
-                pruned[status] = pruned.get(status, 0) + 1
-            if len(rows) < BATCH:
-                return pruned
+        for _, status in self.backend.run(op):
+            pruned[status] = pruned.get(status, 0) + 1
+        return pruned

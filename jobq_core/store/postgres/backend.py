@@ -67,7 +67,8 @@ class PostgresBackend:
     def __init__(self, url: str, *, poll_only: bool | None = None, pool_size: int = 2,
                  busy_timeout: float = 30.0, read_only: bool = False,
                  synchronous: str | None = None, create: bool = True,
-                 poll_interval: float = 1.0, application_name: str = "jobq"):
+                 poll_interval: float = 1.0, application_name: str = "jobq",
+                 migrate: bool = True):
         check_int("pool_size", pool_size, minimum=1)
         check_seconds("busy_timeout", busy_timeout)
         check_seconds("poll_interval", poll_interval, positive=True)
@@ -102,7 +103,7 @@ class PostgresBackend:
                                   reconnect_for=busy_timeout)
         self._opened = False
         self._open_lock = threading.Lock()
-        self._create = create
+        self._create, self._migrate = create, migrate
         self._server_version = "?"
         self._identity: tuple[object, ...] = ()
         self._clock = ServerClock(self._conns, self._open)
@@ -125,7 +126,7 @@ class PostgresBackend:
                 self._server_version = first.info.parameter_status("server_version") or "?"
                 version = installed_version(first, self.display)
                 if opening.needs_migration(self.display, version, SCHEMA_VERSION,
-                                           self.read_only, self._create):
+                                           self.read_only, self._create, self._migrate):
                     migrate(first, self.display)
                 self._clock.sync(first)
                 self._identity = _own_identity(first)

@@ -24,6 +24,7 @@ from ..controls import Controls
 from ..dbapi import Row
 from ..dialect import Dialect
 from ..rows import CLAIM_FIELDS
+from .schema import SCHEMA_VERSION
 
 JOB_COLS = ", ".join(Job.__slots__)
 # Listings leave payload and result unread (a payload may be megabytes).
@@ -261,6 +262,7 @@ def _one(cursor: psycopg.Cursor[Row]) -> Row:
 
 class PostgresDialect(Dialect[PgConnection]):
     PLACEHOLDER = "%s"
+    newest_schema = SCHEMA_VERSION
     FRAGMENTS = {
         "job_cols": JOB_COLS, "job_cols_lean": JOB_COLS_LEAN, "lock": " FOR UPDATE", "skip_locked": " FOR UPDATE SKIP LOCKED",
         "names": "(SELECT unnest(?::text[]))", "ids": "(SELECT unnest(?::bigint[]))",

@@ -27,7 +27,7 @@ import psycopg
 from .. import opening
 
 TABLES = ("jobq_meta", "jobq_jobs", "jobq_attempts", "jobq_workers", "jobq_queues",
-          "jobq_schedules", "jobq_deps")
+          "jobq_schedules", "jobq_deps", "jobq_leader")
 _LOCK = (0x6A6F6271, 1)  # pg_advisory_xact_lock key: 'jobq', schema migration
 
 _V1 = """
@@ -214,7 +214,18 @@ UPDATE jobq_jobs SET unmet=(SELECT count(*) FROM jobq_deps d JOIN jobq_jobs x
   WHERE status='waiting';
 """
 
-MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8]
+# v9: the maintenance leader's lease (``store/ops/upkeep.py``): one row per role, renewed
+# by every beat of its holder (HOT updates: no index on what changes).
+_V9 = """
+CREATE TABLE IF NOT EXISTS jobq_leader(
+  name       text PRIMARY KEY,
+  worker     text   NOT NULL,
+  elected_at float8 NOT NULL,
+  expires_at float8 NOT NULL
+) WITH (fillfactor = 50);
+"""
+
+MIGRATIONS: list[str] = [_V1, _V2, _V3, _V4, _V5, _V6, _V7, _V8, _V9]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _OURS = (

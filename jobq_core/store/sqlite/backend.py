@@ -27,7 +27,8 @@ from .connection import (
     translate, warn_if_network, write_transaction,
 )
 from .dialect import DIALECT, claim_sql
-from .schema import SCHEMA_VERSION, installed_version, migrate, rate_trigger
+from .schema import SCHEMA_VERSION, installed_version, rate_trigger
+from .schema import migrate as migrate_schema
 from .watch import SqliteWatch, file_identity
 
 T = TypeVar("T")
@@ -40,7 +41,8 @@ class SqliteBackend:
     notifies = False  # a watch sees every commit to the file (inotify + data_version)
 
     def __init__(self, path: str | os.PathLike[str], *, synchronous: str = "NORMAL",
-                 busy_timeout: float = 30.0, read_only: bool = False, create: bool = True):
+                 busy_timeout: float = 30.0, read_only: bool = False, create: bool = True,
+                 migrate: bool = True):
         synchronous = opening.choice("synchronous", synchronous, SYNCHRONOUS_MODES)
         check_seconds("busy_timeout", busy_timeout)
         self.path = self.where = os.fspath(path)
@@ -73,12 +75,12 @@ class SqliteBackend:
                 self.frozen = True
                 version = installed_version(self._conn, self.path)
             migrating = opening.needs_migration(self.path, version, SCHEMA_VERSION, read_only,
-                                                create)
+                                                create, migrate)
             if not read_only:
                 set_pragmas(self._conn, self.path, synchronous)
             if migrating:
                 with write_transaction(self._conn):
-                    migrate(self._conn)
+                    migrate_schema(self._conn)
         except sqlite3.Error as e:
             self._conn.close()
             raise translate(e, self.path) from e

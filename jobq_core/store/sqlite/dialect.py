@@ -21,7 +21,7 @@ from ..dbapi import Row
 from ..dialect import Dialect
 from ..rows import CLAIM_FIELDS, decode
 from .connection import SqliteConnection, SqliteCursor, write_transaction
-from .schema import payload_is_big
+from .schema import SCHEMA_VERSION, payload_is_big
 
 _PAYLOAD = "coalesce(payload, (SELECT p.payload FROM jobq_payloads p WHERE p.job_id=jobq_jobs.id))"
 _COLUMNS = {name: name for name in Job.__slots__} | {"payload": _PAYLOAD}
@@ -150,6 +150,7 @@ def _one(cursor: SqliteCursor) -> Row:
 
 
 class SqliteDialect(Dialect[SqliteConnection]):
+    newest_schema = SCHEMA_VERSION
     FRAGMENTS = {
         "job_cols": JOB_COLS, "job_cols_lean": JOB_COLS_LEAN, "lock": "", "skip_locked": "",
         "names": "(SELECT value FROM json_each(?))", "ids": "(SELECT value FROM json_each(?))",

@@ -29,7 +29,7 @@ def payload_is_big(payload: str) -> bool:
     return n > INLINE_PAYLOAD_MAX or (
         n * 4 > INLINE_PAYLOAD_MAX and len(payload.encode()) > INLINE_PAYLOAD_MAX)
 TABLES = ("jobq_meta", "jobq_jobs", "jobq_attempts", "jobq_payloads", "jobq_workers",
-          "jobq_queues", "jobq_schedules", "jobq_deps")
+          "jobq_queues", "jobq_schedules", "jobq_deps", "jobq_leader")
 
 _V1 = """
 CREATE TABLE jobq_meta(
@@ -306,8 +306,18 @@ def _edit_table_sql(c: sqlite3.Connection, old: str, new: str) -> None:
         raise DatabaseError("jobq_jobs has a status CHECK jobq did not write; not migrated")
 
 
+# v11: the maintenance leader's lease (``store/ops/upkeep.py``): one row per role.
+_V11 = """
+CREATE TABLE IF NOT EXISTS jobq_leader(
+  name       TEXT PRIMARY KEY,
+  worker     TEXT NOT NULL,
+  elected_at REAL NOT NULL,
+  expires_at REAL NOT NULL
+) WITHOUT ROWID;
+"""
+
 MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
-    _V1, _V2, _V3, _V4, _v5, _V6, rate_trigger, _V8, _v9, _v10]
+    _V1, _V2, _V3, _V4, _v5, _V6, rate_trigger, _V8, _v9, _v10, _V11]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
