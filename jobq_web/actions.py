@@ -10,7 +10,7 @@ confirmed in the page before it is sent (``static/app.js``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qs, urlencode
 
 from starlette.requests import Request
@@ -22,11 +22,9 @@ from jobq_core.common.error_groups import group_dead
 from jobq_core.presentation.views.filters import group_filter, parse_filter
 from jobq_core.presentation.views.reading import dead_group_ids
 
+from .dashboard import Dashboard, root, run
 from .data import Unreachable
 from .security import COOKIE, HEADERS
-
-if TYPE_CHECKING:
-    from .app import Dashboard
 
 MAX_FORM = 64 * 1024  # bytes of a form: the largest holds a filter and a few numbers
 
@@ -59,7 +57,6 @@ def routes(d: Dashboard) -> list[Route]:
         return Route(path, endpoint, methods=["POST"])
 
     async def login(request: Request) -> Response:
-        from .app import root
         fields = await form(request)
         if d.guard.read_only or not d.guard.token_ok(fields.get("token", "")):
             return d.html(request, "login.html", 401, title="log in", tab="",
@@ -76,7 +73,6 @@ def routes(d: Dashboard) -> list[Route]:
                       query="", next=request.query_params.get("next", ""))
 
     async def logout(request: Request) -> Response:
-        from .app import root
         r = RedirectResponse(f"{root(request)}/", 303, headers=HEADERS)
         r.delete_cookie(COOKIE, path=f"{root(request)}/")
         return r
@@ -98,7 +94,6 @@ def routes(d: Dashboard) -> list[Route]:
 
 async def perform(d: Dashboard, request: Request,
                   act: Callable[[Request, dict[str, str], Queue], dict[str, Any]]) -> Response:
-    from .app import run
     wants_json = bool(request.headers.get("authorization")) or "application/json" in (
         request.headers.get("accept", ""))
     try:
@@ -136,7 +131,6 @@ def answer(request: Request, fields: dict[str, str], wants_json: bool, d: Dashbo
 
 def local(request: Request, path: str) -> str:
     """``path`` if it is a page of this dashboard (never another site: ``//evil``)."""
-    from .app import root
     base = root(request)
     if not path.startswith(f"{base}/") or path.startswith("//") or "\\" in path:
         return ""
