@@ -35,7 +35,7 @@ from jobq_core import (
     JobStatus, Queue, Stats, Throughput, Watch, Why, WorkerInfo,
 )
 
-from jobq_core.presentation.views.reading import dead_group_ids, shown
+from jobq_core.presentation.views.reading import dead_group_ids, leading, shown
 
 from jobq_core.presentation.views.filters import Filter
 from jobq_core.presentation.views.snapshot import ROW_LIMIT, Snapshot
@@ -183,7 +183,7 @@ class Source:
         return Snapshot(v.name, filt, grouped, version, now, now, time.monotonic() - started,
                         time.thread_time() - cpu, stats, history, shown(workers),
                         shown(running), shown(rows), rows_at, holds=holds, frozen=q.frozen,
-                        blockers=tuple(q.write_blockers()))
+                        blockers=tuple(q.write_blockers()), leader=leading(q, now))
 
     def _stats(self, q: Queue, now: float, force: bool) -> Stats:
         """The counts, with the last hour's finished counts read again at every read while

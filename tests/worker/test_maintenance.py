@@ -144,3 +144,23 @@ def test_a_worker_stopping_gives_the_lead_up_and_the_other_takes_it_at_its_next_
         w2.stop()
         t2.join(10)
         assert q1.leader() is None
+
+
+def test_the_monitors_workers_view_marks_the_leader_while_its_lease_holds(queue, clock):
+    from jobq_core.presentation.views import VIEWS
+    from jobq_core.presentation.views.filters import parse_filter
+    from jobq_core.presentation.views.reading import take
+
+    for worker_id in ("a", "b"):
+        queue.register_worker(worker_id, host="h", pid=1, queues=None, concurrency=1,
+                              beat_interval=10, lease=30)
+    Elector(queue, "b", term=30).run_once()
+    view = VIEWS["workers"]
+
+    def ids() -> list[str]:
+        snap = take(queue, view, parse_filter(""), now=clock.now())
+        return [row.cells[0].plain for row in view.rows(snap, wide=True, beat=10)]
+
+    assert ids() == ["a", "b (leader)"]
+    clock.advance(31)  # its lease ran out: nobody leads
+    assert ids() == ["a", "b"]

@@ -34,7 +34,14 @@ def take(q: Reader, view: View, filt: Filter, *, grouped: bool = True, now: floa
     holds = view.read_holds(q, rows)
     return Snapshot(view.name, filt, grouped, version, now, now, 0.0, 0.0, stats,
                     Throughput(now, 1.0, (), (), ()), shown(workers), shown(running),
-                    shown(rows), now, holds=holds, frozen=bool(q.frozen))
+                    shown(rows), now, holds=holds, frozen=bool(q.frozen),
+                    leader=leading(q, now))
+
+
+def leading(q: Reader, now: float) -> str | None:
+    """The maintenance leader's worker id while its lease holds at ``now``."""
+    lead = q.leader()
+    return lead.worker if lead is not None and lead.expires_at > now else None
 
 
 def dead_group_ids(q: Reader, filt: Filter, page: int = 1000) -> list[int]:

@@ -39,6 +39,7 @@ class Snapshot:
     reused: bool = False  # True: the database had not changed; these are the last rows
     frozen: bool = False  # True: a frozen copy (its directory is not writable): no live updates
     blockers: tuple[str, ...] = ()  # stopped processes holding the write lock
+    leader: str | None = None  # the worker leading maintenance, its lease holding
 
 
 __all__ = ["ROW_LIMIT", "Snapshot"]

@@ -44,14 +44,16 @@ class Workers(View):
                     and f.matches(w.id, w.host, w.pid, " ".join(w.queues or ()))):
                 continue
             n = held.get(w.id, 0) if complete else None
-            rows.append(_CACHE.row(w.id, (w, n), wide,
-                                   partial(_row, w, wide, beat, n)))
+            lead = w.id == snap.leader
+            rows.append(_CACHE.row(w.id, (w, n, lead), wide,
+                                   partial(_row, w, wide, beat, n, lead)))
         _CACHE.done(wide)
         return rows
 
 
-def _row(w: WorkerInfo, wide: bool, beat: float, held: int | None) -> Row:
-    """``held``: how many running jobs carry its name (None: not all were read)."""
+def _row(w: WorkerInfo, wide: bool, beat: float, held: int | None, lead: bool = False) -> Row:
+    """``held``: how many running jobs carry its name (None: not all were read); ``lead``:
+    it is the maintenance leader (``(leader)`` after its id)."""
     lim = limit_for(wide)
     queues = "*" if w.queues is None else ",".join(w.queues)
     host = Cell(literal(w.host, limit=lim).text, more=((f":{w.pid}", ""),))
@@ -65,7 +67,8 @@ def _row(w: WorkerInfo, wide: bool, beat: float, held: int | None) -> Row:
         return text(f"{w.busy if held is None else held}/{w.concurrency}")
 
     return build(COLUMNS, wide, w.id, {
-        "id": (literal(w.id, limit=lim), w.id),
+        "id": (Cell(literal(w.id, limit=lim).text, more=((" (leader)", "bold"),)) if lead
+               else literal(w.id, limit=lim), w.id),
         "host": (host, (w.host, w.pid)),
         "state": (Timed(lambda now: badge(WORKER_BADGES[w.state(now, beat)])), -w.last_seen),
         "busy": (Timed(busy), w.busy if held is None else held),
