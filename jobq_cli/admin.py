@@ -176,13 +176,22 @@ def retry(
 
 @friendly
 def cancel(job_id: Annotated[int, typer.Argument(metavar="ID", help="The job's id.")],
+           terminate: Annotated[bool, typer.Option(
+               "--terminate", help="A running job too is cancelled now, its attempt "
+               "recorded, and its worker stops the run within about a second (a process-"
+               "pool child is killed and replaced, an async handler cancelled; a thread is "
+               "only asked, through ctx.cancelled).")] = False,
            db: DbOption = DEFAULT_DB,
            as_json: JsonOption = False) -> None:
-    """Cancel a pending job now; ask a running job's handler to stop (ctx.cancelled)."""
+    """Cancel a pending job now; ask a running job's handler to stop (ctx.cancelled), or
+    with --terminate stop it."""
     with open_queue(db) as q:
-        status = q.cancel(job_id)
+        status = q.cancel(job_id, terminate=terminate)
     if as_json:
         print_json({"id": job_id, "status": str(status)})
+    elif status == JobStatus.CANCELLED and terminate:
+        typer.echo(f"job {job_id} cancelled (a run of it is stopped by its worker within "
+                   "about a second)")
     elif status == JobStatus.CANCELLED:
         typer.echo(f"job {job_id} cancelled")
     else:

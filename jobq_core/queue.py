@@ -21,7 +21,7 @@ from .common.checks import (
 from .clock import SYSTEM_CLOCK, Clock
 from .api.copying import Copying
 from .api.filters import job_filter
-from .api.waiting import wait_for_job
+from .api.waiting import Waiting, stop_waiting
 from .errors import LeaseLost, Snooze, UnusableConnection
 from .api.new_jobs import (
     DEFAULT_MAX_PAYLOAD, Item, JobMaker, Tasks, completions,
@@ -43,7 +43,7 @@ from .types import (
 DEFAULT_LEASE = 30.0
 
 
-class Queue(Workflows, Reasons, WorkerRecords, Copying, Upkeep):
+class Queue(Workflows, Reasons, WorkerRecords, Copying, Upkeep, Waiting):
     """A job queue in the database ``database`` names: a file path or ``sqlite:///path``
     (an SQLite file, created owner-only if missing), or ``postgresql://user@host/db``
     (jobq's tables are created in that existing database; see ``PostgresStore`` for its
@@ -214,6 +214,10 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying, Upkeep):
         now = self.clock.now()
         return self.store.job_extend_many(leases, now, now + lease)
 
+    def check_leases(self, leases: Iterable[tuple[int, int]]) -> ExtendResult:
+        """``extend_many``'s answer (runs lost, cancels asked), extending nothing: one read."""
+        return self.store.job_check_many(leases)
+
     def complete(self, job_id: int, token: int, result: Any = None, *, conn: Any = None) -> None:
         """Mark the job succeeded and store ``result`` (JSON). Raises ``LeaseLost`` (and
         writes nothing) when the job is no longer running under this token.
@@ -326,12 +330,6 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying, Upkeep):
                            key=key)
         return self.store.job_list(where, self.clock.now())
 
-    def wait(self, job_id: int, timeout: float | None = None) -> Job:
-        """The job once it has finished (succeeded, dead or cancelled, with its ``result`` or
-        ``error``). Raises ``TimeoutError`` when it has not within ``timeout`` seconds
-        (None: no limit), ``JobNotFound`` for an unknown id (``api/waiting.py``)."""
-        return wait_for_job(self, job_id, timeout)
-
     def attempts(self, job_id: int) -> builtins.list[Attempt]:
         """Every attempt of the job, oldest first, including the one running now."""
         check_int("job id", job_id)
@@ -388,11 +386,13 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying, Upkeep):
                            search=search)
         return self.store.job_retry_dead(where, self.clock.now())
 
-    def cancel(self, job_id: int) -> JobStatus:
+    def cancel(self, job_id: int, *, terminate: bool = False) -> JobStatus:
         """A pending job is cancelled at once (returns ``cancelled``). A running one is
-        flagged: its worker's next heartbeat tells the handler to stop (returns ``running``)."""
+        flagged: its worker tells the handler within a second (returns ``running``). With
+        ``terminate``, a running one is cancelled now too, its attempt recorded, and its
+        worker stops the run (the workers guide says how; a thread cannot be stopped)."""
         check_int("job id", job_id)
-        return JobStatus(self.store.job_cancel(job_id, self.clock.now()))
+        return JobStatus(self.store.job_cancel(job_id, self.clock.now(), bool(terminate)))
 
     def prune(self, older_than: float, *, dead: bool = True) -> int:
         """Delete jobs that finished more than ``older_than`` seconds ago, and their history;
@@ -479,6 +479,7 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying, Upkeep):
         self.store.check()
 
     def close(self) -> None:
+        stop_waiting(self)
         self.store.close()
 
     def __enter__(self) -> Queue:

@@ -189,10 +189,11 @@ class AsyncQueue:
 
     # -- administering --------------------------------------------------------------------
 
-    async def cancel(self, job_id: int) -> JobStatus:
+    async def cancel(self, job_id: int, *, terminate: bool = False) -> JobStatus:
         """``Queue.cancel``: ``cancelled`` for a pending job; ``running`` for one whose
-        worker is asked to stop it."""
-        return await self._call(self.queue.cancel, job_id)
+        worker is asked to stop it; with ``terminate``, ``cancelled`` for a running one
+        too, which its worker stops."""
+        return await self._call(self.queue.cancel, job_id, terminate=terminate)
 
     async def retry(self, job_id: int, *, force: bool = False) -> None:
         """``Queue.retry``: a dead or cancelled job back to pending."""

@@ -2,11 +2,12 @@
 (``await_job``), which return the job once it is succeeded, dead or cancelled.
 
 One thread per queue (``jobq-wait``), started by the first wait and ended ``LINGER``
-seconds after the last, sleeps on the store's signal for ended jobs (``Store.watch`` with
-``ends=True`` where the store has one: PostgreSQL LISTENs to the completions' channel and
-is told which jobs ended; SQLite's file watch sees every commit) and reads the awaited jobs
-that may have ended; it also reads every awaited job each ``LOOK_EVERY`` seconds, so a
-signal lost (a broken LISTEN connection, an end no statement announced) costs at most that.
+seconds after the last, sleeps on the store's signal for ended jobs
+(``Store.watch_ends``: on PostgreSQL a LISTEN connection, told which jobs each statement
+that ended some ended; on SQLite the file watch, which sees every commit) and reads the
+awaited jobs that may have ended. It also reads every awaited job each ``LOOK_EVERY``
+seconds, so a signal lost (a broken LISTEN connection, an end no statement announced)
+costs at most that.
 
 A waiter registers before it reads the job, so an end that commits between the two is
 never missed: either the read sees it, or the signal comes after the registration.
@@ -19,15 +20,12 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..common.checks import check_int, check_seconds
 from ..errors import JobNotFound, JobqError
-from ..store.base import FINISHED_STATUSES, Store
-from ..types import Job, Watch
-
-if TYPE_CHECKING:
-    from ..queue import Queue
+from ..store.base import FINISHED_STATUSES, EndWatch, Store
+from ..types import Job
 
 log = logging.getLogger("jobq.wait")
 
@@ -36,6 +34,26 @@ LOOK_EVERY = 1.0  # seconds between reads of every awaited job, whatever the sig
 
 Done = Callable[[Job | None], None]
 """Told the ended job (None: it was deleted meanwhile), from the waiting thread."""
+
+
+class Queue(Protocol):
+    """What waiting uses of a ``Queue``."""
+
+    @property
+    def store(self) -> Store: ...
+
+
+class Waiting:
+    """``Queue``'s ``wait`` (a part of ``Queue``, one of its bases: it uses only what it
+    declares here)."""
+
+    store: Store
+
+    def wait(self, job_id: int, timeout: float | None = None) -> Job:
+        """The job once it has finished (succeeded, dead or cancelled, with its ``result``
+        or ``error``). Raises ``TimeoutError`` when it has not within ``timeout`` seconds
+        (None: no limit; 0: look once), ``JobNotFound`` for an unknown id."""
+        return wait_for_job(self, job_id, timeout)
 
 
 def wait_for_job(queue: Queue, job_id: int, timeout: float | None = None) -> Job:
@@ -131,16 +149,19 @@ class _Hub:
         self._store = store
         self._lock = threading.Lock()
         self._waiters: dict[int, list[Done]] = {}
-        self._watch: Watch | None = None
+        self._watch: EndWatch | None = None
         self._running = False
+        self._closed = False
 
     def add(self, job_id: int, done: Done) -> None:
         """Register ``done`` for ``job_id``; once this returns, the signal of its end
         reaches the thread (the watch is open)."""
         with self._lock:
+            if self._closed:
+                raise JobqError("this queue was closed: open another to wait for jobs")
             self._waiters.setdefault(job_id, []).append(done)
             if not self._running:
-                self._watch = self._store.watch()
+                self._watch = self._store.watch_ends()
                 self._running = True
                 threading.Thread(target=self._loop, args=(self._watch,), name="jobq-wait",
                                  daemon=True).start()
@@ -153,34 +174,51 @@ class _Hub:
                 if not waiters:
                     del self._waiters[job_id]
 
-    def _loop(self, watch: Watch) -> None:
+    def close(self) -> None:
+        """The queue is closing: end the thread (and its LISTEN connection) now."""
+        with self._lock:
+            self._closed = True
+            watch = self._watch
+        if watch is not None:
+            watch.wake()
+
+    def _loop(self, watch: EndWatch) -> None:
         looked = time.monotonic()
         idle_since: float | None = None
+        failing = False
         while True:
             with self._lock:
                 now = time.monotonic()
-                if self._waiters:
+                if self._waiters and not self._closed:
                     idle_since = None
                 elif idle_since is None:
                     idle_since = now
-                elif now - idle_since >= LINGER:
+                if self._closed or (idle_since is not None and now - idle_since >= LINGER):
                     self._running, self._watch = False, None
                     break
+            names: frozenset[int] | None = None
             try:
-                changed = watch.wait(LOOK_EVERY)
+                if watch.wait(LOOK_EVERY):
+                    names = watch.ended()
+                elif time.monotonic() - looked < LOOK_EVERY:
+                    continue
+                failing = False
             except JobqError as e:
-                log.warning("waiting for jobs to end: %s", e)
+                if not failing:  # once an outage: the waiters' own reads report it
+                    log.warning("waiting for jobs to end: %s", e)
+                failing = True
                 time.sleep(0.1)
-                changed = True
-            if changed or time.monotonic() - looked >= LOOK_EVERY:
+            if names is None:
                 looked = time.monotonic()
-                self._look()
+            self._look(names)
         watch.close()
 
-    def _look(self) -> None:
-        """Read every awaited job; tell the waiters of those that ended."""
+    def _look(self, names: frozenset[int] | None) -> None:
+        """Read the awaited jobs among ``names`` (None: every one); tell the waiters of
+        those that ended."""
         with self._lock:
-            ids = list(self._waiters)
+            ids = list(self._waiters) if names is None else [i for i in names
+                                                                if i in self._waiters]
         for job_id in ids:
             try:
                 job = self._store.job_get(job_id)
@@ -197,6 +235,14 @@ class _Hub:
 
 _hubs: weakref.WeakKeyDictionary[Queue, _Hub] = weakref.WeakKeyDictionary()
 _hubs_lock = threading.Lock()
+
+
+def stop_waiting(queue: Queue) -> None:
+    """``queue`` is closing: its waiting thread ends (``Queue.close`` calls this)."""
+    with _hubs_lock:
+        hub = _hubs.pop(queue, None)
+    if hub is not None:
+        hub.close()
 
 
 def _hub(queue: Queue) -> _Hub:

@@ -21,7 +21,7 @@ from typing import Any, Protocol, TypeVar
 from ..clock import Clock
 from ..errors import JobqError
 from ..types import NewJob, Watch
-from .base import Completion, ConnectionIdentity
+from .base import Completion, ConnectionIdentity, EndWatch
 from .dbapi import C
 from .dialect import Dialect
 
@@ -151,6 +151,8 @@ class Backend(Protocol[C]):
         """The backend's change watcher, with its defaults (a backend may take options of
         its own, such as ``poll_interval``, which ``Engine.watch`` passes on)."""
         ...
+
+    def watch_ends(self) -> EndWatch: ...
 
     def server_clock(self) -> Clock | None: ...
 

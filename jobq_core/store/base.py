@@ -71,12 +71,25 @@ from .upkeep import UpkeepStore
 FINISHED_STATUSES = ("succeeded", "dead", "cancelled")
 """Every status ``job_prune`` may delete."""
 
+
+class EndWatch(Watch, Protocol):
+    """A change signal for jobs ending (``Store.watch_ends``): ``wait`` returns True soon
+    after a job ends (succeeded, dead, cancelled) through any connection, the store's own
+    included; a True may be spurious."""
+
+    def ended(self) -> frozenset[int] | None:
+        """The ids of the jobs the signals since the last call said ended, or None when
+        they cannot say (a poll, a reconnection, SQLite's file watch): look at every job
+        awaited."""
+        ...
+
 RetryDelay = Callable[[int], float]
 """Seconds to wait before the next attempt, given the number of the attempt that failed."""
 
 
 # The error recorded for an attempt an operator took back (``job_retry(force=True)``).
 TAKEN_BACK = "taken back by an operator (retry --force): this worker's lease was revoked"
+TERMINATED = "terminated: cancelled by an operator while it ran (cancel --terminate)"
 
 
 # A job is taken for poison once this many of its attempts in a row lost their worker.
@@ -199,6 +212,12 @@ class Store(UpkeepStore, Protocol):
         asked to cancel. One transaction."""
         ...
 
+    def job_check_many(self, leases: Iterable[tuple[int, int]]) -> ExtendResult:
+        """``job_extend_many``'s answer without extending: the fenced ``(job_id, token)``
+        no longer running under that token, and those an operator asked to cancel. One
+        read, no write."""
+        ...
+
     def job_complete_and_claim(
         self, completions: Sequence[Completion], now: float, worker: str,
         queues: Sequence[str] | None, lease_until: float, limit: int,
@@ -312,10 +331,12 @@ class Store(UpkeepStore, Protocol):
         whose unique key another live job holds stays dead."""
         ...
 
-    def job_cancel(self, job_id: int, now: float) -> str:
-        """Pending: cancelled now. Running: flagged for its worker (its next heartbeat
-        learns it). Returns the new status. ``JobNotFound``; ``InvalidState`` when it is
-        already finished."""
+    def job_cancel(self, job_id: int, now: float, terminate: bool = False) -> str:
+        """Pending: cancelled now. Running: flagged for its worker (which learns it
+        through ``job_check_many`` or its heartbeat); with ``terminate``, cancelled now
+        too, its attempt recorded (``TERMINATED``) and its token dropped, so the run is
+        fenced out of every later write. Returns the new status. ``JobNotFound``;
+        ``InvalidState`` when it is already finished."""
         ...
 
     def job_copy_out(self, statuses: Sequence[str], after: int, limit: int) -> CopyPage:
@@ -452,6 +473,11 @@ class Store(UpkeepStore, Protocol):
 
     def watch(self) -> Watch:
         """A new change signal for this store (see ``Watch``); the caller closes it."""
+        ...
+
+    def watch_ends(self) -> EndWatch:
+        """A new signal for jobs ending, which ``Queue.wait`` sleeps on (see ``EndWatch``;
+        PostgreSQL: LISTEN to the completions' channel); the caller closes it."""
         ...
 
     def write_blockers(self) -> list[str]:

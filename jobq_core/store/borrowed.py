@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from ..clock import Clock
 from ..types import Watch
 from .backend import AppConnection, Backend
-from .base import ConnectionIdentity
+from .base import ConnectionIdentity, EndWatch
 from .dialect import Dialect
 
 T = TypeVar("T")
@@ -95,6 +95,9 @@ class Borrowed:
 
     def watch(self) -> Watch:
         return self.own.watch()
+
+    def watch_ends(self) -> EndWatch:
+        return self.own.watch_ends()
 
     def server_clock(self) -> Clock | None:
         return None

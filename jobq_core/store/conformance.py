@@ -18,13 +18,13 @@ if TYPE_CHECKING:
 
     from ..types import Watch
     from .backend import AppConnection, Backend
-    from .base import Store
+    from .base import EndWatch, Store
     from .postgres import app_connection as postgres_app
     from .postgres.backend import PostgresBackend, PostgresStore
     from .postgres.watch import PgWatch
     from .sqlite import app_connection as sqlite_app
     from .sqlite.backend import SqliteBackend, SqliteStore
-    from .sqlite.watch import FileWatch, SqliteWatch, WatchedFile
+    from .sqlite.watch import FileWatch, OwnVersion, SqliteEndWatch, SqliteWatch, WatchedFile
 
     # Each function returns its argument as the protocol's type: the checker then
     # checks every member of the protocol against the backend's (a class is checked
@@ -51,6 +51,15 @@ if TYPE_CHECKING:
         return watch
 
     def postgres_watch(watch: PgWatch) -> Watch:
+        return watch
+
+    def sqlite_end_watch(watch: SqliteEndWatch) -> EndWatch:
+        return watch
+
+    def own_version(version: OwnVersion) -> WatchedFile:
+        return version
+
+    def postgres_end_watch(watch: PgWatch) -> EndWatch:
         return watch
 
     sqlite_app_connection: AppConnection = sqlite_app

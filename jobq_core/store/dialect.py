@@ -70,6 +70,11 @@ class Dialect(Generic[C_contra]):
     def read_json(self, value: object) -> object:
         raise NotImplementedError
 
+    def ended(self, c: C_contra, job_ids: Sequence[int]) -> None:
+        """Inside the transaction that ended ``job_ids`` (dead or cancelled; completions
+        tell in their own statements): tell the waiters of ``Queue.wait`` when it commits.
+        Nothing by default (SQLite's watch sees every commit)."""
+
     # -- operations whose statements differ -----------------------------------------------
 
     def claim(self, c: C_contra, worker: str, queues: list[str], now: float,

@@ -22,7 +22,7 @@ from ..clock import Clock
 from ..errors import UnusableConnection
 from ..types import Deps, NewJob, Watch
 from .backend import Backend
-from .base import Completion, ConnectionIdentity
+from .base import Completion, ConnectionIdentity, EndWatch
 from .controls import ControlCache
 from .dbapi import C
 from .ops.admin import Admin
@@ -101,6 +101,9 @@ class Engine(Running[C], Dependents[C], Admin[C], Copying[C], Reads[C], Registry
 
     def watch(self, **options: Any) -> Watch:
         return self.backend.watch(**options)
+
+    def watch_ends(self) -> EndWatch:
+        return self.backend.watch_ends()
 
     def write_blockers(self) -> list[str]:
         return self.backend.write_blockers()

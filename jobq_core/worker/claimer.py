@@ -1,9 +1,10 @@
 """The claimer: the claim loop, run by the thread that called ``Worker.run()``.
 
 It claims as many jobs as there are free slots in one statement, turns them into runs and
-hands them to the executor; on each turn it also has the executor enforce timeouts. While
-completions wait to be written it leaves the claim to the completer, which claims for the
-slots they free in the same transaction (``adopt`` serves both).
+hands them to the executor; on each turn it also has the executor enforce timeouts, and
+stops the runs whose jobs were terminated or taken back meanwhile (``terminations.py``).
+While completions wait to be written it leaves the claim to the completer, which claims
+for the slots they free in the same transaction (``adopt`` serves both).
 
 Idle wait: with nothing running, it sleeps on the store's change signal
 (``queue.watch()``) until another process commits, the next delayed job or retry becomes
@@ -33,6 +34,7 @@ from .outbox import Outbox
 from .executor import Executor
 from .runs import Run
 from .state import State
+from .terminations import Terminations
 
 log = logging.getLogger("jobq.worker")
 
@@ -66,6 +68,7 @@ class Claimer:
         self._due_stale = True  # a claim came up short since ``_due`` was read
         self._due_read = -1e9  # monotonic time of that read
         self._watch = queue.watch()
+        self._terminations = Terminations(queue, state, executor)
 
     def loop(self, burst: bool) -> None:
         """Claim and start jobs until the worker stops (with ``burst``: until no job is
@@ -77,6 +80,7 @@ class Claimer:
             state.wake.clear()
             state.looped_at = time.monotonic()
             self._executor.check_timeouts()
+            self._terminations.check()
             free = state.free_slots()
             # While completions wait to be written, leave the claim to the completer: it
             # claims for the freed slots in the same transaction (one commit, not two).

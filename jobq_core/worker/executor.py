@@ -87,6 +87,10 @@ class Executor:
             self.pool.stop(run)
         if not lost:
             self._outbox.post(run)
+        elif isinstance(outcome, Lost) and outcome.terminated:
+            self._state.count(run, "cancelled")
+            log.info("%s terminated by an operator after %.3fs: its handler was told to stop, "
+                     "and stopped where the pool can", run.describe(), run.took())
         else:
             self._state.count(run, "lost")
             log.warning("%s lease lost after %.3fs (reaped or taken over): the handler was "

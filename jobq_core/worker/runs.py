@@ -76,8 +76,10 @@ class Snoozed:
 
 @dataclass(frozen=True, slots=True)
 class Lost:
-    """The run's lease is lost (reaped or taken over): there is nothing to write, and the
-    store's fencing would reject it anyway."""
+    """The run's lease is lost (reaped or taken over, or ``terminated``: the job cancelled
+    by an operator's terminate): there is nothing to write, and the store's fencing would
+    reject it anyway."""
+    terminated: bool = False
 
 
 Outcome = Succeeded | Failed | Released | Snoozed | Lost

@@ -9,7 +9,7 @@ from ...errors import InvalidState, JobNotFound
 from ...types import JobStatus, Outcome
 from .. import listing
 from ..backend import KeyTaken
-from ..base import FINISHED_STATUSES, TAKEN_BACK, ListFilter
+from ..base import FINISHED_STATUSES, TAKEN_BACK, TERMINATED, ListFilter
 from ..dbapi import C
 from ._base import Operations
 
@@ -75,20 +75,29 @@ class Admin(Operations[C]):
 
         return self.backend.run(op)
 
-    def job_cancel(self, job_id: int, now: float) -> str:
+    def job_cancel(self, job_id: int, now: float, terminate: bool = False) -> str:
         def op(c: C, _again: bool) -> str:
             with self.backend.transaction(c):
                 row = c.execute(self.statements.JOB_STATE, (job_id,)).fetchone()
                 if row is None:
                     raise JobNotFound(job_id)
-                if row[0] in (JobStatus.PENDING, JobStatus.WAITING):
-                    c.execute(self.statements.CANCEL_PENDING, (now, job_id))
-                    self._settle(c, job_id, JobStatus.CANCELLED, now)
-                    return JobStatus.CANCELLED
-                if row[0] == JobStatus.RUNNING:
+                status, _queue, attempts, worker, token, started = row
+                if status == JobStatus.RUNNING and not terminate:
                     c.execute(self.statements.REQUEST_CANCEL, (job_id,))
                     return JobStatus.RUNNING
-                raise InvalidState(f"job {job_id} is already {row[0]}")
+                if status == JobStatus.RUNNING:  # its run's token goes: fenced out
+                    c.execute(self.statements.LEAVE_RUNNING, (
+                        str(JobStatus.CANCELLED), now, attempts, TERMINATED, now, job_id, token))
+                    c.execute(self.statements.RECORD_ATTEMPT, (
+                        job_id, attempts, worker, token, started, now, str(Outcome.CANCELLED),
+                        TERMINATED))
+                elif status in (JobStatus.PENDING, JobStatus.WAITING):
+                    c.execute(self.statements.CANCEL_PENDING, (now, job_id))
+                else:
+                    raise InvalidState(f"job {job_id} is already {status}")
+                self.dialect.ended(c, [job_id])
+                self._settle(c, job_id, JobStatus.CANCELLED, now)
+                return JobStatus.CANCELLED
 
         return self.backend.run(op)
 

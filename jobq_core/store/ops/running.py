@@ -155,6 +155,17 @@ class Running(Operations[C]):
         return ExtendResult(frozenset({job_id for job_id, _ in leases} - set(ours)),
                             frozenset(job_id for job_id, cancel in ours.items() if cancel))
 
+    def job_check_many(self, leases: Iterable[tuple[int, int]]) -> ExtendResult:
+        leases = list(leases)
+        if not leases:
+            return ExtendResult(frozenset(), frozenset())
+        ids = self.dialect.list_param([job_id for job_id, _ in leases])
+        rows = self.backend.run(lambda c, _again: c.execute(
+            self.statements.LEASES_HELD, (ids,)).fetchall())
+        held = {(job_id, token): cancel for job_id, token, cancel in rows}
+        return ExtendResult(frozenset(i for i, t in leases if (i, t) not in held),
+                            frozenset(i for i, t in leases if held.get((i, t))))
+
     def job_complete_many(self, completions: Sequence[Completion], now: float) -> list[bool]:
         return self.backend.run(lambda c, again: self._complete(c, completions, now, again))
 
@@ -254,10 +265,13 @@ class Running(Operations[C]):
                 c.execute(self.statements.RECORD_ATTEMPT, (
                     job_id, attempts, worker, token, started_at, now,
                     str(Outcome.CANCELLED if cancel else Outcome.FAILED), error))
-                if status == JobStatus.PENDING and self.backend.notifies:
-                    self.backend.notify(c, [queue])
-                elif status != JobStatus.PENDING and dependents:
-                    self._settle(c, job_id, status, now)
+                if status == JobStatus.PENDING:
+                    if self.backend.notifies:
+                        self.backend.notify(c, [queue])
+                else:
+                    self.dialect.ended(c, [job_id])
+                    if dependents:
+                        self._settle(c, job_id, status, now)
                 return job
 
         return self.backend.run(op)
@@ -292,8 +306,10 @@ class Running(Operations[C]):
                                                   now, str(ended), None))
                 if not cancel and self.backend.notifies:
                     self.backend.notify(c, [queue])
-                if cancel and dependents:
-                    self._settle(c, job_id, JobStatus.CANCELLED, now)
+                if cancel:
+                    self.dialect.ended(c, [job_id])
+                    if dependents:
+                        self._settle(c, job_id, JobStatus.CANCELLED, now)
                 return True
 
         return self.backend.run(op)
@@ -319,6 +335,7 @@ class Running(Operations[C]):
             with self.backend.transaction(c):
                 rows = c.execute(self.statements.EXPIRED_LEASES, (now, now + MAX_LEASE, BATCH)).fetchall()
                 queues: set[str] = set()
+                ended: list[int] = []
                 for row in rows:
                     if row[0] in unwritable:
                         continue
@@ -336,8 +353,11 @@ class Running(Operations[C]):
                     moved += 1
                     if status == JobStatus.PENDING:
                         queues.add(row[8])
+                    else:
+                        ended.append(row[0])
                 if queues and self.backend.notifies:
                     self.backend.notify(c, queues)
+                self.dialect.ended(c, ended)
             return len(rows), moved
 
         reaped = 0

@@ -36,7 +36,7 @@ from ..base import ConnectionIdentity
 from ..engine import Engine
 from . import app_connection
 from .connection import Connections, ServerClock, parse_url
-from .dialect import DIALECT, NOTIFY, claim_params, claim_shape, text_array
+from .dialect import DIALECT, ENDED_CHANNEL, NOTIFY, claim_params, claim_shape, text_array
 from .notify import Notifier
 from .schema import SCHEMA_VERSION, installed_version, migrate
 from .watch import PgWatch, read_snapshot
@@ -245,6 +245,14 @@ class PostgresBackend:
         self._open()
         return PgWatch(self._conns, listen=not (self.poll_only or self.read_only),
                        poll_interval=poll_interval or self.poll_interval)
+
+    def watch_ends(self) -> PgWatch:
+        """A signal for ended jobs (``Queue.wait``): LISTEN to the channel every statement
+        that ends jobs notifies, naming them (``dialect.announce``); poll-only stores poll
+        the snapshot alone."""
+        self._open()
+        return PgWatch(self._conns, listen=not self.poll_only, poll_interval=self.poll_interval,
+                       channel=ENDED_CHANNEL)
 
     def close(self) -> None:
         self._notifier.close()

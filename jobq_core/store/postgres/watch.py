@@ -18,6 +18,13 @@ yet makes the first poll that can report a change.
 
 Poll-only mode (``poll_only=True``, for PgBouncer in transaction mode, where LISTEN does
 not work): no LISTEN connection and no NOTIFY; the snapshot poll alone.
+
+The same watch on ``ENDED_CHANNEL`` is ``Store.watch_ends``'s (``Queue.wait``): while it
+lives it keeps jobq_meta's ``WAITERS_KEY`` ``MARK_FOR`` seconds ahead (written when it is
+made, before any wait can read its job, and again every ``MARK_EVERY`` seconds), and
+meanwhile every statement that ends jobs sends one notification naming them
+(``dialect.announce``), which ``ended()`` hands on; a poll or a reconnection names none
+(look at every awaited job).
 """
 from __future__ import annotations
 
@@ -32,11 +39,13 @@ import psycopg
 
 from ...errors import DatabaseUnavailable, JobqError
 from .connection import Connections, one_line
-from .dialect import NOTIFY_CHANNEL
+from .dialect import ENDED_CHANNEL, NOTIFY_CHANNEL, WAITING
 
 log = logging.getLogger("jobq.store")
 
 SNAPSHOT = "SELECT pg_current_snapshot()::text"
+MARK_FOR = 30  # seconds ahead a watch of ended jobs keeps WAITERS_KEY
+MARK_EVERY = 10.0  # seconds between its writes of it
 
 
 def read_snapshot(c: psycopg.Connection) -> str:
@@ -49,8 +58,12 @@ def read_snapshot(c: psycopg.Connection) -> str:
 class PgWatch:
     """``base.Watch`` for ``PostgresStore``."""
 
-    def __init__(self, conns: Connections, *, listen: bool, poll_interval: float):
+    def __init__(self, conns: Connections, *, listen: bool, poll_interval: float,
+                 channel: str = NOTIFY_CHANNEL):
         self._conns = conns
+        self._channel = channel
+        self._ended: set[int] | None = set()  # ids named on ENDED_CHANNEL since ended()
+        self._marked = -1e9  # monotonic time WAITERS_KEY was last written
         self._listen_wanted = listen
         self._poll = poll_interval
         self._woken = threading.Event()
@@ -65,13 +78,24 @@ class PgWatch:
         self._next_poll = time.monotonic() + self._jittered()
         if listen:
             self._relisten()
+            if channel == ENDED_CHANNEL:
+                self._mark()
+
+    def _mark(self) -> None:
+        """Tell completions that someone waits for the next ``MARK_FOR`` seconds (see
+        ``dialect.WAITING``); a store that cannot write (read-only) finds ends by its poll."""
+        self._marked = time.monotonic()
+        try:
+            self._conns.run(lambda c, _again: c.execute(WAITING, (MARK_FOR,)))
+        except JobqError as e:
+            log.debug("%s: cannot mark that a wait listens (%s): it polls", self._conns.display, e)
 
     # -- the LISTEN connection ----------------------------------------------------------
 
     def _listen(self) -> psycopg.Connection:
         conn = self._conns.new()
         try:
-            conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+            conn.execute(f"LISTEN {self._channel}")
         except psycopg.Error as e:
             conn.close()
             raise DatabaseUnavailable(f"{self._conns.display}: LISTEN failed ({one_line(e)})") from None
@@ -89,6 +113,7 @@ class PgWatch:
             self._retry_at = now + self._backoff
             self._backoff = min(2.0, self._backoff * 2) * random.uniform(0.8, 1.2)
             return False
+        self._ended = None  # what was sent meanwhile is lost: look at everything
         if self._down_since is not None:
             log.warning("%s: listening again after %.1fs", self._conns.display,
                         now - self._down_since)
@@ -123,14 +148,32 @@ class PgWatch:
             pg = conn.pgconn
             pg.consume_input()
             got = False
-            while pg.notifies() is not None:
+            while (note := pg.notifies()) is not None:
                 got = True
+                if self._channel == ENDED_CHANNEL:
+                    self._heard(note.extra)
             if conn.closed or pg.status != psycopg.pq.ConnStatus.OK:
                 raise psycopg.OperationalError("the server closed the connection")
             return got
         except psycopg.Error as e:
             self._lost(e)
+            self._ended = None
             return True  # notifications may have been lost with it: look once
+
+    def _heard(self, payload: bytes) -> None:
+        """Note the job ids an ended-jobs notification names (none: look at every job)."""
+        if self._ended is None:
+            return
+        try:
+            self._ended.update(int(i) for i in payload.split(b","))
+        except ValueError:  # an empty payload: a statement that ended too many to name
+            self._ended = None
+
+    def ended(self) -> frozenset[int] | None:
+        """The ids the notifications since the last call named; None when a poll or a
+        reconnection may have missed some (``base.EndWatch``)."""
+        ended, self._ended = self._ended, set()
+        return None if ended is None else frozenset(ended)
 
     # -- the snapshot poll ---------------------------------------------------------------
 
@@ -150,6 +193,7 @@ class PgWatch:
             return True
         if snap != self._seen:
             self._seen = snap
+            self._ended = None  # a change no notification named
             return True
         return False
 
@@ -157,6 +201,9 @@ class PgWatch:
 
     def wait(self, timeout: float) -> bool:
         deadline = time.monotonic() + max(0.0, timeout)
+        if self._channel == ENDED_CHANNEL and self._listen_wanted and \
+                deadline - self._marked > MARK_EVERY:
+            self._mark()
         while True:
             if self._woken.is_set():
                 self._woken.clear()

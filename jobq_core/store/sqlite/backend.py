@@ -29,7 +29,7 @@ from .connection import (
 from .dialect import DIALECT, claim_sql
 from .schema import SCHEMA_VERSION, installed_version, rate_trigger
 from .schema import migrate as migrate_schema
-from .watch import SqliteWatch, file_identity
+from .watch import SqliteEndWatch, SqliteWatch, file_identity
 
 T = TypeVar("T")
 _UNIQUE = getattr(sqlite3, "SQLITE_CONSTRAINT_UNIQUE", 2067)
@@ -154,6 +154,13 @@ class SqliteBackend:
         by ``PRAGMA data_version``; where it has not, ``data_version`` polled every
         ``poll_interval`` seconds. Commits through this store's own connection do not count."""
         return SqliteWatch(self, poll_interval)
+
+    def watch_ends(self) -> SqliteEndWatch:
+        """A signal for ended jobs (``Queue.wait``): the change signal, with
+        ``data_version`` read on a read-only connection of its own, so that commits through
+        this store's connection count too."""
+        own = None if self.in_memory or self.frozen else connect(self.path, 5.0, True, False)
+        return SqliteEndWatch(self, 0.02, own)
 
     def data_version(self) -> int:
         """Changes whenever another connection commits (``SqliteWatch`` reads it)."""

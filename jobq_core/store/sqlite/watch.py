@@ -24,6 +24,7 @@ import ctypes
 import ctypes.util
 import os
 import select
+import sqlite3
 import struct
 import sys
 import threading
@@ -240,6 +241,61 @@ class SqliteWatch:
         if self._files is not None:
             self._files.close()
             self._files = None
+
+class OwnVersion:
+    """A ``WatchedFile`` whose ``data_version`` is read on a connection of its own
+    (``connection``, read-only): it then changes on every commit of every other connection,
+    the store's included. On the store's connection, a commit through that very connection
+    (the worker's completion, in the process where a wait runs) would never count."""
+
+    def __init__(self, store: WatchedFile, connection: sqlite3.Connection):
+        self._store = store
+        self._conn = connection
+        self._lock = threading.Lock()
+
+    @property
+    def path(self) -> str:
+        return self._store.path
+
+    @property
+    def in_memory(self) -> bool:
+        return self._store.in_memory
+
+    @property
+    def frozen(self) -> bool:
+        return self._store.frozen
+
+    def data_version(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def check(self) -> None:
+        self._store.check()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+class SqliteEndWatch(SqliteWatch):
+    """``base.EndWatch`` for ``SqliteStore``: its change signal, read through ``OwnVersion``
+    over ``connection`` (every commit counts, the store's own connection's too; None for
+    an in-memory database, which has no other connection: the store's is read). A commit
+    does not say which jobs it ended: ``ended()`` is always None (look at every one)."""
+
+    def __init__(self, store: WatchedFile, poll_interval: float,
+                 connection: sqlite3.Connection | None):
+        self._own = None if connection is None else OwnVersion(store, connection)
+        super().__init__(store if self._own is None else self._own, poll_interval)
+
+    def ended(self) -> frozenset[int] | None:
+        return None
+
+    def close(self) -> None:
+        super().close()
+        if self._own is not None:
+            self._own.close()
+
 
 def file_identity(path: str) -> tuple[int, int]:
     st = os.stat(path)
