@@ -1,54 +1,15 @@
 """BrokerSystem: a peer on Redis or RabbitMQ, enqueued through its library and drained
-by its own worker, and how a drain learns which jobs ran (Drained, shared by the forked
-workers; each process's log of the jobs its handlers ran)."""
+by its own worker, and how a drain learns which jobs ran (harness.drained.Drained, shared
+by the forked workers; each process's log of the jobs its handlers ran)."""
 from __future__ import annotations
 
-import ctypes
-import multiprocessing as mp
 import os
-import time
 
 from broker_servers import (
     amqp_available, amqp_connection, flush_redis, namespace, redis_available, redis_client,
 )
+from harness.drained import Drained
 from harness.system import System
-
-STALL_S = 10.0                      # a drain with no job finished for this long gives up
-
-
-class Drained:
-    """Which of the drain's n jobs have run, shared by its forked worker processes: the
-    drain is over when every one has run once (Celery and Dramatiq have no burst mode)."""
-
-    def __init__(self, n: int):
-        ctx = mp.get_context("fork")
-        self.n = n
-        self.seen = ctx.RawArray(ctypes.c_ubyte, max(n, 1))
-        self.count = ctx.RawValue(ctypes.c_long, 0)
-        self.at = ctx.RawValue(ctypes.c_double, 0.0)   # time.monotonic() of the last first run
-        self.lock = ctx.Lock()
-        self.done = ctx.Event()
-
-    def ran(self, i: int) -> None:
-        with self.lock:
-            if 0 <= i < self.n and not self.seen[i]:
-                self.seen[i] = 1
-                self.count.value += 1
-                if self.count.value == self.n:
-                    self.at.value = time.monotonic()
-                    self.done.set()
-
-    def wait(self) -> bool:
-        """Until every job has run (True) or none has run for STALL_S (False)."""
-        last, since = -1, time.monotonic()
-        while not self.done.wait(0.2):
-            c = self.count.value
-            if c != last:
-                last, since = c, time.monotonic()
-            elif time.monotonic() - since > STALL_S:
-                return False
-        return True
-
 
 _RUN: dict = {}     # this worker process's log file descriptor and Drained
 _ENQUEUED: dict[str, int] = {}  # jobs each enqueue measurement stored, by its directory

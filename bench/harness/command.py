@@ -22,7 +22,7 @@ SECTIONS = ("sqlite", "pg", "brokers")
 def versions():
     v = {"python": platform.python_version(), "sqlite": sqlite3.sqlite_version}
     for dist in ("huey", "litequeue", "persist-queue", "psycopg", "procrastinate", "pgqueuer",
-                 "celery", "kombu", "redis", "rq", "dramatiq", "pika"):
+                 "celery", "kombu", "redis", "rq", "dramatiq", "pika", "awa-pg", "chancy"):
         try:
             v[dist] = importlib.metadata.version(dist)
         except Exception:
@@ -63,9 +63,10 @@ def main(argv, *, description, registry, sections="sqlite,pg", pg=None, brokers=
     ap.add_argument("--pg-url", default="postgresql://postgres@127.0.0.1:5432/postgres",
                     help="the PostgreSQL server of that section (a database it may create "
                          "and drop databases from)")
-    ap.add_argument("--brokers-n", type=int, default=2000,
-                    help="jobs per workload in the brokers section (default 2000: RQ's "
-                         "workers drain a few dozen jobs a second)")
+    ap.add_argument("--brokers-n", type=int, default=10000,
+                    help="jobs per workload in the brokers section (default 10000: at 2,000 "
+                         "a drain lasts 0.1-0.2 s and starting the workers dominates it; RQ's "
+                         "forking worker then takes minutes)")
     ap.add_argument("--redis-url", default="redis://127.0.0.1:6379/13",
                     help="the Redis database of the brokers section (flushed before and after "
                          "each measurement; refused if it holds keys the bench did not write)")

@@ -95,6 +95,12 @@ class System:
     def open_shared(self, d):
         return self.open(d)
 
+    def enqueue_elsewhere(self, d, n, batch_size):
+        """For a system whose client runs in another interpreter (Oban: Python 3.12): its
+        enqueue loop (``batch_size`` None: one job per call) run and timed there, as
+        {"wall_s": ...}. None: the loop runs here, through enqueue / enqueue_batch."""
+        return None
+
     def claim(self, h):
         """-> None when nothing is claimable, else (key, ctx). key identifies the job."""
         raise NotImplementedError

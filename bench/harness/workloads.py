@@ -150,6 +150,11 @@ def run_drain(S, d, nproc, nthreads, n_expected, timeout):
 
 
 def run_enqueue(S, d, n, batch_size=None):
+    elsewhere = S.enqueue_elsewhere(d, n, batch_size)
+    if elsewhere is not None:
+        S.after_enqueue(d)
+        return {"wall_s": elsewhere["wall_s"], "jobs_per_s": n / elsewhere["wall_s"]}, {
+            "note": "timed by the system in a process of its own"}
     h = S.open(d)
     settings = None
     try:
