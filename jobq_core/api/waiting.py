@@ -32,8 +32,9 @@ log = logging.getLogger("jobq.wait")
 LINGER = 5.0  # seconds the thread (and its LISTEN connection) outlive the last waiter
 LOOK_EVERY = 1.0  # seconds between reads of every awaited job, whatever the signal says
 
-Done = Callable[[Job | None], None]
-"""Told the ended job (None: it was deleted meanwhile), from the waiting thread."""
+Done = Callable[[Job | JobqError | None], None]
+"""Told the ended job (None: it was deleted meanwhile; an error: the queue was closed),
+from the waiting thread or the one closing the queue."""
 
 
 class Queue(Protocol):
@@ -62,9 +63,9 @@ def wait_for_job(queue: Queue, job_id: int, timeout: float | None = None) -> Job
     0: look once), ``JobNotFound`` for an id no job has."""
     _check(job_id, timeout)
     ended = threading.Event()
-    got: list[Job | None] = []
+    got: list[Job | JobqError | None] = []
 
-    def done(job: Job | None) -> None:
+    def done(job: Job | JobqError | None) -> None:
         got.append(job)
         ended.set()
 
@@ -86,9 +87,9 @@ async def await_job(queue: Queue, job_id: int, timeout: float | None = None) -> 
     the loop's default executor, the waiting thread resolves a future)."""
     _check(job_id, timeout)
     loop = asyncio.get_running_loop()
-    future: asyncio.Future[Job | None] = loop.create_future()
+    future: asyncio.Future[Job | JobqError | None] = loop.create_future()
 
-    def done(job: Job | None) -> None:
+    def done(job: Job | JobqError | None) -> None:
         try:
             loop.call_soon_threadsafe(_resolve, future, job)
         except RuntimeError:  # the loop was closed: nobody waits any more
@@ -115,7 +116,8 @@ def _check(job_id: int, timeout: float | None) -> None:
         check_seconds("timeout", timeout)
 
 
-def _resolve(future: asyncio.Future[Job | None], job: Job | None) -> None:
+def _resolve(future: asyncio.Future[Job | JobqError | None], job: Job | JobqError | None,
+             ) -> None:
     if not future.done():
         future.set_result(job)
 
@@ -127,9 +129,11 @@ def _read(store: Store, job_id: int) -> Job:
     return job
 
 
-def _found(job: Job | None, job_id: int) -> Job:
+def _found(job: Job | JobqError | None, job_id: int) -> Job:
     if job is None:
         raise JobNotFound(job_id)  # deleted (pruned) while it was awaited
+    if isinstance(job, JobqError):
+        raise job
     return job
 
 
@@ -175,12 +179,17 @@ class _Hub:
                     del self._waiters[job_id]
 
     def close(self) -> None:
-        """The queue is closing: end the thread (and its LISTEN connection) now."""
+        """The queue is closing: end the thread (and its LISTEN connection) now; the waits
+        under way raise ``JobqError``."""
         with self._lock:
             self._closed = True
             watch = self._watch
+            waiting, self._waiters = self._waiters, {}
         if watch is not None:
             watch.wake()
+        for job_id, waiters in waiting.items():
+            for done in waiters:
+                done(JobqError(f"the queue was closed while waiting for job {job_id}"))
 
     def _loop(self, watch: EndWatch) -> None:
         looked = time.monotonic()

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from jobq_core import JobNotFound, Queue, Worker
+from jobq_core import JobNotFound, JobqError, Queue, Worker
 from jobq_core.api.waiting import await_job
 
 from .conftest import start
@@ -145,3 +145,26 @@ def test_many_coroutines_wait_at_once(producer, worker):
                                                          for i in ids))]
 
     assert asyncio.run(main()) == [{"echo": i} for i in range(20)]
+
+
+def test_closing_the_queue_ends_its_waiting_thread(db, worker):
+    def waiting_threads() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if t.name == "jobq-wait"}
+
+    before = waiting_threads()
+    q = Queue(db)
+    q.wait(q.enqueue("echo", 1), timeout=10)
+    mine, = waiting_threads() - before
+    q.close()
+    mine.join(5)
+    assert not mine.is_alive()
+
+
+def test_a_wait_under_way_when_its_queue_closes_raises_at_once(db):
+    q = Queue(db)
+    job_id = q.enqueue("echo", delay=3600)
+    threading.Timer(0.2, q.close).start()
+    started = time.monotonic()
+    with pytest.raises(JobqError, match=f"queue was closed while waiting for job {job_id}"):
+        q.wait(job_id, timeout=30)
+    assert time.monotonic() - started < 5
