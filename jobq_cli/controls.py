@@ -9,8 +9,10 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.text import Text
 
-from jobq_core import Queue, QueueStats, Rate, Schedule, ScheduleInfo
-from jobq_core.presentation.display import duration, limits_text, timestamp
+from jobq_core import Queue, QueueLimits, QueueStats, Rate, Schedule, ScheduleInfo
+from jobq_core.presentation.display import (
+    drift_text, duration, limits_text, limits_words, timestamp,
+)
 from jobq_core.common.textsafe import clean
 
 from . import render, tables
@@ -68,16 +70,34 @@ def limit(
              "no longer).")] = None,
     clear: Annotated[bool, typer.Option(
         "--clear", help="Remove the queue's limits (then set only those given).")] = False,
+    code: Annotated[bool, typer.Option(
+        "--code", help="Set the limits the application's code declares (Registry.queue), "
+        "as the last worker that applied them recorded them.")] = False,
     db: DbOption = DEFAULT_DB,
     as_json: JsonOption = False,
 ) -> None:
     """Limit how many of QUEUE's jobs run at once, start per window, or run per key.
 
-    A limit not given is kept as it is; --clear removes them all first."""
-    if (concurrency is None and rate is None and key_concurrency is None and ordered is None
-            and not clear):
+    A limit not given is kept as it is; --clear removes them all first. Limits declared in
+    code are applied by a worker that starts with a declaration other than the one the
+    database recorded; a change made here holds until then (jobq queues shows both)."""
+    given = (concurrency, rate, key_concurrency, ordered)
+    if code:
+        if clear or any(v is not None for v in given):
+            usage("--code sets the code's limits: give it alone")
+        with open_queue(db, create=True) as q:
+            declared = q.declared_limits().get(queue)
+            if declared is None:
+                fail(f"no code declares the limits of queue {queue!r} (a worker records "
+                     "those of its registry when it starts)")
+            q.set_limit(queue, concurrency=declared.concurrency, rate=declared.rate,
+                        key_concurrency=declared.key_concurrency, ordered=declared.ordered)
+        _said(as_json, {"queue": queue, **limits_json(declared)},
+              f"queue {queue!r}: {limits_words(declared)}, as the code declares")
+        return
+    if all(v is None for v in given) and not clear:
         usage("give --concurrency N, --rate N/s (or N/m, N/h), --key-concurrency N, "
-              "--ordered, or --clear")
+              "--ordered, --clear or --code")
     if concurrency is not None and concurrency < 1:
         usage(f"--concurrency must be at least 1, got {concurrency}")
     if key_concurrency is not None and key_concurrency < 1:
@@ -108,8 +128,8 @@ def limit(
 @friendly
 def queues(db: DbOption = DEFAULT_DB, as_json: JsonOption = False) -> None:
     """Every queue with pending, running or dead jobs, or with controls (paused, limits):
-    its counts, whether it is paused, and its limits. A queue whose jobs have all finished
-    well is not listed."""
+    its counts, whether it is paused, and its limits (and the code's, when they differ:
+    Registry.queue). A queue whose jobs have all finished well is not listed."""
     with open_queue(db) as q:
         stats = q.stats(window=1.0)
     if as_json:
@@ -159,7 +179,15 @@ def queue_json(name: str, qs: QueueStats, now: float) -> dict[str, Any]:
             "paused": qs.paused, "concurrency": qs.concurrency,
             "rate": None if qs.rate is None else str(qs.rate),
             "key_concurrency": qs.key_concurrency, "ordered": qs.ordered,
-            "keys_busy": qs.keys_busy}
+            "keys_busy": qs.keys_busy,
+            "declared": None if qs.declared is None else limits_json(qs.declared),
+            "drift": qs.drift}
+
+
+def limits_json(limits: QueueLimits) -> dict[str, Any]:
+    return {"concurrency": limits.concurrency,
+            "rate": None if limits.rate is None else str(limits.rate),
+            "key_concurrency": limits.key_concurrency, "ordered": limits.ordered}
 
 
 QUEUE_COLS = (
@@ -181,8 +209,16 @@ def queues_rows(queues: dict[str, QueueStats], now: float) -> list[list[Text | s
         rows.append([render.cell(name, limit=None),
                      Text("⏸ paused", "yellow") if qs.paused else Text("active", "dim"),
                      str(qs.pending), running, str(qs.dead),
-                     "-" if lag is None else duration(lag), limits_text(qs) or "-"])
+                     "-" if lag is None else duration(lag), _limits_cell(qs)])
     return rows
+
+
+def _limits_cell(qs: QueueStats) -> Text:
+    """LIMITS: what the database holds; when the code declares others, those too, marked."""
+    cell = Text(limits_text(qs) or "-")
+    if qs.drift:
+        cell.append(f"  ≠ {drift_text(qs)}", "yellow")
+    return cell
 
 
 def next_tick(info: ScheduleInfo, now: float) -> float | None:

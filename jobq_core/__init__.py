@@ -27,7 +27,7 @@ from .api.new_jobs import encode_json, prepare
 from .api.upkeep import Leader, Retention
 from .queue import DEFAULT_LEASE, Queue
 from .types import (
-    DEFAULT_BEAT, DEFAULT_MAX_ATTEMPTS, FORGET_AFTER, LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueStats,
+    DEFAULT_BEAT, DEFAULT_MAX_ATTEMPTS, FORGET_AFTER, LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueLimits, QueueStats,
     PoolKind, Rate, RawJSON, ScheduleInfo, Stats, Throughput, WorkerInfo, WorkerState,
 )
 from .schedule import Schedule
@@ -61,7 +61,7 @@ __all__ = [
     "Attempt", "Backoff", "prepare", "SYSTEM_CLOCK", "encode_json", "ErrorGroup", "ExtendResult", "LIST_STATUSES", "Throughput", "Watch", "Clock", "DEFAULT_LEASE", "DEFAULT_MAX_ATTEMPTS", "DatabaseError",
     "DatabaseUnavailable", "ForeignTable", "InvalidState", "Job", "JobContext", "JobNotFound",
     "JobStatus", "JobqError", "LeaseLost", "NetworkFilesystemWarning", "NotADatabase",
-    "Outcome", "PayloadTooLarge", "Queue", "QueueStats", "RawJSON", "Registry", "SchemaTooNew",
+    "Outcome", "PayloadTooLarge", "Queue", "QueueLimits", "QueueStats", "RawJSON", "Registry", "SchemaTooNew",
     "Stats", "StorageFull", "SystemClock", "UnusableConnection", "Worker", "WorkerInfo",
     "WorkerState", "DEFAULT_BEAT", "Task", "FORGET_AFTER", "Rate", "Schedule", "ScheduleInfo",
     "Dependencies", "Hold", "Link", "Snooze", "Retry", "GiveUp", "RunEnd", "RunStatus", "Why", "WHY_REASONS",

@@ -16,7 +16,7 @@ from .api.app_connections import unwrap
 from .backoff import Backoff
 from .common.checks import (
     check_attempt_limits, check_buckets, check_claim, check_fraction, check_int, check_lease,
-    check_name, check_queues, check_rate, check_seconds,
+    check_limits, check_name, check_queues, check_seconds,
 )
 from .clock import SYSTEM_CLOCK, Clock
 from .api.copying import Copying
@@ -433,16 +433,12 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying, Upkeep, Waiting):
         one key run one at a time, in enqueue order: a job waits until every earlier job of
         its key has ended). The call sets the whole set: a limit given as None (``ordered``
         False) is removed, so ``set_limit(queue)`` removes them all. Jobs without a key
-        and other queues are never held back by key limits."""
-        check_name("queue", queue)
-        if concurrency is not None:
-            check_int("concurrency", concurrency, minimum=1)
-        if key_concurrency is not None:
-            check_int("key_concurrency", key_concurrency, minimum=1)
-        if not isinstance(ordered, bool):
-            raise TypeError(f"ordered must be True or False, got {ordered!r:.40}")
-        self.store.queue_set_limit(queue, concurrency, check_rate(rate), self.clock.now(),
-                                   key_concurrency, ordered)
+        and other queues are never held back by key limits. Limits declared in code
+        (``Registry.queue``) are checked by the same rules, and set by the workers
+        (``declare_limits``)."""
+        limits = check_limits(queue, concurrency, rate, key_concurrency, ordered)
+        self.store.queue_set_limit(queue, limits.concurrency, limits.rate, self.clock.now(),
+                                   limits.key_concurrency, limits.ordered)
 
     def queues(self) -> dict[str, QueueStats]:
         """Every queue with pending, running or dead jobs, or with controls: counts

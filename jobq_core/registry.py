@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from .api.app_connections import on_async, unwrap
 from .backoff import Backoff
-from .common.checks import MAX_LEASE, check_int, check_name, check_seconds
+from .common.checks import MAX_LEASE, check_int, check_limits, check_name, check_seconds
 from .errors import LeaseLost, Snooze
 from .api.new_jobs import encode_json
 from .api.payloads import payload_type
@@ -30,6 +30,7 @@ from .schedule import Schedule, make_schedule
 from .store import connection_ops
 from .store.base import Completion, ConnectionIdentity
 from .tasks import Handler, Task, open_default
+from .types import QueueLimits, Rate
 
 if TYPE_CHECKING:
     from .queue import Queue
@@ -78,16 +79,18 @@ class Registry:
     """Maps job kinds to handlers. Register with ``@registry.task("kind", ...)``.
 
     ``queue``: the ``Queue`` (or a database path or URL, opened on the spot) that tasks
-    enqueue to when no queue is given: ``send_email.enqueue(payload)``."""
+    enqueue to when no queue is given: ``send_email.enqueue(payload)`` (``default_queue``)."""
 
     def __init__(self, queue: Queue | str | os.PathLike[str] | None = None) -> None:
         self._tasks: dict[str, Task] = {}
         self._schedules: dict[str, Schedule] = {}
+        self._limits: dict[str, QueueLimits] = {}
         # None until a hook is registered: a run then costs one test (``Task.hooks``)
         self.hooks: Hooks | None = None
-        self.queue: Queue | None = open_default(queue)
-        if self.queue is not None and self.queue.registry is None:
-            self.queue.registry = self  # jobs enqueued there by kind take these tasks' defaults
+        self.default_queue: Queue | None = open_default(queue)
+        if self.default_queue is not None and self.default_queue.registry is None:
+            # jobs enqueued there by kind take these tasks' defaults
+            self.default_queue.registry = self
 
     def periodic(self, kind: str, *, every: float | None = None, cron: str | None = None,
                  payload: Any = None, queue: str = "default", priority: int = 0,
@@ -106,6 +109,23 @@ class Registry:
             raise ValueError(f"the schedule {schedule.key!r} is declared twice")
         self._schedules[schedule.key] = schedule
         return schedule
+
+    def queue(self, name: str, *, concurrency: int | None = None, rate: str | Rate | None = None,
+              key_concurrency: int | None = None, ordered: bool = False) -> QueueLimits:
+        """Declare queue ``name``'s limits in code (``Queue.set_limit``'s, checked now):
+        each worker that starts applies them when the code declares other limits than
+        the database recorded (the first start, or a deploy that changed them). A start
+        with the same declaration leaves them as they are, so an operator's ``jobq limit``
+        holds until the code changes; ``jobq queues`` shows the two when they differ."""
+        limits = check_limits(name, concurrency, rate, key_concurrency, ordered)
+        if name in self._limits:
+            raise ValueError(f"the limits of queue {name!r} are declared twice")
+        self._limits[name] = limits
+        return limits
+
+    def queues(self) -> dict[str, QueueLimits]:
+        """The queues' limits declared with ``queue``, by name."""
+        return dict(self._limits)
 
     def before_run(self, hook: Hook) -> Hook:
         """Call ``hook(job, ctx)`` before each run's handler, where it runs (a handler

@@ -123,7 +123,7 @@ class Task:
                 raise TypeError(f"{self.kind}.aenqueue: q= must be an AsyncQueue, got "
                                 f"{type(q).__name__}")
             return q
-        default = None if self._registry is None else self._registry.queue
+        default = None if self._registry is None else self._registry.default_queue
         if default is None:
             raise TypeError(f"{self.kind}.aenqueue needs q= an AsyncQueue (or make the "
                             "registry with Registry(queue=...))")
@@ -141,7 +141,7 @@ class Task:
 
         if isinstance(q, Queue):
             return q, rest
-        default = None if self._registry is None else self._registry.queue
+        default = None if self._registry is None else self._registry.default_queue
         if default is None:
             raise TypeError(f"{self.kind}.enqueue needs a Queue first (or make the registry "
                             f"with Registry(queue=...)), got {type(q).__name__}")

@@ -183,6 +183,17 @@ class Rate:
 
 
 @dataclass(frozen=True, slots=True)
+class QueueLimits:
+    """A queue's limits as a set (``Queue.set_limit``'s arguments): what the application's
+    code declares (``Registry.queue``), or what the database holds."""
+
+    concurrency: int | None = None
+    rate: Rate | None = None
+    key_concurrency: int | None = None
+    ordered: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class QueueStats:
     """One queue's counts, and the controls an operator set on it (a queue with controls
     but no jobs is listed too)."""
@@ -206,6 +217,20 @@ class QueueStats:
     # started. It is over once ``rate.per`` seconds have passed since it opened.
     window_start: float | None = None
     window_count: int = 0
+    # The limits the application's code declares (``Registry.queue``), as the worker that
+    # applied them last recorded them; None when no code declares this queue's limits.
+    declared: QueueLimits | None = None
+
+    @property
+    def limits(self) -> QueueLimits:
+        """The limits the database holds, as a set."""
+        return QueueLimits(self.concurrency, self.rate, self.key_concurrency, self.ordered)
+
+    @property
+    def drift(self) -> bool:
+        """Whether the database holds other limits than the code declares (an operator
+        changed them since: ``jobq limit``)."""
+        return self.declared is not None and self.declared != self.limits
 
     @property
     def limited(self) -> bool:

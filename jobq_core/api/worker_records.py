@@ -1,15 +1,16 @@
-"""``Queue``'s verbs for what workers record in the database: the worker registry and the
-periodic schedules (a part of ``Queue``, one of its bases, kept apart from ``queue.py``: it
-uses only what it declares below)."""
+"""``Queue``'s verbs for what workers record in the database: the worker registry, the
+periodic schedules and the limits declared in code (a part of ``Queue``, one of its bases,
+kept apart from ``queue.py``: it uses only what it declares below)."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..clock import Clock
+from ..common import declared
 from ..common.checks import check_name, check_pool, check_term
 from ..schedule import Schedule
 from ..store.base import Store
-from ..types import DEFAULT_BEAT, PoolKind, ScheduleInfo, WorkerInfo
+from ..types import DEFAULT_BEAT, PoolKind, QueueLimits, QueueStats, ScheduleInfo, WorkerInfo
 from .new_jobs import JobMaker
 
 
@@ -45,6 +46,44 @@ class WorkerRecords:
         a later one) first. The schedule must be registered."""
         job = schedule.tick_job(tick, self._jobs.max_attempts)
         return self.store.schedule_tick(schedule.key, float(tick), job, self.clock.now())
+
+    # -- limits declared in code ----------------------------------------------------------
+
+    def declared_limits(self) -> dict[str, QueueLimits]:
+        """The queues' limits as the code declares them (``Registry.queue``), recorded by
+        the worker that applied them last; ``QueueStats.declared`` shows them beside
+        what the database holds."""
+        return declared.declarations(self.store.settings_read())
+
+    def declare_limits(self, limits: Mapping[str, QueueLimits]) -> list[str]:
+        """Apply the limits a worker's registry declares (``Registry.queue``), as a worker
+        does when it starts: for each queue whose declaration differs from the one
+        recorded (or none is), set its limits (``set_limit``) and record the declaration.
+        A queue declared as recorded is left alone, whatever its limits: an operator's
+        change holds until the code changes. Queues not in ``limits`` are never touched.
+        Returns the queues whose limits were set."""
+        recorded = self.declared_limits()
+        current = self.store.queue_controls()
+        applied = []
+        for queue, want in limits.items():
+            check_name("queue", queue)
+            if recorded.get(queue) == want:
+                continue
+            if current.get(queue, _NONE).limits != want:
+                self.store.queue_set_limit(queue, want.concurrency, want.rate, self.clock.now(),
+                                           want.key_concurrency, want.ordered)
+                applied.append(queue)
+            self.store.settings_write({declared.key(queue): declared.encode(want)})
+        return applied
+
+    def forget_declared(self, queue: str) -> bool:
+        """Delete the recorded declaration of ``queue``'s limits (its code declares none
+        any more); whether there was one. Its limits stay as they are."""
+        check_name("queue", queue)
+        if queue not in self.declared_limits():
+            return False
+        self.store.settings_write({declared.key(queue): None})
+        return True
 
     # -- workers --------------------------------------------------------------------------
 
@@ -90,6 +129,9 @@ class WorkerRecords:
         this); returns how many."""
         return self.forget_workers(w for w in self.workers(forgotten=True)
                                    if _forgotten(w, self.clock.now()))
+
+
+_NONE = QueueStats()
 
 
 def _forgotten(w: WorkerInfo, now: float) -> bool:

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..types import LIST_STATUSES, PoolKind, Rate
+from ..types import LIST_STATUSES, PoolKind, QueueLimits, Rate
 
 # What a database integer column holds (SQLite and PostgreSQL's bigint alike).
 INT64_MIN = -(2**63)
@@ -168,6 +168,19 @@ def check_rate(rate: Any) -> Rate | None:
     check_int("rate limit", rate.limit, minimum=1)
     check_seconds("rate window", rate.per, positive=True)
     return rate
+
+
+def check_limits(queue: Any, concurrency: Any = None, rate: Any = None,
+                 key_concurrency: Any = None, ordered: Any = False) -> QueueLimits:
+    """A queue's set of limits (``Queue.set_limit``, ``Registry.queue``), checked."""
+    check_name("queue", queue)
+    if concurrency is not None:
+        check_int("concurrency", concurrency, minimum=1)
+    if key_concurrency is not None:
+        check_int("key_concurrency", key_concurrency, minimum=1)
+    if not isinstance(ordered, bool):
+        raise TypeError(f"ordered must be True or False, got {ordered!r:.40}")
+    return QueueLimits(concurrency, check_rate(rate), key_concurrency, ordered)
 
 
 def check_buckets(span: Any, bucket: Any) -> None:

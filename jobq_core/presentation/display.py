@@ -17,7 +17,9 @@ from ..common.time_text import duration as duration
 from ..common.time_text import parse_duration as parse_duration
 from ..common.time_text import timestamp as timestamp
 from ..common.time_text import is_time as _is_time
-from ..types import DEFAULT_MAX_ATTEMPTS, Attempt, Job, JobStatus, QueueStats, WorkerInfo, WorkerState
+from ..types import (
+    DEFAULT_MAX_ATTEMPTS, Attempt, Job, JobStatus, QueueLimits, QueueStats, WorkerInfo, WorkerState,
+)
 
 R = TypeVar("R", Job, Attempt, WorkerInfo)
 
@@ -49,6 +51,24 @@ def masked_url(url: str) -> str:
             params.append(f"{key}=***" if eq and key.lower() in _SECRET_KEYS else param)
         query = "&".join(params)
     return f"{scheme}://{netloc}{slash}{path}{ask}{query}{hash_}{fragment}"
+
+
+def limits_words(limits: QueueLimits) -> str:
+    """A set of limits in a few words (``≤5 running · 100/m · ≤2 per key``), as the code
+    declares them or a worker's log tells; ``no limits`` for none."""
+    parts = [f"≤{limits.concurrency} running"] * (limits.concurrency is not None)
+    parts += [str(limits.rate)] * (limits.rate is not None)
+    if limits.ordered:
+        parts.append("ordered by key")
+    elif limits.key_concurrency is not None:
+        parts.append(f"≤{limits.key_concurrency} per key")
+    return " · ".join(parts) or "no limits"
+
+
+def drift_text(qs: QueueStats) -> str:
+    """What the code declares, when the database holds other limits (``code: ≤5
+    running``); empty when they agree or no code declares the queue's limits."""
+    return f"code: {limits_words(qs.declared)}" if qs.drift and qs.declared else ""
 
 
 def limits_text(qs: QueueStats) -> str:

@@ -24,6 +24,7 @@ from typing import Any
 from ..types import (
     Attempt, Job, JobStatus, Outcome, QueueStats, Rate, RawJSON, Stats, Throughput,
 )
+from ..common.declared import declarations
 from .dbapi import Row
 
 # What a claim sets itself, so its RETURNING need not send it back (each returned column
@@ -168,9 +169,11 @@ def controls_from_rows(rows: Iterable[Row]) -> dict[str, QueueStats]:
 def stats_from_rows(now: float, window: float, pending_rows: Iterable[Row],
                     running_rows: Iterable[Row], dead_rows: Iterable[Row],
                     recent: Mapping[str, int], control_rows: Iterable[Row] = (),
-                    waiting_rows: Iterable[Row] = ()) -> Stats:
+                    waiting_rows: Iterable[Row] = (),
+                    declared_rows: Iterable[Row] = ()) -> Stats:
     """``stats``: the four reads of ``statements.stats_reads``, added up per queue and in
-    all, with each queue's controls (rows of QUEUE_CONTROLS)."""
+    all, with each queue's controls (rows of QUEUE_CONTROLS) and the limits its code
+    declares (rows of DECLARED)."""
     queues: dict[str, dict[str, Any]] = {}  # QueueStats's keyword arguments, per queue
     pending = scheduled = retrying = 0
     oldest: float | None = None
@@ -197,6 +200,8 @@ def stats_from_rows(now: float, window: float, pending_rows: Iterable[Row],
                                         key_concurrency=control.key_concurrency,
                                         window_start=control.window_start,
                                         window_count=control.window_count)
+    for q, limits in declarations({str(k): str(v) for k, v in declared_rows}).items():
+        queues.setdefault(q, {})["declared"] = limits
     return Stats(
         now=now, window=window, pending=pending, scheduled=scheduled, retrying=retrying,
         running=running, dead=dead, succeeded_recent=recent.get("succeeded", 0),

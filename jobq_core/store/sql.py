@@ -445,6 +445,8 @@ META = "SELECT key, value FROM jobq_meta"
 META_PUT = ("INSERT INTO jobq_meta(key, value) VALUES (?, ?) "
             "ON CONFLICT (key) DO UPDATE SET value=excluded.value")
 META_DROP = "DELETE FROM jobq_meta WHERE key=?"
+DECLARED = "SELECT key, value FROM jobq_meta WHERE key >= 'declared.' AND key < 'declared/'"
+"""The limits declared in code, as workers recorded them (``common/declared.py``)."""
 LEADER_ELECT = (
     "INSERT INTO jobq_leader(name, worker, elected_at, expires_at) VALUES (?, ?, ?, ?) "
     "ON CONFLICT (name) DO UPDATE SET worker=excluded.worker, expires_at=excluded.expires_at, "

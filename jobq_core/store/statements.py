@@ -108,6 +108,7 @@ class Statements:
     META: str
     META_PUT: str
     META_DROP: str
+    DECLARED: str
     LEADER_ELECT: str
     LEADER_RESIGN: str
     LEADER: str

@@ -20,7 +20,8 @@ from ..queue import Queue
 from ..registry import JobContext, Registry
 from ..store.base import DEFAULT_MAX_LOST_ATTEMPTS
 from ..tasks import Task
-from ..types import Job, PoolKind
+from ..presentation.display import limits_words
+from ..types import Job, PoolKind, QueueLimits
 from .claimer import Claimer
 from .completer import Completer
 from .executor import Executor
@@ -233,6 +234,7 @@ class Worker:
         # Before the worker is registered: a pool may fail to start.
         self._executor.start(self._pool_failed)
         try:
+            self._apply_limits()
             self._register()
         except BaseException:
             self._executor.close()
@@ -246,6 +248,25 @@ class Worker:
         log.info("worker %s started: %s pool, concurrency=%d queues=%s lease=%gs kinds=%s",
                  self.id, self.pool, self.concurrency, ",".join(self.queues) if self.queues else "*", self.lease,
                  self.registry.describe_kinds())
+
+    def _apply_limits(self) -> None:
+        """Apply the limits the registry declares (``Registry.queue``) where they differ
+        from the declaration the database recorded; a queue it does not declare is left
+        alone. Logged, so a deploy's change reads in the worker's log."""
+        declared = self.registry.queues()
+        if not declared:
+            return
+        applied = set(self.queue.declare_limits(declared))
+        held = self.queue.queues()
+        for name, code in sorted(declared.items()):
+            db = held[name].limits if name in held else QueueLimits()
+            if name in applied:
+                log.info("queue %s: limits set as the code declares (%s)", name,
+                         limits_words(code))
+            elif db != code:
+                log.info("queue %s: its limits (%s) differ from the code's (%s), changed since "
+                         "the code declared them: kept until the code declares others",
+                         name, limits_words(db), limits_words(code))
 
     def _register(self) -> None:
         """Put this worker in the registry (at start, and again if it was forgotten)."""

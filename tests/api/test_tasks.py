@@ -92,8 +92,8 @@ def test_a_registry_with_a_queue_lets_tasks_enqueue_without_one(db, clock):
 def test_a_registry_may_be_given_a_database_string(db):
     r = Registry(queue=db)
     task = r.task("ping")(lambda p: p)
-    assert r.queue.get(task.enqueue(7)).payload == 7
-    r.queue.close()
+    assert r.default_queue.get(task.enqueue(7)).payload == 7
+    r.default_queue.close()
 
 
 def test_enqueue_without_a_queue_anywhere_says_what_is_missing():

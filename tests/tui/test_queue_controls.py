@@ -103,3 +103,26 @@ async def test_a_paused_queues_ready_jobs_show_as_held_with_no_lag(db, clock):
         await settle(pilot)
         row = {r[0]: r for r in rows(app)}["held-here"]
         assert (row[2], row[3], row[6]) == ("4", "4", "-")  # PENDING, HELD, LAG
+
+
+@pytest.mark.slow  # two pilot sessions, at 80 and 120 columns
+async def test_limits_the_code_declares_show_beside_the_database_s_when_they_differ(db, clock):
+    from jobq_core import QueueLimits
+
+    with Queue(db, clock=clock) as q:  # as a worker starts with registry.queue(...)
+        q.declare_limits({"mail": QueueLimits(concurrency=5), "crm": QueueLimits(rate=None)})
+        q.set_limit("mail", concurrency=3)  # then an operator's jobq limit
+        q.set_limit("crm", rate="100/m")
+        q.declare_limits({"crm": QueueLimits(rate=q.queues()["crm"].rate)})
+    for width in (80, 120):
+        app = make_app(db, clock)
+        async with app.run_test(size=(width, 30)) as pilot:
+            await settle(pilot)
+            await pilot.press("2")
+            await settle(pilot)
+            by_name = {r[0]: r for r in rows(app)}
+            assert by_name["mail"][1] == "≠ code"
+            assert by_name["crm"][1] == ("active" if width == 120 else "")
+            if width == 120:
+                assert by_name["mail"][7] == "≤3 running ≠ code: ≤5 running"
+                assert by_name["crm"][7] == "100/m"

@@ -3,7 +3,8 @@ could run has waited (lag), how many ready jobs are held on purpose (HELD, in th
 layout: a paused queue's, or behind a busy or ordered key; they count in no lag), and the
 operator's controls: ``⏸ paused``, and the limits beside the
 running count (``3/3 limit``: running at its concurrency limit), so "slow because
-limited" reads apart from "slow because stuck". ``P`` pauses or resumes the selected
+limited" reads apart from "slow because stuck". ``≠ code`` in STATE marks a queue whose
+limits differ from those its code declares (``Registry.queue``); LIMITS (wide) shows both. ``P`` pauses or resumes the selected
 queue (``pauses``). Reads nothing of its own: counts and controls are in every
 snapshot's stats."""
 from __future__ import annotations
@@ -13,7 +14,7 @@ from functools import partial
 from typing import Any
 
 from ...types import QueueStats
-from ..display import limits_text
+from ..display import drift_text, limits_text
 
 from .base import Column, Row, RowCache, View, build
 from .cells import BAD, DIM, WARN, Cell, Timed, age, fixed, literal, number, text
@@ -58,8 +59,12 @@ def running_cell(qs: QueueStats) -> Cell:
 
 def _row(name: str, qs: QueueStats, wide: bool) -> Row:
     oldest = qs.oldest_pending_at
-    state = text("⏸ paused", WARN) if qs.paused else text("active" if wide else "", DIM)
-    limits = limits_text(qs)
+    if qs.drift:  # the database holds other limits than the code declares
+        state = text("⏸ paused ≠ code" if qs.paused else "≠ code", WARN)
+    else:
+        state = text("⏸ paused", WARN) if qs.paused else text("active" if wide else "", DIM)
+    limits = " ≠ ".join(filter(None, (limits_text(qs) or "-" if qs.drift else limits_text(qs),
+                                      drift_text(qs))))
     return build(COLUMNS, wide, name, {
         "queue": (literal(name, limit=40), name),
         "state": (state, qs.paused),
@@ -69,7 +74,7 @@ def _row(name: str, qs: QueueStats, wide: bool) -> Row:
         "dead": (number(qs.dead, BAD if qs.dead else ""), qs.dead),
         "lag": (Timed(lambda now: fixed(age(None if oldest is None else now - oldest))),
                 float("-inf") if oldest is None else -oldest),
-        "limits": (text(limits or "-", "" if limits else DIM), limits),
+        "limits": (text(limits or "-", WARN if qs.drift else "" if limits else DIM), limits),
     }, queue=name)
 
 

@@ -106,13 +106,14 @@ class Reads(Operations[C]):
 
     def stats(self, now: float, window: float) -> Stats:
         def op(c: C, _again: bool) -> tuple[list[Row], list[Row], list[Row], dict[str, int],
-                                            list[Row], list[Row]]:
+                                            list[Row], list[Row], list[Row]]:
             with self.backend.snapshot(c):
                 return (c.execute(self.statements.PENDING_BY_QUEUE, (now, now, now)).fetchall(),
                         c.execute(self.statements.RUNNING_BY_QUEUE, (now,)).fetchall(),
                         c.execute(self.statements.DEAD_BY_QUEUE).fetchall(),
                         dict(c.execute(self.statements.RECENT_FINISHED, (now - window,)).fetchall()),
                         c.execute(self.statements.QUEUE_CONTROLS).fetchall(),
-                        c.execute(self.statements.WAITING_BY_QUEUE).fetchall())
+                        c.execute(self.statements.WAITING_BY_QUEUE).fetchall(),
+                        c.execute(self.statements.DECLARED).fetchall())
 
         return stats_from_rows(now, window, *self.backend.run(op))
