@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.text import Text
 
-from jobq_core import Queue, QueueLimits, QueueStats, Rate, Schedule, ScheduleInfo
+from jobq_core import Queue, QueueStats, Rate, Schedule, ScheduleInfo
 from jobq_core.presentation.display import (
     drift_text, duration, limits_text, limits_words, timestamp,
 )
@@ -92,7 +92,7 @@ def limit(
                      "those of its registry when it starts)")
             q.set_limit(queue, concurrency=declared.concurrency, rate=declared.rate,
                         key_concurrency=declared.key_concurrency, ordered=declared.ordered)
-        _said(as_json, {"queue": queue, **limits_json(declared)},
+        _said(as_json, {"queue": queue, **render.limits_json(declared)},
               f"queue {queue!r}: {limits_words(declared)}, as the code declares")
         return
     if all(v is None for v in given) and not clear:
@@ -180,14 +180,9 @@ def queue_json(name: str, qs: QueueStats, now: float) -> dict[str, Any]:
             "rate": None if qs.rate is None else str(qs.rate),
             "key_concurrency": qs.key_concurrency, "ordered": qs.ordered,
             "keys_busy": qs.keys_busy,
-            "declared": None if qs.declared is None else limits_json(qs.declared),
+            "declared": None if qs.declared is None else render.limits_json(qs.declared),
             "drift": qs.drift}
 
-
-def limits_json(limits: QueueLimits) -> dict[str, Any]:
-    return {"concurrency": limits.concurrency,
-            "rate": None if limits.rate is None else str(limits.rate),
-            "key_concurrency": limits.key_concurrency, "ordered": limits.ordered}
 
 
 QUEUE_COLS = (

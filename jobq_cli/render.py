@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from jobq_core import (
-    DEFAULT_BEAT, Attempt, Dependencies, Job, JobStatus, Link, Stats, WorkerInfo, WorkerState,
+    DEFAULT_BEAT, Attempt, Dependencies, Job, JobStatus, Link, QueueLimits, Stats, WorkerInfo, WorkerState,
 )
 from jobq_core.presentation.display import (
     WORKER_BADGES, attempts_text, checked, duration, job_badge, masked_url, timestamp, tries,
@@ -94,10 +94,20 @@ def stats_json(s: Stats) -> dict[str, Any]:
                    "paused": q.paused, "concurrency": q.concurrency,
                    "rate": None if q.rate is None else str(q.rate),
                    "key_concurrency": q.key_concurrency, "ordered": q.ordered,
-                   "keys_busy": q.keys_busy}
+                   "keys_busy": q.keys_busy,
+                   "declared": None if q.declared is None else limits_json(q.declared),
+                   "drift": q.drift}
             for name, q in s.queues.items()
         },
     }
+
+
+def limits_json(limits: QueueLimits) -> dict[str, Any]:
+    """A set of limits (as declared in code): ``{concurrency, rate, key_concurrency,
+    ordered}``."""
+    return {"concurrency": limits.concurrency,
+            "rate": None if limits.rate is None else str(limits.rate),
+            "key_concurrency": limits.key_concurrency, "ordered": limits.ordered}
 
 
 def worker_json(w: WorkerInfo, now: float, leader: str | None = None) -> dict[str, Any]:

@@ -126,7 +126,8 @@ def test_stats_json_has_the_documented_keys(db, queue):
     assert set(data["queues"]["mail"]) == {"pending", "running", "dead", "waiting",
                                            "oldest_pending_age", "held", "paused",
                                            "concurrency", "rate", "key_concurrency",
-                                           "ordered", "keys_busy"}
+                                           "ordered", "keys_busy", "declared",
+                                           "drift"}
     assert [data["queues"]["mail"][k] for k in ("paused", "concurrency", "rate")] == [
         False, None, None]
 

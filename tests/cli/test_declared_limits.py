@@ -93,3 +93,16 @@ def test_jobq_limit_code_needs_a_declaration_and_goes_alone(db):
         "registry when it starts)"]
     result = jobq("limit", "sms", "--code", "--concurrency", "2", "--db", db)
     assert result.exit_code == 2 and "--code sets the code's limits: give it alone" in result.output
+
+
+def test_jobq_stats_json_has_the_declared_limits_beside_each_queue_s(db):
+    from jobq_core import Queue, QueueLimits
+
+    with Queue(db) as q:
+        q.declare_limits({"mail": QueueLimits(concurrency=5)})
+        q.set_limit("mail", concurrency=2)
+    result = jobq("stats", "--db", db, "--json")
+    mail = json.loads(result.output)["queues"]["mail"]
+    assert (mail["concurrency"], mail["drift"]) == (2, True)
+    assert mail["declared"] == {"concurrency": 5, "rate": None, "key_concurrency": None,
+                                "ordered": False}
