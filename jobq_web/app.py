@@ -47,8 +47,8 @@ async def view(d: Dashboard, request: Request) -> Response:
     name = pages.VIEW_PAGES[path]
 
     def read(q: Queue) -> tuple[pages.ViewPage, Any, Any]:
-        page = pages.view_page(q, name, text, jobs=jobs)
-        return page, (pages.view_json(q, page) if api else None), None
+        page = pages.view_page(q, name, text, jobs=jobs, payloads=api)
+        return page, (pages.view_json(page) if api else None), None
 
     try:
         page, data, _ = await run(d.db.reading, read)
