@@ -50,7 +50,8 @@ class Scheduler:
         until the next tick of any schedule. Raises ``JobqError`` (nothing half-done: each
         tick is one transaction)."""
         lag = 0.0 if self._leading() else self.fallback
-        now = self.queue.clock.now() - lag
+        real_now = self.queue.clock.now()
+        now = real_now - lag
         recorded = {s.key: s for s in self.queue.schedules()}
         for schedule in self.schedules:
             due = schedule.latest_tick(now)
@@ -59,11 +60,13 @@ class Scheduler:
                 self.queue.register_schedule(schedule, since=due)
                 continue
             last = row.last_tick
-            if last is not None and last > schedule.next_tick(now):
+            if last is not None and last > schedule.next_tick(real_now):
                 # Beyond the next tick to come: a clock that ran ahead (and was set back)
                 # recorded it. Waiting for it would silence the schedule until then: go on
-                # from now, counting from the tick before this one.
-                before = schedule.latest_tick(due - 1e-6)
+                # from now, counting from the tick before this one. (Judged by the clock as
+                # it is, not as a worker that does not lead lags it: the leader's tick of a
+                # second ago is not in the future.)
+                before = schedule.latest_tick(schedule.latest_tick(real_now) - 1e-6)
                 if self.queue.rewind_schedule(schedule, last, before):
                     log.warning("schedule %s: its recorded tick %s is in the future, beyond "
                                 "its next one: a clock ran ahead; going on from now",

@@ -115,6 +115,27 @@ def test_a_tick_recorded_by_a_clock_that_jumped_ahead_is_a_clock_fault_not_a_sil
         assert row.last_tick == 1030.0
 
 
+def test_a_worker_that_does_not_lead_takes_no_tick_the_leader_took(db):
+    """It looks FALLBACK seconds late: the tick the leader recorded a moment ago is newer
+    than the one it would take, not a tick written by a clock that ran ahead."""
+    clock = FakeClock(1000.3)
+    r = Registry()
+    r.periodic("k", every=1)
+    with Queue(db, clock=clock) as q:
+        leader = Scheduler(q, r.schedules(), leading=lambda: True)
+        other = Scheduler(q, r.schedules(), leading=lambda: False, fallback=5.0)
+        leader.run_once()  # registers the schedule
+        for t in (1001.3, 1002.3, 1003.3, 1004.3, 1005.3, 1006.3, 1007.3):
+            clock.set(t)
+            leader.run_once()
+            other.run_once()
+        assert sorted(j.run_at for j in q.list()) == [1001.0 + i for i in range(7)]
+        clock.set(1020.3)  # the leader is gone: the other takes the ticks, 5 s late
+        other.run_once()
+        assert max(j.run_at for j in q.list()) == 1015.0
+        assert q.count() == 8
+
+
 def _burst(db, registry, **kwargs) -> tuple[Worker, float]:
     started = time.monotonic()
     with Queue(db) as q:
