@@ -24,14 +24,16 @@ def stats(db: DbOption = DEFAULT_DB, as_json: JsonOption = False,
           window: Annotated[float, Duration("Count finished jobs over this long.")] = typed("1h"),
           ) -> None:
     """Counts by status, queue lag, and recent outcomes; per queue (those with pending,
-    running or dead jobs, or with controls), its counts."""
+    running or dead jobs, or with controls), its counts; the health of jobq's tables
+    (dead rows and held-back vacuum, or the WAL), with a warning past the bounds."""
     seconds = window
     with open_queue(db) as q:
         s = q.stats(window=seconds)
+        health = q.db_health()
     if as_json:
-        print_json(render.stats_json(s))
+        print_json({**render.stats_json(s), "database": render.health_json(health)})
     else:
-        render.print_stats(s, str(db))
+        render.print_stats(s, str(db), health)
 
 
 @friendly

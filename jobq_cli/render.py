@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from jobq_core import (
+    DbHealth,
     DEFAULT_BEAT, Attempt, Dependencies, Job, JobStatus, Link, QueueLimits, Stats, WorkerInfo, WorkerState,
 )
 from jobq_core.presentation.display import (
@@ -138,8 +139,27 @@ def status_text(job: Job, now: float) -> Text:
     return Text(badge.label, style=badge.style)
 
 
-def print_stats(s: Stats, db: str) -> None:
-    """The counts, then a table of queues fitted to the terminal (names whole)."""
+def health_json(h: DbHealth) -> dict[str, Any]:
+    """``jobq stats --json``'s ``database``: what ``Queue.db_health`` read, and its
+    warnings."""
+    out: dict[str, Any] = {"store": h.store, "warnings": h.warnings()}
+    if h.store == "sqlite":
+        out.update(wal_bytes=h.wal_bytes, wal_starved=h.wal_starved(), free_pages=h.free_pages,
+                   page_count=h.page_count, page_size=h.page_size)
+        return out
+    out.update(autovacuum=h.autovacuum, oldest_transaction_seconds=h.oldest_transaction,
+               vacuum_held_back=h.held_back(), tables={
+                   name: {"dead_rows": t.dead_rows, "live_rows": t.live_rows,
+                          "last_vacuum": t.last_vacuum, "last_autovacuum": t.last_autovacuum,
+                          "autovacuum": t.autovacuum, "can_vacuum": t.can_vacuum,
+                          "vacuum_due": t.vacuum_due()}
+                   for name, t in h.tables.items()})
+    return out
+
+
+def print_stats(s: Stats, db: str, health: DbHealth | None = None) -> None:
+    """The counts, then a table of queues fitted to the terminal (names whole), then what
+    is wrong with jobq's tables, if anything."""
     console().print(stats_view(s, db))
     if s.queues:
         rows: list[list[Text | str]] = [
@@ -148,6 +168,8 @@ def print_stats(s: Stats, db: str) -> None:
              else duration(max(0.0, s.now - q.oldest_pending_at))]
             for name, q in s.queues.items()]
         print_table(console(), STATS_QUEUE_COLS, rows)
+    for warning in health.warnings() if health is not None else ():
+        console().print(Text(f"! {warning}", style="yellow"))
 
 
 STATS_QUEUE_COLS = (

@@ -25,6 +25,7 @@ from .errors import (
 )
 from .api.new_jobs import encode_json, prepare
 from .api.upkeep import Leader, Retention
+from .common.db_health import DbHealth, TableHealth
 from .queue import DEFAULT_LEASE, Queue
 from .types import (
     DEFAULT_BEAT, DEFAULT_MAX_ATTEMPTS, FORGET_AFTER, LIST_STATUSES, Attempt, ErrorGroup, ExtendResult, Job, JobStatus, Outcome, QueueLimits, QueueStats,
@@ -66,5 +67,5 @@ __all__ = [
     "WorkerState", "DEFAULT_BEAT", "Task", "FORGET_AFTER", "Rate", "Schedule", "ScheduleInfo",
     "Dependencies", "Hold", "Link", "Snooze", "Retry", "GiveUp", "RunEnd", "RunStatus", "Why", "WHY_REASONS",
     "PoolKind", "CopyReport", "CopySkip", "COPY_STATUSES", "AsyncQueue",
-    "Leader", "Retention", "SchemaOutdated",
+    "Leader", "Retention", "SchemaOutdated", "DbHealth", "TableHealth",
 ]

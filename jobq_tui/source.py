@@ -48,6 +48,7 @@ SPARK_SPAN = 300.0  # seconds of history in the sparklines
 HOUR = 3600.0  # the header's "last hour" counts (wide layout)
 HOUR_EVERY = 30.0  # ... are read again at most this often when that read is costly,
 HOUR_CHEAP = 0.005  # ... and at every fresh read while it costs less CPU than this
+HEALTH_EVERY = 10.0  # seconds between reads of jobq's tables' health (it moves slowly)
 READ_BUSY_TIMEOUT = 1.0  # a poll never waits long on a lock: it reports and tries again
 WRITE_BUSY_TIMEOUT = 5.0
 
@@ -81,6 +82,8 @@ class Source:
         self._hour_cpu = 0.0  # what that read cost (its thread's CPU)
         self._spark: Throughput | None = None  # one-second buckets at the last read
         self._spark_at = 0.0
+        self._health: tuple[str, ...] = ()  # the warnings of the last health read
+        self._health_at = -math.inf
 
     # -- opening --------------------------------------------------------------------------
 
@@ -183,7 +186,14 @@ class Source:
         return Snapshot(v.name, filt, grouped, version, now, now, time.monotonic() - started,
                         time.thread_time() - cpu, stats, history, shown(workers),
                         shown(running), shown(rows), rows_at, holds=holds, frozen=q.frozen,
-                        blockers=tuple(q.write_blockers()), leader=leading(q, now))
+                        blockers=tuple(q.write_blockers()), leader=leading(q, now),
+                        db_warnings=self._db_warnings(q, now))
+
+    def _db_warnings(self, q: Queue, now: float) -> tuple[str, ...]:
+        """What ``Queue.db_health`` warns of, read again every ``HEALTH_EVERY`` seconds."""
+        if not 0 <= now - self._health_at < HEALTH_EVERY:
+            self._health, self._health_at = tuple(q.db_health().warnings()), now
+        return self._health
 
     def _stats(self, q: Queue, now: float, force: bool) -> Stats:
         """The counts, with the last hour's finished counts read again at every read while

@@ -211,7 +211,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _throwaway(bindir: str) -> Server:
+def _throwaway(bindir: str, settings: dict[str, str] | None = None) -> Server:
     run_as: list[str] = []
     top = tempfile.mkdtemp(prefix="jobq-pg-")
     if os.geteuid() == 0:  # initdb refuses to run as root
@@ -231,6 +231,7 @@ def _throwaway(bindir: str) -> Server:
     options = (f"-c port={port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={top} "
                "-c fsync=off -c full_page_writes=off -c synchronous_commit=off "
                "-c max_connections=300 -c shared_buffers=64MB")
+    options += "".join(f" -c {k}={v}" for k, v in (settings or {}).items())
     _run([*run_as, os.path.join(bindir, "pg_ctl"), "-D", datadir, "-w", "-o", options,
           "-l", os.path.join(datadir, "log"), "start"])
     server = Server(f"postgresql://postgres@127.0.0.1:{port}/postgres",
@@ -284,6 +285,24 @@ def server() -> Server:
         _why = ("no PostgreSQL for the tests: set $JOBQ_TEST_PG, or install the server "
                 "binaries, or run one at 127.0.0.1:5432 (" + "; ".join(reasons) + ")")
         raise Unavailable(_why)
+
+
+_clusters: dict[tuple[tuple[str, str], ...], Server] = {}
+
+
+def cluster(**settings: str) -> Server:
+    """A throwaway cluster of its own with these server settings (``autovacuum="off"``),
+    started once per process for each set of settings, stopped at exit; ``Unavailable``
+    without the server binaries (a server of ``$JOBQ_TEST_PG`` cannot take settings)."""
+    key = tuple(sorted(settings.items()))
+    with _lock:
+        if key not in _clusters:
+            bindir = _bindir()
+            if bindir is None:
+                raise Unavailable("no PostgreSQL server binaries (initdb, pg_ctl) for a "
+                                  "cluster of the test's own")
+            _clusters[key] = _throwaway(bindir, settings)
+        return _clusters[key]
 
 
 def wait_until_up(url: str, timeout: float = 30.0) -> None:

@@ -17,6 +17,7 @@ from types import EllipsisType
 
 from ..clock import Clock
 from ..common.checks import MAX_SECONDS, check_name, check_seconds
+from ..common.db_health import DbHealth
 from ..store.base import Store
 from ..types import JobStatus
 
@@ -119,6 +120,20 @@ class Upkeep:
         compare ``expires_at`` with ``clock.now()``)."""
         row = self.store.leader_get(LEADER_ROLE)
         return None if row is None else Leader(*row)
+
+    # -- the database's own upkeep ---------------------------------------------------------
+
+    def db_health(self) -> DbHealth:
+        """What the database says of jobq's tables: dead rows, vacuums and the oldest open
+        transaction on PostgreSQL, the WAL and free pages on SQLite (``warnings()`` says
+        what needs looking at). Read-only; the maintenance leader acts on it."""
+        return self.store.db_health()
+
+    def db_tidy(self, table: str | None = None) -> bool:
+        """``VACUUM (ANALYZE)`` jobq's ``table`` (PostgreSQL), or checkpoint and truncate
+        the WAL (SQLite); what the maintenance leader runs when the bounds are passed.
+        False when the database could not do it now."""
+        return self.store.db_tidy(table)
 
     # -- the schema -----------------------------------------------------------------------
 

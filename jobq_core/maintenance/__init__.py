@@ -5,7 +5,9 @@ interval and the time it is next due), run by whoever hosts it:
   lease its heartbeat renews; another takes over within a lease term when it dies.
 * ``duties.py`` — ``Duties``: the leader's thread (``jobq-maintenance``), running:
 * ``reaper.py`` — ``Reaper``: returns jobs whose lease expired to the queue (or to dead);
-* ``retention.py`` — ``Pruner``: deletes finished jobs past their retention, in batches.
+* ``retention.py`` — ``Pruner``: deletes finished jobs past their retention, in batches;
+* ``tables.py`` — ``TableCare``: vacuums jobq's tables where autovacuum did not
+  (PostgreSQL), checkpoints a WAL a long reader let grow (SQLite).
 * ``scheduler.py`` — ``Scheduler``: enqueues the periodic schedules' jobs, one per tick;
   the leader on time, a worker that does not lead only the ticks the leader left (its
   registry declares other schedules), a few seconds late.
@@ -15,5 +17,6 @@ from .leader import Elector
 from .reaper import Reaper
 from .retention import Pruner
 from .scheduler import Scheduler
+from .tables import TableCare
 
-__all__ = ["Duties", "Elector", "Pruner", "Reaper", "Scheduler"]
+__all__ = ["Duties", "Elector", "Pruner", "Reaper", "Scheduler", "TableCare"]

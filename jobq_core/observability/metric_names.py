@@ -16,7 +16,12 @@ The metrics:
   second; both only for queues with that limit), ``jobq_expired_leases`` and
   ``jobq_workers{state}`` (``ok``, ``late``, ``lost``, each worker judged by the heartbeat
   interval it registered, as ``jobq workers`` and the monitor judge it; workers silent
-  past their forget time are not counted, as they are not listed);
+  past their forget time are not counted, as they are not listed); the database's own
+  upkeep (``Queue.db_health``): on PostgreSQL ``jobq_db_dead_rows{table}`` (dead row
+  versions in each of jobq's tables, the server's estimate) and
+  ``jobq_db_oldest_transaction_seconds`` (the age of the oldest open transaction of another
+  session of the database holding back vacuum, 0 when none), on SQLite
+  ``jobq_db_wal_bytes`` (the size of the WAL file);
 * a worker's own, since it started: ``jobq_job_outcomes_total{queue,kind,outcome}`` with
   ``succeeded``, ``failed`` (to be retried), ``dead``, ``lease_lost``, ``timed_out`` (the
   run hit its task's timeout; the job is retried or dead as for any failure), plus
@@ -44,6 +49,9 @@ QUEUE_CONCURRENCY_LIMIT = "jobq_queue_concurrency_limit"
 QUEUE_RATE_LIMIT = "jobq_queue_rate_limit"
 EXPIRED_LEASES = "jobq_expired_leases"
 WORKERS = "jobq_workers"
+DB_DEAD_ROWS = "jobq_db_dead_rows"
+DB_OLDEST_TRANSACTION = "jobq_db_oldest_transaction_seconds"
+DB_WAL_BYTES = "jobq_db_wal_bytes"
 JOB_OUTCOMES = "jobq_job_outcomes"
 JOB_DURATION = "jobq_job_duration_seconds"
 

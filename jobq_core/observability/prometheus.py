@@ -3,7 +3,8 @@ worker's ``/metrics`` server (which also answers the health checks ``/healthz`` 
 ``/readyz``: ``health.py``). The metric names and labels are ``metrics.py``'s contract.
 
 Reading the gauges is ``Queue.stats`` (one read snapshot of four counts over partial
-indexes; finished jobs are not counted) and ``Queue.workers``: no write, no lock held past
+indexes; finished jobs are not counted), ``Queue.workers`` and ``Queue.db_health`` (the
+server's statistics views, or two pragmas and the WAL file's size): no write, no lock held past
 the read, safe to scrape every few seconds from many places. A worker's server reads them
 on a read-only connection of its own, so a scrape never waits on, or holds up, its work.
 ``prometheus_client`` (the ``metrics`` extra) is imported only when rendering or serving.
@@ -20,10 +21,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..common.db_health import DbHealth
 from ..errors import JobqError
 from .health import Health, liveness, readiness
 from .metric_names import (
-    BUCKETS, EXPIRED_LEASES, JOB_DURATION, JOB_OUTCOMES, JOB_STATUSES, JOBS,
+    BUCKETS, DB_DEAD_ROWS, DB_OLDEST_TRANSACTION, DB_WAL_BYTES, EXPIRED_LEASES, JOB_DURATION, JOB_OUTCOMES, JOB_STATUSES, JOBS,
     QUEUE_CONCURRENCY_LIMIT, QUEUE_HELD, QUEUE_LAG, QUEUE_PAUSED, QUEUE_RATE_LIMIT,
     WORKER_STATES, WORKERS,
 )
@@ -49,10 +51,11 @@ class QueueGauges:
     paused: dict[str, int]  # queue -> 1 when paused, else 0
     concurrency: dict[str, int]  # queue -> its concurrency limit (limited queues only)
     rate: dict[str, float]  # queue -> jobs per second its rate limit allows (those only)
+    db: DbHealth | None = None  # the database's own upkeep
 
 
 def read_gauges(queue: Queue, *, beat: float = DEFAULT_BEAT) -> QueueGauges:
-    """The gauges' values: two reads, no write."""
+    """The gauges' values: three reads, no write."""
     stats = queue.stats(window=0.0)  # finished jobs: an empty index range, none read
     workers = queue.workers()
     now = queue.clock.now()
@@ -72,7 +75,7 @@ def read_gauges(queue: Queue, *, beat: float = DEFAULT_BEAT) -> QueueGauges:
     for w in workers:
         states[w.state(now, beat).value] += 1
     return QueueGauges(jobs, lag, held, stats.expired_leases, states, paused, concurrency,
-                       rate)
+                       rate, queue.db_health())
 
 
 # -- the server -------------------------------------------------------------------------
@@ -189,6 +192,7 @@ def _families(gauges: QueueGauges | None, runs: RunMetrics | None) -> Iterator[A
         for state in WORKER_STATES:
             f.add_metric([state], gauges.workers.get(state, 0))
         yield f
+        yield from _db_families(gauges.db)
     if runs is not None:
         counter = CounterMetricFamily(JOB_OUTCOMES, "Runs of this worker by queue, kind "
                                       "and outcome.", labels=["queue", "kind", "outcome"])
@@ -205,6 +209,28 @@ def _families(gauges: QueueGauges | None, runs: RunMetrics | None) -> Iterator[A
                 buckets.append((bound, cumulative))
             histogram.add_metric([queue, kind], buckets, h[-1])
         yield histogram
+
+
+def _db_families(db: DbHealth | None) -> Iterator[Any]:
+    from prometheus_client.core import GaugeMetricFamily
+
+    if db is None:
+        return
+    if db.store == "sqlite":
+        if db.wal_bytes is not None:
+            yield GaugeMetricFamily(DB_WAL_BYTES, "Size of the SQLite database's WAL file "
+                                    "(it grows while a long reader holds back checkpoints).",
+                                    value=db.wal_bytes)
+        return
+    f = GaugeMetricFamily(DB_DEAD_ROWS, "Dead row versions in each of jobq's tables "
+                          "(PostgreSQL's estimate; vacuum makes room of them).",
+                          labels=["table"])
+    for table, n in sorted(db.dead_rows().items()):
+        f.add_metric([table], n)
+    yield f
+    yield GaugeMetricFamily(DB_OLDEST_TRANSACTION, "Age of the oldest open transaction of "
+                            "another session of the database, which holds back vacuum "
+                            "(0 when none).", value=db.oldest_transaction or 0.0)
 
 
 def _bound(seconds: float) -> str:

@@ -12,6 +12,7 @@ errors, connections) and a ``Dialect``. A dialect is:
   says by how much): ``insert_plain`` (a bulk insert), ``insert_unique``,
   ``complete_many``, ``extend_many``, each in one ``batch``; ``prune_deletes`` (the tables
   a pruned job leaves rows in);
+* the database's own upkeep: ``health`` (what ``Store.db_health`` reads) and ``tidy``;
 * how a list and a JSON value travel as one parameter, and come back
   (``list_param``, ``json_param``, ``read_list``, ``read_json``).
 
@@ -24,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Generic, TypeVar
 
+from ..common.db_health import DbHealth
 from ..types import NewJob
 from . import listing
 from .base import Completion
@@ -168,3 +170,15 @@ class Dialect(Generic[C_contra]):
     def prune_deletes(self) -> tuple[str, ...]:
         """The DELETEs of one prune batch, each with one parameter (``list_param`` of ids)."""
         return (self.statements.DELETE_ATTEMPTS, self.statements.DELETE_DEPS, self.statements.DELETE_JOBS)
+
+    # -- the database's own upkeep (``Store.db_health``, ``Store.db_tidy``) --------------
+
+    def health(self, c: C_contra) -> DbHealth:
+        """What the database says of jobq's tables' upkeep (see ``common.db_health``)."""
+        raise NotImplementedError
+
+    def tidy(self, c: C_contra, table: str | None) -> bool:
+        """Outside any transaction: make room of dead row versions in ``table``
+        (PostgreSQL: VACUUM), or of the WAL (SQLite, ``table`` None); False when the
+        database could not do it now (a lock or a reader in the way)."""
+        raise NotImplementedError

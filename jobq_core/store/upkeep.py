@@ -1,9 +1,12 @@
 """The part of the ``Store`` contract that maintenance uses (``store/ops/upkeep.py``,
-``store/ops/admin.py``'s batches): settings, the leader's lease, the schema's version."""
+``store/ops/admin.py``'s batches): settings, the leader's lease, the schema's version, and
+the database's own upkeep (dead rows, vacuum, the WAL)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Protocol
+
+from ..common.db_health import DbHealth
 
 
 class UpkeepStore(Protocol):
@@ -43,4 +46,18 @@ class UpkeepStore(Protocol):
 
     def leader_get(self, name: str) -> tuple[str, float, float] | None:
         """The role's holder: (worker, elected at, lease expires at), or None."""
+        ...
+
+    def db_health(self) -> DbHealth:
+        """One read of what the database says of jobq's tables: on PostgreSQL each table's
+        dead and live rows, its last vacuum and autovacuum, whether autovacuum is on for it
+        and whether this role may VACUUM it, and the age of the oldest open transaction of
+        another session; on SQLite the WAL file's size and the free pages. Read-only."""
+        ...
+
+    def db_tidy(self, table: str | None = None) -> bool:
+        """PostgreSQL: ``VACUUM (ANALYZE)`` jobq's table ``table`` (skipped, True all the
+        same, while another vacuum holds it). SQLite (``table`` None): checkpoint the WAL
+        and truncate it; False when a reader holds an older snapshot. Never inside a
+        transaction; a table that is not jobq's: ``ValueError``."""
         ...

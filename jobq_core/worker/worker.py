@@ -15,7 +15,7 @@ from types import FrameType
 
 from ..common.checks import MAX_LEASE, check_int, check_pool, check_seconds
 from ..errors import JobqError
-from ..maintenance import Duties, Elector, Pruner, Reaper, Scheduler
+from ..maintenance import Duties, Elector, Pruner, Reaper, Scheduler, TableCare
 from ..queue import Queue
 from ..registry import JobContext, Registry
 from ..store.base import DEFAULT_MAX_LOST_ATTEMPTS
@@ -137,7 +137,8 @@ class Worker:
         leading = lambda: self._elector.leading  # noqa: E731
         stop_duties = threading.Event()
         self._duties = Duties(self._elector, self._reaper,
-                              Pruner(queue, stop=stop_duties, leading=leading), stop_duties)
+                              Pruner(queue, stop=stop_duties, leading=leading), stop_duties,
+                              TableCare(queue))
         self._heartbeat = Heartbeat(queue, state, self._executor, self._elect,
                                     worker_id=self.id, every=self.beat_interval,
                                     on_gone=self._database_gone, on_forgotten=self._register)

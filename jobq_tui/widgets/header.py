@@ -135,7 +135,8 @@ def _warnings(snap: Snapshot, now: float, beat: float) -> list[Text]:
 
 def _problems(snap: Snapshot, now: float, beat: float) -> list[str | Text]:
     """Most severe first (the line is cut at the screen's edge, so the first stays whole):
-    ready jobs nobody will run, then jobs whose lease ran out, then workers gone silent."""
+    ready jobs nobody will run, then jobs whose lease ran out, then workers gone silent,
+    then jobq's tables (vacuum held back, dead rows past the bound, a starved WAL)."""
     out: list[str | Text] = []
     live = [w for w in snap.workers if w.state(now, beat) != WorkerState.LOST]
     # Jobs are ready and nobody will run them: the silent failure.
@@ -159,6 +160,7 @@ def _problems(snap: Snapshot, now: float, beat: float) -> list[str | Text]:
     lost = len(snap.workers) - len(live)
     if lost:
         out.append(f"! {lost} lost worker{'s' if lost > 1 else ''}")
+    out.extend(f"! {warning}" for warning in snap.db_warnings)
     return out
 
 

@@ -121,8 +121,9 @@ def test_stats_json_has_the_documented_keys(db, queue):
     data = json.loads(jobq("stats", "--json", "--db", db).stdout)
     assert set(data) == {"now", "window", "pending", "scheduled", "retrying", "running", "dead",
                          "succeeded_recent", "dead_recent", "cancelled_recent", "expired_leases",
-                         "oldest_pending_age", "waiting", "queues"}
+                         "oldest_pending_age", "waiting", "queues", "database"}
     assert (data["pending"], data["scheduled"]) == (2, 1)
+    assert data["database"]["store"] == "sqlite" and data["database"]["warnings"] == []
     assert set(data["queues"]["mail"]) == {"pending", "running", "dead", "waiting",
                                            "oldest_pending_age", "held", "paused",
                                            "concurrency", "rate", "key_concurrency",

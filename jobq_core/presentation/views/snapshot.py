@@ -40,6 +40,7 @@ class Snapshot:
     frozen: bool = False  # True: a frozen copy (its directory is not writable): no live updates
     blockers: tuple[str, ...] = ()  # stopped processes holding the write lock
     leader: str | None = None  # the worker leading maintenance, its lease holding
+    db_warnings: tuple[str, ...] = ()  # jobq's tables: ``DbHealth.warnings``, read now and then
 
 
 __all__ = ["ROW_LIMIT", "Snapshot"]

@@ -1,5 +1,6 @@
 """What maintenance needs of a store, written once for every store: jobq's settings (kept
-in ``jobq_meta``), the maintenance leader's lease, and the schema version installed.
+in ``jobq_meta``), the maintenance leader's lease, the schema version installed, and the
+database's own upkeep (its reads and statements are the dialect's: ``health``, ``tidy``).
 
 The leader is a lease row (``jobq_leader``), on PostgreSQL as on SQLite, as River's
 ``river_leader`` and Oban's ``oban_peers`` are: a lease runs out when its holder dies *or
@@ -10,7 +11,10 @@ step) would only both reap, prune and tick, which are fenced or idempotent.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+
+from ...common.db_health import DbHealth
 
 from ..dbapi import C
 from ._base import Operations
@@ -54,3 +58,11 @@ class Upkeep(Operations[C]):
         if row is None:
             return None
         return str(row[0]), float(row[1]), float(row[2])
+
+    def db_health(self) -> DbHealth:
+        return self.backend.run(lambda c, _again: self.dialect.health(c))
+
+    def db_tidy(self, table: str | None = None) -> bool:
+        if table is not None and not re.fullmatch(r"jobq_[a-z_]{1,40}", table):
+            raise ValueError(f"not one of jobq's tables: {table!r:.60}")
+        return self.backend.run(lambda c, _again: self.dialect.tidy(c, table))

@@ -17,6 +17,7 @@ from psycopg import errors as pgerrors
 from psycopg.abc import Params
 from psycopg.types.json import Jsonb
 
+from ...common.db_health import DbHealth, TableHealth
 from ...types import Job, NewJob
 from .. import claim, listing, sql
 from ..base import Completion
@@ -85,20 +86,20 @@ INSERT_ONE = (
 NOTIFY = "SELECT pg_notify('" + NOTIFY_CHANNEL + "', q) FROM unnest(%s::text[]) AS q"
 
 # Whether anyone waits: a watch of ended jobs (``PgWatch`` on ENDED_CHANNEL) keeps the
-# key WAITERS_KEY of jobq_meta a little in the future, the server's epoch second as 12
-# digits (compared as text: a value written by hand fails no completion). Completions
-# notify only while it is: with nobody waiting, a batch costs a primary-key read of
-# jobq_meta instead of a NOTIFY, whose commit takes a lock every notifying transaction of
-# the cluster queues on (a worker drained 6 % fewer jobs a second with one per batch).
+# key WAITERS_KEY of jobq_meta a little in the future, the server's epoch second as text
+# (compared as text, 10 digits until 2286: a value written by hand fails no completion).
+# Completions notify only while it is: with nobody waiting, a batch costs a primary-key
+# read of jobq_meta instead of a NOTIFY, whose commit takes a lock every notifying
+# transaction of the cluster queues on. Short: psycopg encodes and hashes a statement's
+# text on every execute (the single completion's 300 characters more cost 5,800
+# instructions a job, 1.5 %, in the guard's drain workload; 170 cost half that).
 WAITERS_KEY = "waiters_until"
-_EPOCH_DIGITS = "lpad(({})::bigint::text, 12, '0')"
-WAITING = ("INSERT INTO jobq_meta(key, value) VALUES ('" + WAITERS_KEY + "', "
-           + _EPOCH_DIGITS.format("floor(extract(epoch FROM clock_timestamp())) + %s")
-           + ") ON CONFLICT (key) DO UPDATE SET value = greatest(jobq_meta.value, "
+_NOW = "extract(epoch FROM now())::int8"
+WAITING = ("INSERT INTO jobq_meta(key, value) VALUES ('" + WAITERS_KEY + "', (" + _NOW
+           + "+%s)::text) ON CONFLICT (key) DO UPDATE SET value = greatest(jobq_meta.value, "
            "excluded.value)")
 """Someone waits for ended jobs for the next %s seconds (``PgWatch``, ended-jobs mode)."""
-WAITED = ("EXISTS (SELECT 1 FROM jobq_meta WHERE key = '" + WAITERS_KEY + "' AND value >= "
-          + _EPOCH_DIGITS.format("floor(extract(epoch FROM statement_timestamp()))") + ")")
+WAITED = f"EXISTS(SELECT FROM jobq_meta WHERE key='{WAITERS_KEY}' AND value>={_NOW}::text)"
 ENDED = "SELECT pg_notify('" + ENDED_CHANNEL + "', %s) WHERE " + WAITED
 """Jobs ended outside the completion statements (dead, cancelled): ``PostgresDialect.ended``."""
 
@@ -116,6 +117,10 @@ def announce(ended: str) -> str:
 
 
 ANNOUNCED = "(SELECT count(*) FROM ends) >= 0"
+NAMED = f"(NOT {WAITED} OR pg_notify('{ENDED_CHANNEL}',id::text) IS NOT NULL)"
+"""``announce`` for the single completion, as the last condition of its UPDATE (void is
+not NULL: the condition holds). A row the other conditions refuse may be named too: a
+waiter then reads its job once for nothing."""
 
 
 def _completing(now: str, ids: str, tokens: str, results: str) -> str:
@@ -316,11 +321,10 @@ class PostgresDialect(Dialect[PgConnection]):
 
     def __init__(self) -> None:
         super().__init__()
-        # A single completion announces itself too (``announce``), on the store's
-        # connection and on an application's; its rowcount stays that of the UPDATE.
+        # A single completion announces itself too (``NAMED``), on the store's
+        # connection and on an application's.
         st = self.statements
-        st.COMPLETE = (f"WITH done AS ({st.COMPLETE} RETURNING id), {announce('done')} "
-                       f"SELECT id FROM done WHERE {ANNOUNCED}")
+        st.COMPLETE += " AND " + NAMED
         st.COMPLETE_SETTLING = (f"WITH done AS ({st.COMPLETE_SETTLING}, id), "
                                 f"{announce('done')} SELECT has_dependents FROM done "
                                 f"WHERE {ANNOUNCED}")
@@ -423,6 +427,42 @@ class PostgresDialect(Dialect[PgConnection]):
         rows = c.execute(EXTEND_MANY, (lease_until, now, int_array([i for i, _ in leases]),
                                        int_array([t for _, t in leases]))).fetchall()
         return cast(list[tuple[int, object]], rows)  # RETURNING j.id, j.cancel_requested
+
+    def health(self, c: PgConnection) -> DbHealth:
+        tables = {r[0]: TableHealth(*r[1:]) for r in c.execute(TABLE_HEALTH).fetchall()}
+        row = c.execute(OLDEST_TRANSACTION).fetchone()
+        assert row is not None  # aggregates without GROUP BY: one row
+        return DbHealth("postgresql", row[0], tables, row[1], row[2])
+
+    def tidy(self, c: PgConnection, table: str | None) -> bool:
+        # SKIP_LOCKED: an autovacuum (or another VACUUM) under way on it is enough; without
+        # it this would wait for that one to end, up to the session's lock_timeout.
+        c.execute(f"VACUUM (ANALYZE, SKIP_LOCKED) {table}")  # a name checked by the engine
+        return True
+
+
+# jobq's tables' dead and live rows, when vacuum last ran on each, whether autovacuum may
+# (the server's setting, and no autovacuum_enabled=off on the table), and whether this
+# session's role may VACUUM it: the table's or the database's owner, or a superuser.
+TABLE_HEALTH = (
+    "SELECT s.relname, s.n_dead_tup, s.n_live_tup, extract(epoch FROM s.last_vacuum)::float8, "
+    "extract(epoch FROM s.last_autovacuum)::float8, current_setting('autovacuum')::bool AND "
+    "NOT EXISTS (SELECT FROM unnest(c.reloptions) o "
+    "WHERE o ~* '^autovacuum_enabled=(f|false|off|no|0)$'), "
+    "pg_has_role(c.relowner, 'USAGE') OR pg_has_role((SELECT datdba FROM pg_database "
+    "WHERE datname = current_database()), 'USAGE') "
+    "FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid "
+    "WHERE s.schemaname = current_schema() AND s.relname LIKE 'jobq\\_%' ORDER BY 1")
+# The oldest transaction of another session of this database that holds back what vacuum
+# may remove (one with a transaction id or a snapshot: an idle session's BEGIN holds
+# nothing until it reads). Sessions of other roles show only to a role with
+# pg_read_all_stats (or a superuser).
+OLDEST_TRANSACTION = (
+    "SELECT extract(epoch FROM clock_timestamp())::float8, extract(epoch FROM "
+    "clock_timestamp() - min(xact_start))::float8, current_setting('autovacuum')::bool "
+    "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() "
+    "AND backend_type = 'client backend' "
+    "AND (backend_xid IS NOT NULL OR backend_xmin IS NOT NULL)")
 
 
 # Short arrays travel as array literals in a text parameter: psycopg dumps a str in C,

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import time
 from collections.abc import Mapping, Sequence
 
 from ...common.checks import INT64_MAX
+from ...common.db_health import DbHealth
 from ...errors import JobqError, StorageFull
 from ...types import Job, NewJob
 from .. import claim, listing, sql
@@ -255,6 +258,41 @@ class SqliteDialect(Dialect[SqliteConnection]):
 
     def prune_deletes(self) -> tuple[str, ...]:
         return (self.statements.DELETE_ATTEMPTS, self.statements.DELETE_DEPS, DELETE_PAYLOADS, self.statements.DELETE_JOBS)
+
+    def health(self, c: SqliteConnection) -> DbHealth:
+        pages, free, size = (_one(c.execute(f"PRAGMA {name}"))[0]
+                             for name in ("page_count", "freelist_count", "page_size"))
+        return DbHealth("sqlite", time.time(), wal_bytes=_wal_bytes(c), free_pages=free,
+                        page_count=pages, page_size=size)
+
+    def tidy(self, c: SqliteConnection, table: str | None) -> bool:
+        """Copy the WAL into the database and truncate it to nothing. A reader whose
+        snapshot is older than the WAL's end stops any checkpoint short of it: then a
+        PASSIVE checkpoint (it never waits) says so and nothing else is tried. Else
+        TRUNCATE, which holds new writers back while it waits for the last readers, given
+        ``TRUNCATE_WAIT`` ms at most instead of the connection's busy timeout."""
+        busy, log, done = _one(c.execute("PRAGMA wal_checkpoint(PASSIVE)"))
+        if busy or done < log:
+            return False
+        timeout = _one(c.execute("PRAGMA busy_timeout"))[0]
+        c.execute(f"PRAGMA busy_timeout = {TRUNCATE_WAIT:d}")
+        try:
+            busy = _one(c.execute("PRAGMA wal_checkpoint(TRUNCATE)"))[0]
+        finally:
+            c.execute(f"PRAGMA busy_timeout = {int(timeout):d}")
+        return not busy
+
+
+TRUNCATE_WAIT = 200  # ms: jobq's readers and writers hold the file for milliseconds
+
+
+def _wal_bytes(c: SqliteConnection) -> int | None:
+    """The size of the database's -wal file (None: in memory, or no such file)."""
+    path = next((r[2] for r in c.execute("PRAGMA database_list").fetchall() if r[1] == "main"), "")
+    try:
+        return os.stat(path + "-wal").st_size if path else None
+    except FileNotFoundError:
+        return None
 
 
 DIALECT = SqliteDialect()
