@@ -138,3 +138,12 @@ def test_a_sync_handler_on_a_thread_is_told_within_a_second(db, producer, termin
         assert [a.outcome for a in producer.attempts(job_id)] == [Outcome.CANCELLED]
     else:
         assert (job.status, job.result) == ("succeeded", "woke")
+
+
+def test_terminating_a_job_cancels_the_jobs_waiting_on_it(queue):
+    parent = queue.enqueue("nap", 60)
+    child = queue.enqueue("echo", after=[parent])
+    queue.claim("w")
+    queue.cancel(parent, terminate=True)
+    job = queue.get(child)
+    assert job.status == "cancelled" and f"dependency {parent} ended cancelled" in job.error
