@@ -228,6 +228,14 @@ class _Hub:
         with self._lock:
             ids = list(self._waiters) if names is None else [i for i in names
                                                                 if i in self._waiters]
+        if len(ids) > 1:  # one read says which ended (SQLite: every commit wakes a look)
+            try:
+                statuses = self._store.job_statuses(ids)
+            except JobqError as e:
+                log.warning("reading %d awaited jobs failed: %s", len(ids), e)
+                return
+            ids = [i for i in ids if i not in statuses  # deleted: its waiters are told
+                   or statuses[i] in FINISHED_STATUSES]
         for job_id in ids:
             try:
                 job = self._store.job_get(job_id)

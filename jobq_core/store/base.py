@@ -74,13 +74,11 @@ FINISHED_STATUSES = ("succeeded", "dead", "cancelled")
 
 class EndWatch(Watch, Protocol):
     """A change signal for jobs ending (``Store.watch_ends``): ``wait`` returns True soon
-    after a job ends (succeeded, dead, cancelled) through any connection, the store's own
-    included; a True may be spurious."""
+    after a job ends through any connection, the store's own included (maybe spuriously)."""
 
     def ended(self) -> frozenset[int] | None:
-        """The ids of the jobs the signals since the last call said ended, or None when
-        they cannot say (a poll, a reconnection, SQLite's file watch): look at every job
-        awaited."""
+        """The ids the signals since the last call said ended; None when they cannot say
+        (a poll, a reconnection, SQLite's file watch): look at every awaited job."""
         ...
 
 RetryDelay = Callable[[int], float]
@@ -304,6 +302,10 @@ class Store(UpkeepStore, Protocol):
 
     def job_get(self, job_id: int) -> Job | None:
         """The job, or None when there is none with that id."""
+        ...
+
+    def job_statuses(self, job_ids: Sequence[int]) -> dict[int, str]:
+        """The status of each of ``job_ids`` that exists, in one read."""
         ...
 
     def job_list(self, where: ListFilter, now: float) -> list[Job]:

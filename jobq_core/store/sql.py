@@ -133,6 +133,8 @@ grants: another program wrote them). Parameters: now, now + the longest lease, l
 # -- administering -----------------------------------------------------------------------------
 
 JOB = "SELECT {job_cols} FROM jobq_jobs WHERE id=?"
+STATUSES = "SELECT id, status FROM jobq_jobs WHERE id IN {ids}"
+"""Parameter: the ids as the dialect passes a list (``job_statuses``)."""
 JOB_STATE = "SELECT status, queue, attempts, worker, token, started_at FROM jobq_jobs WHERE id=?{lock}"
 CANCEL_PENDING = "UPDATE jobq_jobs SET status='cancelled', finished_at=? WHERE id=?"
 REQUEST_CANCEL = "UPDATE jobq_jobs SET cancel_requested=true WHERE id=?"

@@ -44,6 +44,7 @@ class Statements:
     QUARANTINE: str
     EXPIRED_LEASES: str
     JOB: str
+    STATUSES: str
     JOB_STATE: str
     CANCEL_PENDING: str
     REQUEST_CANCEL: str

@@ -168,3 +168,11 @@ def test_a_wait_under_way_when_its_queue_closes_raises_at_once(db):
     with pytest.raises(JobqError, match=f"queue was closed while waiting for job {job_id}"):
         q.wait(job_id, timeout=30)
     assert time.monotonic() - started < 5
+
+
+def test_job_statuses_reads_the_status_of_each_existing_job_in_one_call(queue):
+    done, waiting = queue.enqueue("echo"), queue.enqueue("echo", delay=3600)
+    queue.cancel(done)
+    assert queue.store.job_statuses([done, waiting, 424242]) == {
+        done: "cancelled", waiting: "pending"}
+    assert queue.store.job_statuses([]) == {}

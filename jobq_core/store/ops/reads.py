@@ -21,6 +21,14 @@ class Reads(Operations[C]):
     def job_get(self, job_id: int) -> Job | None:
         return self.backend.run(lambda c, _again: self._get(c, job_id))
 
+    def job_statuses(self, job_ids: Sequence[int]) -> dict[int, str]:
+        if not job_ids:
+            return {}
+        ids = self.dialect.list_param(list(job_ids))
+        rows = self.backend.run(lambda c, _again: c.execute(
+            self.statements.STATUSES, (ids,)).fetchall())
+        return {int(job_id): str(status) for job_id, status in rows}
+
     def job_list(self, where: ListFilter, now: float) -> list[Job]:
         conds, params, order = listing.list_conditions(self.dialect.MATCHING, where, now)
         columns = self.dialect.FRAGMENTS["job_cols" if where.payloads else "job_cols_lean"]
