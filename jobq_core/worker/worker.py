@@ -241,14 +241,15 @@ class Worker:
             self._executor.close()
             raise
         self._tell_of_dead_workers()
+        # Said first: the election that follows may say it leads.
+        log.info("worker %s started: %s pool, concurrency=%d queues=%s lease=%gs kinds=%s",
+                 self.id, self.pool, self.concurrency, ",".join(self.queues) if self.queues else "*", self.lease,
+                 self.registry.describe_kinds())
         self._elect()
         self._duties.start()
         self._heartbeat.start()
         self._completer.start()
         self._scheduler.start()
-        log.info("worker %s started: %s pool, concurrency=%d queues=%s lease=%gs kinds=%s",
-                 self.id, self.pool, self.concurrency, ",".join(self.queues) if self.queues else "*", self.lease,
-                 self.registry.describe_kinds())
 
     def _apply_limits(self) -> None:
         """Apply the limits the registry declares (``Registry.queue``) where they differ

@@ -89,7 +89,9 @@ class SqliteAdapter:
     async def async_connect(self, database: str) -> Any:
         import aiosqlite
 
-        return await aiosqlite.connect(sqlite_path(database), timeout=30)
+        path = sqlite_path(database)
+        assert path is not None, f"not an SQLite database: {database!r}"
+        return await aiosqlite.connect(path, timeout=30)
 
     def use_dict_rows(self, conn: sqlite3.Connection) -> None:
         conn.row_factory = sqlite3.Row
