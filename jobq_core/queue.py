@@ -317,17 +317,19 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying, Upkeep, Waiting):
     def list(self, status: str | None = None, queue: str | None = None, kind: str | None = None,
              *, worker: str | None = None, error_contains: str | None = None, limit: int = 100,
              offset: int = 0, payloads: bool = True, prefix: bool = False,
-             search: Sequence[str] = (), key: str | None = None) -> builtins.list[Job]:
+             search: Sequence[str] = (), key: str | None = None,
+             newest: int | None = None) -> builtins.list[Job]:
         """Jobs matching every filter given. ``status`` may also be ``"scheduled"`` (pending,
         not yet due) or ``"retrying"`` (pending after a failed attempt). With
         ``payloads=False`` payloads and results are not read (they come back as None):
         cheaper for listings that do not show them. With ``prefix``, ``queue`` and ``kind``
         match names that start with them; ``search``: words each found (in any case) in
         the kind, queue, worker or error, or equal to the id; ``key``: the jobs of that
-        concurrency key."""
+        concurrency key; ``newest``: only the newest that many jobs (by id) are looked at,
+        which bounds what a search reads."""
         where = job_filter(status, queue, kind, worker, error_contains, limit=limit,
                            offset=offset, payloads=payloads, prefix=prefix, search=search,
-                           key=key)
+                           key=key, newest=newest)
         return self.store.job_list(where, self.clock.now())
 
     def attempts(self, job_id: int) -> builtins.list[Attempt]:
@@ -342,10 +344,11 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying, Upkeep, Waiting):
 
     def count(self, status: str | None = None, queue: str | None = None, kind: str | None = None,
               *, worker: str | None = None, error_contains: str | None = None,
-              prefix: bool = False, search: Sequence[str] = (), key: str | None = None) -> int:
+              prefix: bool = False, search: Sequence[str] = (), key: str | None = None,
+              newest: int | None = None) -> int:
         """How many jobs ``list`` would return with these filters and no limit."""
         where = job_filter(status, queue, kind, worker, error_contains, prefix=prefix,
-                           search=search, key=key)
+                           search=search, key=key, newest=newest)
         return self.store.job_count(where, self.clock.now())
 
     def throughput(self, *, span: float = 300.0, bucket: float = 10.0) -> Throughput:

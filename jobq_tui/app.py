@@ -278,7 +278,7 @@ class MonitorApp(RefreshLoop, WriteActions, FilterKeys, App):
                                        v.columns(self.grouped, self.wide))
         self._widget("#status", TextLine).show(status_text(
             table.row_count, self.snapshot is not None, self.filter, sorted_by,
-            self.grouped if v.groups else None, self.message))
+            self.grouped if v.groups else None, self.message, v.searched(self.filter)))
 
     def say(self, message: str | Text, style: str = "") -> None:
         """Show a one-line message in the status line (plain text, never markup)."""

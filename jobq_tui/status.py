@@ -28,10 +28,10 @@ def banner_text(error: str | None, blockers: tuple[str, ...]) -> Text | None:
 
 
 def status_text(rows: int, read: bool, filt: Filter, sorted_by: str | None,
-                grouped: bool | None, message: Text) -> Text:
+                grouped: bool | None, message: Text, searched: int | None = None) -> Text:
     """``rows`` shown (``read``: rows were read, so a full table means there are more);
     ``sorted_by``: the sort column's label with its arrow; ``grouped``: None in a view
-    that does not group."""
+    that does not group; ``searched``: the newest jobs a text search read (None: all)."""
     t = Text(no_wrap=True, overflow="ellipsis")
     t.append(f"{rows} row{'' if rows == 1 else 's'}", "dim")
     if read and rows >= ROW_LIMIT:
@@ -43,6 +43,8 @@ def status_text(rows: int, read: bool, filt: Filter, sorted_by: str | None,
     elif not filt.empty:
         t.append("  filter ", "dim")
         t.append_text(literal(filt.text, "bold", limit=60))
+        if searched is not None:
+            t.append(f" in the newest {searched:,} (scope:all: every job)", "dim")
     if sorted_by is not None:
         t.append(f"  sorted by {sorted_by}", "dim")
     if grouped is not None:

@@ -149,19 +149,21 @@ class AsyncQueue:
                    kind: str | None = None, *, worker: str | None = None,
                    error_contains: str | None = None, limit: int = 100, offset: int = 0,
                    payloads: bool = True, prefix: bool = False, search: Sequence[str] = (),
-                   key: str | None = None) -> builtins.list[Job]:
+                   key: str | None = None, newest: int | None = None) -> builtins.list[Job]:
         """``Queue.list``: jobs matching every filter given."""
         return await self._call(self.queue.list, status, queue, kind, worker=worker,
                                 error_contains=error_contains, limit=limit, offset=offset,
-                                payloads=payloads, prefix=prefix, search=search, key=key)
+                                payloads=payloads, prefix=prefix, search=search, key=key,
+                                newest=newest)
 
     async def count(self, status: str | None = None, queue: str | None = None,
                     kind: str | None = None, *, worker: str | None = None,
                     error_contains: str | None = None, prefix: bool = False,
-                    search: Sequence[str] = (), key: str | None = None) -> int:
+                    search: Sequence[str] = (), key: str | None = None,
+                    newest: int | None = None) -> int:
         return await self._call(self.queue.count, status, queue, kind, worker=worker,
                                 error_contains=error_contains, prefix=prefix, search=search,
-                                key=key)
+                                key=key, newest=newest)
 
     async def why(self, job_id: int) -> Why:
         """``Queue.why``: why the job is not running (or what it is doing)."""

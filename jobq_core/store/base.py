@@ -147,6 +147,7 @@ class ListFilter:
     prefix: bool = False  # True: ``queue`` and ``kind`` match names that start with them
     search: tuple[str, ...] = ()  # each word in the id, kind, queue, worker or error (any case)
     key: str | None = None  # the jobs of this concurrency key (exactly)
+    newest: int | None = None  # only the newest this many jobs (by id) are looked at
 
 
 class Store(UpkeepStore, Protocol):

@@ -65,6 +65,11 @@ def list_conditions(m: type[Matching] | Matching, where: ListFilter, now: float,
     if where.key is not None:
         conds.append("key=?")
         params.append(where.key)
+    if where.newest is not None:
+        # An index range: the newest ids (max(id) is one index lookup), however many
+        # older jobs a text search would otherwise read through.
+        conds.append("id>(SELECT coalesce(max(id), 0) FROM jobq_jobs)-?")
+        params.append(where.newest)
     order = "id DESC" if status is None else LIST_ORDER.get(status, "finished_at DESC, id DESC")
     return conds, params, order
 

@@ -310,3 +310,15 @@ def test_list_count_and_retry_match_name_prefixes_and_search_words_in_the_databa
     assert queue.retry_dead(kind="email", prefix=True, search=["smtp"]) == 1
     with pytest.raises(ValueError):
         queue.list(search=[""])
+
+
+def test_newest_bounds_what_a_listing_and_a_count_look_at(queue):
+    """A text search over a long history reads only the newest jobs it is given."""
+    ids = queue.enqueue_many([("report.build", {"n": i}) for i in range(6)])
+    queue.enqueue("other")
+    assert [j.id for j in queue.list(search=["report"], newest=4)] == ids[-3:][::-1]
+    assert queue.count(search=["report"], newest=4) == 3
+    assert queue.count(search=["report"]) == 6
+    assert [j.id for j in queue.list(newest=1)] == [ids[-1] + 1]
+    with pytest.raises(ValueError, match="newest"):
+        queue.list(newest=0)

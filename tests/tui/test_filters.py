@@ -27,3 +27,17 @@ def test_bad_filters_say_why():
 def test_empty_filter_matches_everything():
     f = parse_filter("  ")
     assert f.empty and f.matches("anything")
+
+
+def test_a_text_search_of_all_or_finished_jobs_reads_the_newest_unless_scope_all():
+    from jobq_core.presentation.views.filters import SEARCH_NEWEST, search_window
+
+    assert search_window(parse_filter("timeout"), None) == SEARCH_NEWEST
+    assert search_window(parse_filter('error:"refused"'), "succeeded") == SEARCH_NEWEST
+    assert search_window(parse_filter("timeout"), "dead") is None  # an index bounds it
+    assert search_window(parse_filter("queue:mail"), None) is None  # no text: no scan
+    every = parse_filter("timeout scope:all")
+    assert every.everything and every.words == ("timeout",)
+    assert search_window(every, None) is None
+    with pytest.raises(FilterError, match="scope"):
+        parse_filter("scope:some")

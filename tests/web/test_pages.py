@@ -111,3 +111,14 @@ def test_a_postgresql_urls_password_is_never_shown(pg_url):
     with TestClient(create_app(secret)) as c:
         for path in ("/running", "/queues"):
             assert "hunter2" not in c.get(path).text
+
+
+def test_a_text_search_says_it_read_the_newest_jobs_and_scope_all_reads_every_one(
+        client, seeded):
+    searched = client.get("/all", params={"q": "invoice"}).text
+    assert "Searched the newest 50,000 jobs" in searched and "scope:all" in searched
+    everything = client.get("/all", params={"q": "invoice scope:all"})
+    assert everything.status_code == 200 and "Searched the newest" not in everything.text
+    assert "Searched the newest" not in client.get("/all", params={"q": "queue:billing"}).text
+    ids = {j["id"] for j in client.get("/api/all", params={"q": "invoice scope:all"}).json()}
+    assert {seeded["dead1"], seeded["dead2"]} <= ids

@@ -14,7 +14,7 @@ from .cells import (
 )
 from .keys import CANCEL, RETRY, RETRY_ALL
 from .why import WHY, Facts, RowFacts, why_cell, why_sort
-from .filters import Filter
+from .filters import Filter, search_window
 from .snapshot import Snapshot
 
 COLUMNS = (Column("id", "ID"), Column("status", "STATUS"),
@@ -30,7 +30,10 @@ class AllJobs(View):
     keys = (RETRY, RETRY_ALL, CANCEL)
 
     def read(self, q: Reader, filt: Filter, grouped: bool) -> tuple[Any, ...]:
-        return tuple(q.list(filt.status, **narrow(filt)))
+        return tuple(q.list(filt.status, **narrow(filt, filt.status)))
+
+    def searched(self, filt: Filter) -> int | None:
+        return search_window(filt, filt.status)
 
     def read_holds(self, q: Reader, rows: tuple[Any, ...]) -> Mapping[int, Hold]:
         """For the WHY column: the keys of the pending jobs that have one, and what the

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ...types import ErrorGroup, Hold
 from .cells import Shown
-from .filters import Filter
+from .filters import Filter, search_window
 from .keys import CANCEL, FORGET, GROUP, PAUSE_QUEUE, RETRY, TAKE_BACK, ViewKey
 from .snapshot import ROW_LIMIT
 
@@ -118,6 +118,11 @@ class View:
     def read(self, q: Reader, filt: Filter, grouped: bool) -> tuple[Any, ...]:
         return ()
 
+    def searched(self, filt: Filter) -> int | None:
+        """How many of the newest jobs ``read`` searched with ``filt`` (None: every one),
+        for a front end to say so beside the rows."""
+        return None
+
     def read_holds(self, q: Reader, rows: tuple[Any, ...]) -> Mapping[int, Hold]:
         """What other jobs' rows say holds these rows' jobs back, by job id (the
         snapshot's ``holds``); nothing for a view that does not show it."""
@@ -181,12 +186,14 @@ class RowCache:
         self._rows, self._next = kept, {}
 
 
-def narrow(filt: Filter) -> dict[str, Any]:
+def narrow(filt: Filter, status: str | None) -> dict[str, Any]:
     """``Queue.list`` arguments for the filter's database terms (its free words too: a
-    search reaches every job, not only the rows already read)."""
+    search reaches beyond the rows already read, as far as ``search_window`` says) when
+    it lists jobs of ``status``."""
     return dict(queue=filt.queue, kind=filt.kind, worker=filt.worker,
                 error_contains=filt.error, limit=ROW_LIMIT, payloads=False,
-                prefix=filt.prefix, search=filt.words, key=filt.key)
+                prefix=filt.prefix, search=filt.words, key=filt.key,
+                newest=search_window(filt, status))
 
 
 def build(columns: Sequence[Column], wide: bool, key: str,

@@ -36,7 +36,7 @@ class Dead(View):
                                        error_contains=filt.error, limit=ROW_LIMIT,
                                        prefix=filt.prefix, search=filt.words,
                                        key=filt.key))
-        return tuple(q.list("dead", **narrow(filt)))
+        return tuple(q.list("dead", **narrow(filt, "dead")))
 
     def all_columns(self, grouped: bool) -> Sequence[Column]:
         return GROUP_COLUMNS if grouped else JOB_COLUMNS

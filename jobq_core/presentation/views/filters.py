@@ -1,10 +1,13 @@
 """The `/` filter: free words plus ``queue:`` ``kind:`` ``worker:`` ``error:`` ``status:``
-``key:`` (a concurrency key, exactly).
+``key:`` (a concurrency key, exactly) and ``scope:all``.
 
 ``queue:mail kind:send error:"connection refused" timeout`` narrows the database query:
 queues and kinds that start with ``mail`` and ``send``, errors containing the text, and
 jobs where every free word appears (in any case) in the id, kind, queue, worker or error,
-so a search reaches every job, not only the rows loaded. Values with spaces are quoted.
+so a search reaches jobs beyond the rows loaded. No index serves a text search: among
+all jobs, or the finished ones, it reads the newest ``SEARCH_NEWEST`` (``search_window``),
+so that it answers in a bounded time however long the history; ``scope:all`` reads every
+job. Values with spaces are quoted.
 ``#123`` (or ``id:123``) is not a filter but a job to open (``job_ref``). Pure data, shared by
 every front end.
 """
@@ -16,7 +19,11 @@ from dataclasses import dataclass, field
 
 from ...types import LIST_STATUSES, ErrorGroup
 
-PREFIXES = ("queue", "kind", "worker", "error", "status", "key")
+PREFIXES = ("queue", "kind", "worker", "error", "status", "key", "scope")
+SEARCH_NEWEST = 50_000
+"""Jobs a text search reads among all (or the finished) jobs, newest first, unless the
+filter says ``scope:all``: about 60 ms of a scan on SQLite, and less on PostgreSQL
+(``bench/web_scale.py``)."""
 
 
 class FilterError(ValueError):
@@ -35,6 +42,7 @@ class Filter:
     group: str | None = None  # a dead group's key (``group_key``): exactly its jobs
     prefix: bool = True  # queue and kind match names that start with them (False: exact)
     key: str | None = None  # a concurrency key: its jobs only
+    everything: bool = False  # ``scope:all``: a text search reads every job
 
     @property
     def empty(self) -> bool:
@@ -71,9 +79,23 @@ def parse_filter(text: str) -> Filter:
     status = values.get("status")
     if status is not None and status not in LIST_STATUSES:
         raise FilterError(f"filter: status must be one of {', '.join(LIST_STATUSES)}")
+    scope = values.get("scope")
+    if scope is not None and scope.lower() != "all":
+        raise FilterError("filter: scope: must be all (a search then reads every job)")
     return Filter(values.get("queue"), values.get("kind"), values.get("worker"),
                   values.get("error"), status, tuple(words), text.strip(),
-                  key=values.get("key"))
+                  key=values.get("key"), everything=scope is not None)
+
+
+def search_window(filt: Filter, status: str | None) -> int | None:
+    """How many of the newest jobs the filter's database read of ``status`` (None: all)
+    looks at: ``SEARCH_NEWEST`` for a text search (free words, ``error:``) among all jobs
+    or the finished ones, whose history has no bound; None (every job) otherwise, with
+    ``scope:all``, or where an index bounds the read (pending, running, waiting and dead
+    jobs)."""
+    if filt.everything or not (filt.words or filt.error):
+        return None
+    return SEARCH_NEWEST if status in (None, "succeeded", "cancelled") else None
 
 
 def group_filter(g: ErrorGroup, words: tuple[str, ...] = ()) -> Filter:

@@ -26,7 +26,7 @@ class Retries(View):
     keys = (CANCEL,)
 
     def read(self, q: Reader, filt: Filter, grouped: bool) -> tuple[Any, ...]:
-        return tuple(q.list("retrying", **narrow(filt)))
+        return tuple(q.list("retrying", **narrow(filt, "retrying")))
 
     def all_columns(self, grouped: bool) -> Sequence[Column]:
         return COLUMNS
