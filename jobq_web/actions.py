@@ -154,10 +154,12 @@ def retry(request: Request, fields: dict[str, str], q: Queue) -> dict[str, Any]:
 
 
 def cancel(request: Request, fields: dict[str, str], q: Queue) -> dict[str, Any]:
+    """Cancel a job; ``terminate=1`` also stops a running one's run (``Queue.cancel``)."""
     job_id = _job_id(request)
-    status = q.cancel(job_id)
-    said = (f"job {job_id} cancelled" if str(status) == "cancelled"
-            else f"job {job_id} asked to stop")
+    terminate = fields.get("terminate") == "1"
+    status = q.cancel(job_id, terminate=terminate)
+    said = (f"job {job_id} cancelled" + (" and its run stopped" if terminate else "")
+            if str(status) == "cancelled" else f"job {job_id} asked to stop")
     return {"id": job_id, "status": str(status), "said": said}
 
 

@@ -159,3 +159,21 @@ def test_retrying_a_dead_group_retries_exactly_its_jobs(client, seeded, queue):
     assert r.status_code == 200 and r.json()["retried"] == 2
     assert queue.get(seeded["dead1"]).status == queue.get(seeded["dead2"]).status == "pending"
     assert queue.get(seeded["hostile"]).status == "dead"
+
+
+def test_terminate_cancels_a_running_job_at_once_and_fences_its_run(client, queue):
+    """The job page's terminate button: ``terminate=1`` on the cancel action."""
+    from jobq_core import LeaseLost
+
+    job_id = queue.enqueue("ok", queue="long")
+    run = queue.claim("w", queues=["long"])
+    assert run is not None and run.id == job_id
+    login(client)  # the page's forms are for a logged-in session
+    page = client.get(f"/jobs/{job_id}").text
+    assert 'name="terminate" value="1"' in page
+    r = client.post(f"/jobs/{job_id}/cancel", data={"terminate": "1"}, headers=BEARER)
+    assert r.status_code == 200 and r.json()["status"] == "cancelled", r.text
+    assert "run stopped" in r.json()["said"]
+    assert queue.get(job_id).status == "cancelled"
+    with pytest.raises(LeaseLost):
+        queue.complete(run.id, run.token)
