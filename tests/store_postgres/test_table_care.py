@@ -65,6 +65,7 @@ def jobs_table(q: Queue) -> db_health.TableHealth:
     return q.db_health().tables["jobq_jobs"]
 
 
+@pytest.mark.slow  # a PostgreSQL cluster of its own (initdb, start)
 def test_with_autovacuum_off_the_leader_vacuums_a_table_past_the_bound(off_url):
     q = Queue(off_url)
     assert not jobs_table(q).autovacuum and q.db_health().autovacuum is False
@@ -112,6 +113,7 @@ def test_with_autovacuum_on_the_leader_leaves_the_tables_to_it(on_url):
     q.close()
 
 
+@pytest.mark.slow  # a PostgreSQL cluster of its own (initdb, start)
 def test_a_transaction_held_open_is_reported_and_not_vacuumed_against(off_url, monkeypatch):
     # the bounds' rules, not their figures: the dead rows a VACUUM could not remove are
     # estimated again by its ANALYZE (7,000 of 12,000 in one run), and 5 minutes is long
@@ -150,6 +152,7 @@ def test_a_transaction_held_open_is_reported_and_not_vacuumed_against(off_url, m
     q.close()
 
 
+@pytest.mark.slow  # a PostgreSQL cluster of its own (initdb, start)
 def test_a_role_that_may_not_vacuum_is_said_once_and_the_care_goes_on(off_url, caplog):
     with psycopg.connect(off_url, autocommit=True) as c:
         try:

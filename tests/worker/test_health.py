@@ -39,6 +39,7 @@ def registry() -> Registry:
     return r
 
 
+@pytest.mark.slow  # a real worker's loop and heartbeat, seconds of real time
 def test_a_running_worker_is_alive_and_ready_and_a_stopping_one_is_not_ready(db):
     with Queue(db) as q:
         worker = Worker(q, registry(), concurrency=1, lease=3)
