@@ -151,15 +151,17 @@ def test_three_workers_enqueue_exactly_one_job_per_tick_of_an_every_1_schedule(
     wait_for(lambda: len(tq.workers()) == 3, timeout=20)
     wait_for(lambda: tq.count(queue="ticks") >= 10, timeout=30, interval=0.1)  # 10 ticks
     stop(procs, ps)
-    runs = [j.run_at for j in tq.list(queue="ticks", limit=1000)]
+    jobs = tq.list(queue="ticks", limit=1000)
+    # A job's run_at is its tick, but for one a worker claimed as the workers were being
+    # stopped: released, it is runnable at once, its run_at the release's time. Every
+    # other tick ran.
+    runs = sorted(j.run_at for j in jobs if j.status == "succeeded")
+    waiting = [j for j in jobs if j.status != "succeeded"]
     assert len(runs) == len(set(runs)), "a tick was enqueued twice"
-    runs.sort()
     assert runs == [runs[0] + i for i in range(len(runs))], "a tick was lost"
-    assert len(runs) >= 10
-    # Every tick ran, but one a worker enqueued as the workers were being stopped: it waits.
-    status = {j.run_at: j.status for j in tq.list(queue="ticks", limit=1000)}
-    assert {status[t] for t in runs[:-1]} == {"succeeded"}
-    assert status[runs[-1]] in ("succeeded", "pending")
+    assert len(runs) >= 9
+    assert len(waiting) <= 1 and all(
+        j.status == "pending" and j.run_at >= runs[-1] + 1 for j in waiting), waiting
 
 
 @pytest.mark.slow
