@@ -56,13 +56,7 @@ def masked_url(url: str) -> str:
 def limits_words(limits: QueueLimits) -> str:
     """A set of limits in a few words (``≤5 running · 100/m · ≤2 per key``), as the code
     declares them or a worker's log tells; ``no limits`` for none."""
-    parts = [f"≤{limits.concurrency} running"] * (limits.concurrency is not None)
-    parts += [str(limits.rate)] * (limits.rate is not None)
-    if limits.ordered:
-        parts.append("ordered by key")
-    elif limits.key_concurrency is not None:
-        parts.append(f"≤{limits.key_concurrency} per key")
-    return " · ".join(parts) or "no limits"
+    return " · ".join(_limit_parts(limits)) or "no limits"
 
 
 def drift_text(qs: QueueStats) -> str:
@@ -74,15 +68,22 @@ def drift_text(qs: QueueStats) -> str:
 def limits_text(qs: QueueStats) -> str:
     """A queue's limits in a few words, as ``jobq queues`` and the monitor's Queues view
     show them: ``≤3 running · 5/s · ≤2 per key (4 keys busy)``; empty without limits."""
-    parts = [f"≤{qs.concurrency} running"] * (qs.concurrency is not None)
-    parts += [str(qs.rate)] * (qs.rate is not None)
-    if qs.ordered:
-        parts.append("ordered by key")
-    elif qs.key_concurrency is not None:
-        parts.append(f"≤{qs.key_concurrency} per key")
+    parts = _limit_parts(qs)
     if qs.keyed:
         parts[-1] += f" ({qs.keys_busy} key{'s' * (qs.keys_busy != 1)} busy)"
     return " · ".join(parts)
+
+
+def _limit_parts(limits: QueueLimits | QueueStats) -> list[str]:
+    """The words of each limit set: running jobs, rate, then the keys' (ordered, or how
+    many per key)."""
+    parts = [f"≤{limits.concurrency} running"] * (limits.concurrency is not None)
+    parts += [str(limits.rate)] * (limits.rate is not None)
+    if limits.ordered:
+        parts.append("ordered by key")
+    elif limits.key_concurrency is not None:
+        parts.append(f"≤{limits.key_concurrency} per key")
+    return parts
 
 
 # -- records from the database, made safe to show ----------------------------------------
