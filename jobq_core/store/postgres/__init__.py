@@ -1,7 +1,7 @@
 """The PostgreSQL backend: one database shared by workers on any number of hosts.
 
-connection.py      URLs, connecting, the small pool with reconnect and fork safety, the
-                   server clock, errors translated to jobq's
+connection.py      URLs, connecting, psycopg for the store's pool (``store/pool.py``), errors
+                   translated to jobq's
 schema.py          tables, indexes and forward migrations (under an advisory lock)
 dialect.py         the SQL that differs from store/sql.py: the claim, batches as arrays
 backend.py         ``PostgresBackend`` (the seam the engine runs on) and ``PostgresStore``

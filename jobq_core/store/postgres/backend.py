@@ -1,13 +1,13 @@
 """The PostgreSQL backend, for workers on many hosts, and ``PostgresStore``, the engine on it.
 
-Concurrency model: each store owns a small pool (``Connections``, two connections by
+Concurrency model: each store owns a small pool (``store/pool.py``, two connections by
 default) shared by the threads of its process, plus one LISTEN connection per watch: a
 worker needs three whatever its concurrency. Row locks do the rest: claims skip each
 other's rows (``SKIP LOCKED``), and every write to a running job carries the fence and
 checks what it changed. Each operation is one statement in autocommit mode where it can
 be (claim, complete, heartbeat: one round trip each), else one transaction.
 
-Every operation runs through ``Connections.run``, which retries it on a fresh connection
+Every operation runs through ``Pool.run``, which retries it on a fresh connection
 after a break. An operation that may have committed before the break (``again``) checks
 what it finds: a completion whose job is already succeeded under its token was accepted;
 a failure whose attempt row exists was recorded. An enqueue cannot tell its jobs from
@@ -35,7 +35,9 @@ from ..backend import KeyTaken
 from ..base import ConnectionIdentity
 from ..engine import Engine
 from . import app_connection
-from .connection import Connections, ServerClock, parse_url
+from ..pool import Pool
+from ..server_clock import ServerClock
+from .connection import PgDriver, parse_url, server_time
 from .dialect import DIALECT, ENDED_CHANNEL, NOTIFY, claim_params, claim_shape, text_array
 from .notify import Notifier
 from .schema import SCHEMA_VERSION, installed_version, migrate
@@ -97,16 +99,15 @@ class PostgresBackend:
             setup.append("SET default_transaction_read_only = on")
         if synchronous:
             setup.append(f"SET synchronous_commit = {SYNCHRONOUS[synchronous]}")
-        self._conns = Connections(conninfo, self.display, size=pool_size, prepare=not poll_only,
-                                  setup="; ".join(setup),
-                                  connect_timeout=min(10.0, busy_timeout + 2),
-                                  reconnect_for=busy_timeout)
+        driver = PgDriver(conninfo, self.display, prepare=not poll_only, setup="; ".join(setup),
+                          connect_timeout=min(10.0, busy_timeout + 2))
+        self._conns = Pool(driver, self.display, size=pool_size, reconnect_for=busy_timeout)
         self._opened = False
         self._open_lock = threading.Lock()
         self._create, self._migrate = create, migrate
         self._server_version = "?"
         self._identity: tuple[object, ...] = ()
-        self._clock = ServerClock(self._conns, self._open)
+        self._clock = ServerClock(self._conns, server_time, self._open)
         self._notifier = Notifier(self._conns)
 
     def _open(self) -> None:

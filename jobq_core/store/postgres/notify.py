@@ -30,7 +30,7 @@ import time
 from collections.abc import Iterable
 
 from ...errors import JobqError
-from .connection import Connections
+from .connection import PgPool
 from .dialect import NOTIFY, text_array
 
 log = logging.getLogger("jobq.store")
@@ -42,7 +42,7 @@ class Notifier:
 
     EVERY = 0.010
 
-    def __init__(self, conns: Connections):
+    def __init__(self, conns: PgPool):
         self._conns = conns
         self._lock = threading.Condition()
         self._sent: dict[str, float] = {}  # queue -> monotonic time of its last notification

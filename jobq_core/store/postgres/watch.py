@@ -29,7 +29,6 @@ meanwhile every statement that ends jobs sends one notification naming them
 from __future__ import annotations
 
 import logging
-import os
 import random
 import select
 import threading
@@ -38,7 +37,9 @@ import time
 import psycopg
 
 from ...errors import DatabaseUnavailable, JobqError
-from .connection import Connections, one_line
+from ..pool import one_line
+from ..wake import WakePipe
+from .connection import PgPool
 from .dialect import ENDED_CHANNEL, NOTIFY_CHANNEL, WAITING
 
 log = logging.getLogger("jobq.store")
@@ -58,7 +59,7 @@ def read_snapshot(c: psycopg.Connection) -> str:
 class PgWatch:
     """``base.Watch`` for ``PostgresStore``."""
 
-    def __init__(self, conns: Connections, *, listen: bool, poll_interval: float,
+    def __init__(self, conns: PgPool, *, listen: bool, poll_interval: float,
                  channel: str = NOTIFY_CHANNEL):
         self._conns = conns
         self._channel = channel
@@ -67,9 +68,7 @@ class PgWatch:
         self._listen_wanted = listen
         self._poll = poll_interval
         self._woken = threading.Event()
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        os.set_blocking(self._wake_w, False)
+        self._pipe = WakePipe()
         self._conn: psycopg.Connection | None = None
         self._retry_at = 0.0
         self._backoff = 0.05
@@ -207,7 +206,7 @@ class PgWatch:
         while True:
             if self._woken.is_set():
                 self._woken.clear()
-                _drain(self._wake_r)
+                self._pipe.drain()
                 return True
             if self._listen_wanted and self._conn is None and self._relisten():
                 return True  # notifications sent while it was down are lost: look once
@@ -219,7 +218,7 @@ class PgWatch:
             left = deadline - now
             if left <= 0:
                 return False
-            fds = [self._wake_r] + ([self._conn.fileno()] if self._conn is not None else [])
+            fds = [self._pipe.fd] + ([self._conn.fileno()] if self._conn is not None else [])
             sleep = min(left, max(0.0, self._next_poll - now))
             if self._listen_wanted and self._conn is None:
                 sleep = min(sleep, max(0.0, self._retry_at - now))
@@ -230,23 +229,8 @@ class PgWatch:
 
     def wake(self) -> None:
         self._woken.set()
-        try:
-            os.write(self._wake_w, b"!")
-        except OSError:
-            pass
+        self._pipe.wake()
 
     def close(self) -> None:
         self._drop_connection()
-        for fd in (self._wake_r, self._wake_w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-
-def _drain(fd: int) -> None:
-    try:
-        while os.read(fd, 4096):
-            pass
-    except OSError:
-        pass
+        self._pipe.close()

@@ -31,6 +31,8 @@ import threading
 import time
 from typing import Protocol
 
+from ..wake import WakePipe, drain
+
 
 _IN_MODIFY = 0x00000002
 _IN_CLOSE_WRITE = 0x00000008
@@ -65,9 +67,7 @@ class FileWatch:
         self._libc = libc
         self._directory = directory
         self._wd: int | None = None  # the watch descriptor while armed
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        os.set_blocking(self._wake_w, False)
+        self._pipe = WakePipe()
 
     @classmethod
     def open(cls, db_path: str) -> FileWatch | None:
@@ -100,28 +100,25 @@ class FileWatch:
         if self._wd is not None:
             self._libc.inotify_rm_watch(self._fd, self._wd)
             self._wd = None
-            _drain(self._fd)  # the events queued so far, and the removal's own
+            drain(self._fd)  # the events queued so far, and the removal's own
 
     def wait(self, timeout: float) -> bool:
         """True when a database file was written (or ``wake()`` called) within ``timeout``."""
         try:
-            ready, _, _ = select.select([self._fd, self._wake_r], [], [], max(0.0, timeout))
+            ready, _, _ = select.select([self._fd, self._pipe.fd], [], [], max(0.0, timeout))
         except (OSError, ValueError):  # closed under us: behave as a timeout
             return False
         woke = False
-        if self._wake_r in ready:
-            _drain(self._wake_r)
+        if self._pipe.fd in ready:
+            self._pipe.drain()
             woke = True
         if self._fd in ready:
-            woke = self._ours(_drain(self._fd)) or woke
+            woke = self._ours(drain(self._fd)) or woke
         return woke
 
     def wake(self) -> None:
         """Make a ``wait`` in another thread return now. Safe from a signal handler."""
-        try:
-            os.write(self._wake_w, b"!")
-        except (BlockingIOError, OSError):
-            pass  # already pending, or closed
+        self._pipe.wake()
 
     def _ours(self, data: bytes) -> bool:
         """Whether the events name one of the database's files (db, -wal, -shm, -journal)."""
@@ -135,26 +132,11 @@ class FileWatch:
         return False
 
     def close(self) -> None:
-        for fd in (self._fd, self._wake_r, self._wake_w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-
-def _drain(fd: int) -> bytes:
-    chunks = []
-    while True:
+        self._pipe.close()
         try:
-            chunk = os.read(fd, 65536)
-        except (BlockingIOError, InterruptedError):
-            break
+            os.close(self._fd)
         except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks)
+            pass
 
 
 SETTLE = 0.05  # after a database write wakes the watch, look this long for its commit
