@@ -1,9 +1,5 @@
-"""jobq's writes on an application's own ``psycopg.Connection``, inside its transaction:
-transactional enqueue and fenced transactional completion.
-
-Nothing here holds a connection of jobq's: a process pool's child runs these on its own
-application connection (``identity`` there, ``same_database`` in the worker, then the
-write with the worker's time).
+"""jobq's writes on an application's own ``psycopg.Connection``, inside its transaction
+(``store/app_writes.py``): which connections may take them, and their NOTIFY.
 
 Rules, checked before anything is written (``UnusableConnection`` otherwise):
 
@@ -20,11 +16,11 @@ Rules, checked before anything is written (``UnusableConnection`` otherwise):
   for the caller's own). Autocommit with no transaction open is refused: the write would
   commit on its own, at once.
 
-jobq never commits or rolls back. An enqueue sends ``pg_notify`` for the queues of its
-jobs in the caller's transaction (delayed ones too: an idle worker then reads when the
-next job is due), so idle workers hear of them when it commits, and never when it rolls
-back. It does not go through the store's per-queue limit (``notify.Notifier``): the
-caller's transaction ends when the caller says, which the limiter cannot know.
+An enqueue sends ``pg_notify`` for the queues of its jobs in the caller's transaction
+(delayed ones too: an idle worker then reads when the next job is due), so idle workers
+hear of them when it commits, and never when it rolls back. It does not go through the
+store's per-queue limit (``notify.Notifier``): the caller's transaction ends when the
+caller says, which the limiter cannot know.
 
 Use READ COMMITTED (PostgreSQL's default). Under it a fenced completion that meets a row
 locked by the reaper or a heartbeat waits for it and then checks the fence again; under
@@ -36,9 +32,9 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from contextlib import AbstractContextManager
-from typing import TypeVar
+from typing import NoReturn
 
 import psycopg
 from psycopg.abc import Params
@@ -46,11 +42,10 @@ from psycopg.pq import TransactionStatus
 from psycopg.rows import tuple_row
 
 from ...errors import UnusableConnection
-from ...types import NewJob
-from ..base import Completion, ConnectionIdentity
-from ..ops import writes
+from ..app_writes import AppWrites
+from ..base import ConnectionIdentity
 from .async_bridge import SyncView
-from .dialect import DIALECT, NOTIFY, text_array
+from .dialect import DIALECT, NOTIFY, PgConnection, text_array
 from .connection import translate
 
 STORE = "postgresql"
@@ -60,8 +55,6 @@ IDENTITY = (
     "to_regclass('jobq_jobs')::oid::bigint, "
     "coalesce(host(inet_server_addr()), 'local socket'), current_setting('port')"
 )
-
-T = TypeVar("T")
 
 # conn (an AsyncConnection for its SyncView) -> (its server process's pid, its identity)
 _known: weakref.WeakKeyDictionary[psycopg.Connection | psycopg.AsyncConnection,
@@ -115,17 +108,6 @@ def identity(conn: object) -> ConnectionIdentity:
     return found
 
 
-def insert_many(conn: psycopg.Connection, jobs: Sequence[NewJob], now: float) -> list[int]:
-    """Insert ``jobs`` in the caller's transaction (``writes.insert_jobs``), with the
-    NOTIFY of their queues; their ids, in order."""
-    def op(c: AppCursor) -> list[int]:
-        ids = writes.insert_jobs(c, DIALECT, jobs, now)
-        notify(c, {j.queue for j in jobs})
-        return ids
-
-    return on_app(conn, op)
-
-
 class AppCursor:
     """The application's connection as the engine uses one of the store's own: plain tuple
     rows whatever row factory the application set, and the transaction it is in."""
@@ -147,29 +129,21 @@ class AppCursor:
         return self._conn.transaction()
 
 
-def complete(conn: psycopg.Connection, completion: Completion, now: float) -> bool:
-    """The fenced completion in the caller's transaction, with the settling of the job's
-    dependents (idle workers hear of those released when it commits); False: fenced out
-    (nothing written)."""
-    return on_app(conn, lambda c: writes.complete(c, DIALECT.statements, completion, now,
-                                           released=notify))
-
-
-def notify(c: AppCursor, queues: Iterable[str]) -> None:
+def notify(c: PgConnection, queues: Iterable[str]) -> None:
     """The NOTIFY of ``queues`` in the caller's transaction: sent when it commits."""
     names = sorted(set(queues))
     if names:
         c.execute(NOTIFY, (text_array(names),))
 
 
-def on_app(conn: psycopg.Connection, op: Callable[[AppCursor], T]) -> T:
-    """``op(AppCursor(conn))`` with psycopg's errors translated into jobq's."""
-    try:
-        return op(AppCursor(conn))
-    except psycopg.Error as e:
-        raise translate(e, "the connection given with conn=") from e
+def _failed(conn: object, e: psycopg.Error) -> NoReturn:
+    raise translate(e, "the connection given with conn=") from e
 
 
 def _cursor(conn: psycopg.Connection) -> psycopg.Cursor:
     """A cursor that returns plain tuples, whatever row factory the application set."""
     return conn.cursor(row_factory=tuple_row)
+
+
+_WRITES = AppWrites(DIALECT, AppCursor, psycopg.Error, _failed, notify)
+insert_many, complete, on_app = _WRITES.insert_many, _WRITES.complete, _WRITES.on_app

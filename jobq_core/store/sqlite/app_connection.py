@@ -1,9 +1,5 @@
-"""jobq's writes on an application's own ``sqlite3.Connection``, inside its transaction:
-transactional enqueue and fenced transactional completion.
-
-Nothing here holds a connection of jobq's: a process pool's child runs these on its own
-application connection (``identity`` there, ``same_database`` in the worker, then the
-write with the worker's time).
+"""jobq's writes on an application's own ``sqlite3.Connection``, inside its transaction
+(``store/app_writes.py``): which connections may take them.
 
 Rules, checked before anything is written (``UnusableConnection`` otherwise):
 
@@ -16,11 +12,11 @@ Rules, checked before anything is written (``UnusableConnection`` otherwise):
   Python 3.12+) with no transaction open is refused: the write would commit on its own,
   at once, whatever the caller does next.
 
-jobq never commits or rolls back. Ids come from ``RETURNING``, one row at a time (a
-transactional enqueue is an application's handful of jobs, not a bulk load), and a job
-with a unique key is inserted first and looked up only when the key is taken: in a
-deferred transaction a read before the first write could see a snapshot that another
-connection's commit has made stale, and the write would then fail with SQLITE_BUSY.
+Ids come from ``RETURNING``, one row at a time (a transactional enqueue is an
+application's handful of jobs, not a bulk load), and a job with a unique key is inserted
+first and looked up only when the key is taken: in a deferred transaction a read before
+the first write could see a snapshot that another connection's commit has made stale,
+and the write would then fail with SQLITE_BUSY.
 
 The price: from its first write until its commit, the caller's transaction holds the
 database's write lock, and every other writer (workers' claims, completions and
@@ -30,19 +26,17 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Iterable, Sequence
+from typing import Any, NoReturn
 
 from ...errors import UnusableConnection
-from ...types import NewJob
-from ..base import Completion, ConnectionIdentity
-from ..ops import writes
-from .connection import translate
+from ..app_writes import AppWrites
+from ..base import ConnectionIdentity
+from .connection import SqliteConnection, translate
 from .dialect import DIALECT
 
 STORE = "sqlite"
 _LEGACY = getattr(sqlite3, "LEGACY_TRANSACTION_CONTROL", -1)
-T = TypeVar("T")
 
 
 def identity(conn: object) -> ConnectionIdentity:
@@ -84,12 +78,6 @@ def _check_transaction(conn: sqlite3.Connection, path: str) -> None:
             "first (conn.execute('BEGIN IMMEDIATE')); nothing was written")
 
 
-def insert_many(conn: sqlite3.Connection, jobs: Sequence[NewJob], now: float) -> list[int]:
-    """Insert ``jobs`` in the caller's transaction (``writes.insert_jobs``, one row at a
-    time); their ids, in order."""
-    return on_app(conn, lambda c: writes.insert_jobs(c, DIALECT, jobs, now, DIALECT.insert_each))
-
-
 class AppCursor:
     """The application's connection as the engine uses one of the store's own: plain tuple
     rows whatever row factory the application set, and the transaction it is in."""
@@ -109,24 +97,14 @@ class AppCursor:
         return self._conn.in_transaction
 
 
-def complete(conn: sqlite3.Connection, completion: Completion, now: float) -> bool:
-    """The fenced completion in the caller's transaction, with the settling of the job's
-    dependents; False: fenced out (nothing written)."""
-    return on_app(conn, lambda c: writes.complete(c, DIALECT.statements, completion, now))
-
-
-def notify(c: AppCursor, queues: Iterable[str]) -> None:
+def notify(c: SqliteConnection, queues: Iterable[str]) -> None:
     """Nothing: SQLite's watch sees the commit."""
 
 
-def on_app(conn: sqlite3.Connection, op: Callable[[AppCursor], T]) -> T:
-    """``op(AppCursor(conn))`` with sqlite3's errors translated into jobq's."""
-    try:
-        return op(AppCursor(conn))
-    except sqlite3.ProgrammingError as e:
+def _failed(conn: sqlite3.Connection, e: sqlite3.Error) -> NoReturn:
+    if isinstance(e, sqlite3.ProgrammingError):
         raise UnusableConnection(f"the connection given with conn= cannot be used ({e})") from None
-    except sqlite3.Error as e:
-        raise translate(e, _path(conn)) from e
+    raise translate(e, _path(conn)) from e
 
 
 def _cursor(conn: sqlite3.Connection) -> sqlite3.Cursor:
@@ -142,3 +120,7 @@ def _path(conn: sqlite3.Connection) -> str:
                      if r[1] == "main"), "the connection given with conn=")
     except sqlite3.Error:
         return "the connection given with conn="
+
+
+_WRITES = AppWrites(DIALECT, AppCursor, sqlite3.Error, _failed, notify, DIALECT.insert_each)
+insert_many, complete, on_app = _WRITES.insert_many, _WRITES.complete, _WRITES.on_app
