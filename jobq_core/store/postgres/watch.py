@@ -30,15 +30,14 @@ from __future__ import annotations
 
 import logging
 import random
-import select
-import threading
 import time
 
 import psycopg
 
 from ...errors import DatabaseUnavailable, JobqError
+from ..dbapi import one
 from ..pool import one_line
-from ..wake import WakePipe
+from ..watching import PolledWatch
 from .connection import PgPool
 from .dialect import ENDED_CHANNEL, NOTIFY_CHANNEL, WAITING
 
@@ -50,14 +49,12 @@ MARK_EVERY = 10.0  # seconds between its writes of it
 
 
 def read_snapshot(c: psycopg.Connection) -> str:
-    row = c.execute(SNAPSHOT).fetchone()
-    assert row is not None  # a SELECT with no FROM returns one row
-    text: str = row[0]  # SNAPSHOT casts to text, which psycopg returns as str
+    text: str = one(c.execute(SNAPSHOT))[0]  # cast to text, which psycopg returns as str
     return text
 
 
-class PgWatch:
-    """``base.Watch`` for ``PostgresStore``."""
+class PgWatch(PolledWatch):
+    """``base.Watch`` for ``PostgresStore``: the snapshot poll, plus LISTEN."""
 
     def __init__(self, conns: PgPool, *, listen: bool, poll_interval: float,
                  channel: str = NOTIFY_CHANNEL):
@@ -66,15 +63,11 @@ class PgWatch:
         self._ended: set[int] | None = set()  # ids named on ENDED_CHANNEL since ended()
         self._marked = -1e9  # monotonic time WAITERS_KEY was last written
         self._listen_wanted = listen
-        self._poll = poll_interval
-        self._woken = threading.Event()
-        self._pipe = WakePipe()
         self._conn: psycopg.Connection | None = None
         self._retry_at = 0.0
         self._backoff = 0.05
         self._down_since: float | None = None
-        self._seen = self._snapshot()  # None: the first poll that reads one reports a change
-        self._next_poll = time.monotonic() + self._jittered()
+        super().__init__(lambda: conns.try_once(read_snapshot), poll_interval)
         if listen:
             self._relisten()
             if channel == ENDED_CHANNEL:
@@ -174,63 +167,31 @@ class PgWatch:
         ended, self._ended = self._ended, set()
         return None if ended is None else frozenset(ended)
 
-    # -- the snapshot poll ---------------------------------------------------------------
-
-    def _jittered(self) -> float:
-        return self._poll * random.uniform(0.8, 1.2)
-
-    def _snapshot(self) -> str | None:
-        return self._conns.try_once(read_snapshot)
-
-    def _polled(self) -> bool:
-        """True when the snapshot moved since the last look, or cannot be read: "nothing
-        changed" would let a reader (the monitor) pass off its last read as live while
-        the server is down; told to look, it meets the error and says so."""
-        self._next_poll = time.monotonic() + self._jittered()
-        snap = self._snapshot()
-        if snap is None:
-            return True
-        if snap != self._seen:
-            self._seen = snap
-            self._ended = None  # a change no notification named
-            return True
-        return False
+    def _moved(self) -> None:
+        self._ended = None  # a change no notification named
 
     # -- Watch ---------------------------------------------------------------------------
 
     def wait(self, timeout: float) -> bool:
-        deadline = time.monotonic() + max(0.0, timeout)
+        start = time.monotonic()
         if self._channel == ENDED_CHANNEL and self._listen_wanted and \
-                deadline - self._marked > MARK_EVERY:
+                start + max(0.0, timeout) - self._marked > MARK_EVERY:
             self._mark()
-        while True:
-            if self._woken.is_set():
-                self._woken.clear()
-                self._pipe.drain()
-                return True
-            if self._listen_wanted and self._conn is None and self._relisten():
-                return True  # notifications sent while it was down are lost: look once
-            if self._notified():
-                return True
-            now = time.monotonic()
-            if now >= self._next_poll and self._polled():
-                return True
-            left = deadline - now
-            if left <= 0:
-                return False
-            fds = [self._pipe.fd] + ([self._conn.fileno()] if self._conn is not None else [])
-            sleep = min(left, max(0.0, self._next_poll - now))
-            if self._listen_wanted and self._conn is None:
-                sleep = min(sleep, max(0.0, self._retry_at - now))
-            try:
-                select.select(fds, [], [], sleep)
-            except (OSError, ValueError):
-                time.sleep(min(sleep, 0.05))
+        return super().wait(timeout - (time.monotonic() - start))
 
-    def wake(self) -> None:
-        self._woken.set()
-        self._pipe.wake()
+    def _pushed(self) -> bool:
+        if self._listen_wanted and self._conn is None and self._relisten():
+            return True  # notifications sent while it was down are lost: look once
+        return self._notified()
+
+    def _fds(self) -> list[int]:
+        return [self._conn.fileno()] if self._conn is not None else []
+
+    def _sleep(self, now: float, sleep: float) -> float:
+        if self._listen_wanted and self._conn is None:
+            return min(sleep, max(0.0, self._retry_at - now))
+        return sleep
 
     def close(self) -> None:
         self._drop_connection()
-        self._pipe.close()
+        super().close()

@@ -31,7 +31,7 @@ import threading
 import time
 from typing import Protocol
 
-from ..wake import WakePipe, drain
+from ..watching import WakePipe, drain
 
 
 _IN_MODIFY = 0x00000002
