@@ -4,6 +4,7 @@ cut first. The terminal is a pseudo-terminal of 80x24 (no $COLUMNS: the width is
 terminal's own)."""
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -156,8 +157,16 @@ def test_bench_at_80_columns_wraps_its_results_and_cuts_nothing(app_dir):
     assert "…" not in r.stdout
     for workload in ("enqueue", "scale_backlog", "scale_history", "limits"):
         assert any(line.split()[:1] == [workload] for line in lines), r.stdout
-    wrapped = " ".join(line.strip() for line in lines)
-    assert "with a limit elsewhere" in re.sub(r"\s+", " ", wrapped)
+    # Each column's text, its wrapped lines joined: cells wrap side by side, so reading the
+    # lines across would interleave the result and ratio columns.
+    head = next(line for line in lines if line.split()[:1] == ["workload"])
+    at = head.index("result"), head.index("ratio"), head.index("check")
+    limits = next(i for i, line in enumerate(lines) if line.split()[:1] == ["limits"])
+    row = [lines[limits]] + list(itertools.takewhile(
+        lambda line: line[:at[0]].strip() == "" and line.strip(), lines[limits + 1:]))
+    for start, end in zip(at, at[1:]):
+        text = " ".join(line[start:end].strip() for line in row)
+        assert "with a limit elsewhere" in re.sub(r"\s+", " ", text), r.stdout
 
 
 def test_an_id_wider_than_the_terminal_allows_is_still_whole(app_dir, busy_db):
