@@ -16,11 +16,32 @@ from collections.abc import Mapping
 
 from ...common.db_health import DbHealth
 
-from ..dbapi import C
+from ..dbapi import C, count
 from ._base import Operations
+
+INVARIANTS = {  # what each count finds must not exist (``Upkeep.invariants_broken``)
+    "running jobs without a token or lease":
+        "SELECT count(*) FROM jobq_jobs WHERE status='running' "
+        "AND (token IS NULL OR lease_until IS NULL)",
+    "finished jobs without finished_at":
+        "SELECT count(*) FROM jobq_jobs WHERE status IN ('succeeded','dead','cancelled') "
+        "AND finished_at IS NULL",
+    "pending jobs holding a token":
+        "SELECT count(*) FROM jobq_jobs WHERE status='pending' AND token IS NOT NULL",
+}
 
 
 class Upkeep(Operations[C]):
+    def invariants_broken(self) -> list[str]:
+        """What breaks jobq's invariants in the rows (``INVARIANTS``), read in one snapshot:
+        "N running jobs without a token or lease", ...; [] when nothing does."""
+        def op(c: C, _again: bool) -> list[str]:
+            with self.backend.snapshot(c):
+                return [f"{n} {what}" for what, q in INVARIANTS.items()
+                        if (n := count(c.execute(q)))]
+
+        return self.backend.run(op)
+
     def schema_installed(self) -> int:
         meta = self.settings_read()
         version = meta.get("schema_version", "")

@@ -33,6 +33,7 @@ from ...errors import DatabaseUnavailable
 from .. import opening
 from ..backend import KeyTaken
 from ..base import ConnectionIdentity
+from ..dbapi import one
 from ..engine import Engine
 from . import app_connection
 from ..pool import Pool
@@ -283,26 +284,9 @@ class PostgresStore(Engine[psycopg.Connection]):
         return self.backend.run(lambda c, _again: read_snapshot(c))
 
     def integrity_check(self) -> str:
-        """"ok", or what breaks jobq's invariants in the rows (the server checks its own
-        storage): running jobs without a token or lease, finished jobs without an end."""
-        checks = {
-            "running jobs without a token or lease":
-                "SELECT count(*) FROM jobq_jobs WHERE status='running' "
-                "AND (token IS NULL OR lease_until IS NULL)",
-            "finished jobs without finished_at":
-                "SELECT count(*) FROM jobq_jobs WHERE status IN ('succeeded','dead','cancelled') "
-                "AND finished_at IS NULL",
-            "pending jobs holding a token":
-                "SELECT count(*) FROM jobq_jobs WHERE status='pending' AND token IS NOT NULL",
-        }
-
-        def op(c: psycopg.Connection, _again: bool) -> list[str]:
-            with self.backend.snapshot(c):
-                return [f"{n} {what}" for what, q in checks.items()
-                        if (n := _count(c, q))]
-
-        problems = self.backend.run(op)
-        return "; ".join(problems) if problems else "ok"
+        """"ok", or what breaks jobq's invariants in the rows (``invariants_broken``; the
+        server checks its own storage)."""
+        return "; ".join(self.invariants_broken()) or "ok"
 
     def explain_claim(self, queues: Sequence[str] | None = None, limit: int = 1,
                       now: float = 0.0) -> list[str]:
@@ -329,14 +313,6 @@ class PostgresStore(Engine[psycopg.Connection]):
 
 def _own_identity(c: psycopg.Connection) -> tuple[object, ...]:
     """What ``app_connection.identity`` reads, on one of the store's own connections."""
-    row = c.execute(app_connection.IDENTITY).fetchone()
-    assert row is not None  # a SELECT with no FROM returns one row
-    start, database, table, _host, _port = row
+    start, database, table, _host, _port = one(c.execute(app_connection.IDENTITY))
     return (start, database, table)
 
-
-def _count(c: psycopg.Connection, query: str) -> int:
-    row = c.execute(query).fetchone()
-    assert row is not None  # a count(*) with no GROUP BY returns one row
-    n: int = row[0]  # count(*) is a bigint, which psycopg returns as int
-    return n

@@ -22,7 +22,7 @@ from ...types import Job, NewJob
 from .. import claim, listing, sql
 from ..base import Completion
 from ..controls import Controls
-from ..dbapi import Row
+from ..dbapi import Row, one
 from ..dialect import Dialect
 from ..rows import CLAIM_FIELDS
 from .schema import SCHEMA_VERSION
@@ -297,12 +297,6 @@ class PostgresMatching(listing.Matching):
     id_text = "id::text"
 
 
-def _one(cursor: psycopg.Cursor[Row]) -> Row:
-    row = cursor.fetchone()
-    assert row is not None  # an INSERT of one row, without ON CONFLICT, RETURNING its id
-    return row
-
-
 class PostgresDialect(Dialect[PgConnection]):
     PLACEHOLDER = "%s"
     newest_schema = SCHEMA_VERSION
@@ -363,7 +357,7 @@ class PostgresDialect(Dialect[PgConnection]):
         if not jobs:
             return []
         if len(jobs) == 1:
-            return [_one(c.execute(INSERT_ONE, (*jobs[0], now, text_array(notify))))[0]]
+            return [one(c.execute(INSERT_ONE, (*jobs[0], now, text_array(notify))))[0]]
         rows = c.execute(INSERT_MANY, {
             "now": now, "kind": [j.kind for j in jobs], "payload": [j.payload for j in jobs],
             "queue": [j.queue for j in jobs], "priority": [j.priority for j in jobs],

@@ -20,7 +20,7 @@ from ...errors import JobqError, StorageFull
 from ...types import Job, NewJob
 from .. import claim, listing, sql
 from ..controls import Controls
-from ..dbapi import Row
+from ..dbapi import Row, one
 from ..dialect import Dialect
 from ..rows import CLAIM_FIELDS, decode
 from .connection import SqliteConnection, SqliteCursor, write_transaction
@@ -146,12 +146,6 @@ def _inserted_id(cursor: SqliteCursor) -> int:
     return row_id
 
 
-def _one(cursor: SqliteCursor) -> Row:
-    row = cursor.fetchone()
-    assert row is not None  # an aggregate without GROUP BY, or a SELECT without FROM
-    return row
-
-
 class SqliteDialect(Dialect[SqliteConnection]):
     newest_schema = SCHEMA_VERSION
     FRAGMENTS = {
@@ -224,7 +218,7 @@ class SqliteDialect(Dialect[SqliteConnection]):
         # SQLite gives a new row max(id)+1, and a random unused id once the largest id is
         # taken (which another program may have written). Under the write lock, with room
         # below the largest id, the batch gets exactly the ids after the current maximum.
-        top: int = _one(c.execute(MAX_ID))[0] or 0
+        top: int = one(c.execute(MAX_ID))[0] or 0
         if top > INT64_MAX - n:
             raise StorageFull(f"job ids are used up: the largest id is {top}, and SQLite would "
                               "give new jobs random ids that a pruned job may have had")
@@ -234,7 +228,7 @@ class SqliteDialect(Dialect[SqliteConnection]):
                 rows //= 2
             c.execute(_rows_of(statement, rows), values[done * width:(done + rows) * width])
             done += rows
-        last: int = _one(c.execute(LAST_ID))[0]
+        last: int = one(c.execute(LAST_ID))[0]
         if last != top + n:  # cannot happen by SQLite's rowid rule; never guess ids
             raise JobqError(f"batch insert got ids up to {last}, expected {top + n}")
         return list(range(top + 1, last + 1))
@@ -260,7 +254,7 @@ class SqliteDialect(Dialect[SqliteConnection]):
         return (self.statements.DELETE_ATTEMPTS, self.statements.DELETE_DEPS, DELETE_PAYLOADS, self.statements.DELETE_JOBS)
 
     def health(self, c: SqliteConnection) -> DbHealth:
-        pages, free, size = (_one(c.execute(f"PRAGMA {name}"))[0]
+        pages, free, size = (one(c.execute(f"PRAGMA {name}"))[0]
                              for name in ("page_count", "freelist_count", "page_size"))
         return DbHealth("sqlite", time.time(), wal_bytes=_wal_bytes(c), free_pages=free,
                         page_count=pages, page_size=size)
@@ -271,13 +265,13 @@ class SqliteDialect(Dialect[SqliteConnection]):
         PASSIVE checkpoint (it never waits) says so and nothing else is tried. Else
         TRUNCATE, which holds new writers back while it waits for the last readers, given
         ``TRUNCATE_WAIT`` ms at most instead of the connection's busy timeout."""
-        busy, log, done = _one(c.execute("PRAGMA wal_checkpoint(PASSIVE)"))
+        busy, log, done = one(c.execute("PRAGMA wal_checkpoint(PASSIVE)"))
         if busy or done < log:
             return False
-        timeout = _one(c.execute("PRAGMA busy_timeout"))[0]
+        timeout = one(c.execute("PRAGMA busy_timeout"))[0]
         c.execute(f"PRAGMA busy_timeout = {TRUNCATE_WAIT:d}")
         try:
-            busy = _one(c.execute("PRAGMA wal_checkpoint(TRUNCATE)"))[0]
+            busy = one(c.execute("PRAGMA wal_checkpoint(TRUNCATE)"))[0]
         finally:
             c.execute(f"PRAGMA busy_timeout = {int(timeout):d}")
         return not busy
