@@ -140,13 +140,12 @@ class Claimer:
             self._backlog = len(jobs) == asked
             if not self._backlog:
                 self._due_stale = True
-        runs = [self._new_run(job) for job in jobs]
+        runs = self._new_runs(jobs)
         self._state.add(runs)
         longer = [r for r in runs if r.lease != self._lease]
         if longer:
             self._extend(longer)
-        for run in runs:
-            self._executor.dispatch(run)
+        self._executor.dispatch(runs)
         return len(jobs)
 
     def _hand_back(self, jobs: list[Job]) -> None:
@@ -194,16 +193,21 @@ class Claimer:
                    and (self._queues is None or name in self._queues)
                    for name, qs in stats.queues.items())
 
-    def _new_run(self, job: Job) -> Run:
-        task = self._registry.get(job.kind)
-        lease = task.lease if task and task.lease else self._lease
-        token = job.token
-        assert token is not None, "a claimed job carries its claim's token"
-        ctx = JobContext(self._queue, job.id, token, job.attempts, self._worker_id,
-                         job.kind, lease)
+    def _new_runs(self, jobs: list[Job]) -> list[Run]:
+        """The runs of one claim's jobs, which start now."""
         now = time.monotonic()
-        deadline = now + task.timeout if task and task.timeout else None
-        return Run(job, token, task, ctx, lease, now, deadline)
+        task_of = self._registry.get
+        runs = []
+        for job in jobs:
+            task = task_of(job.kind)
+            lease = task.lease if task and task.lease else self._lease
+            token = job.token
+            assert token is not None, "a claimed job carries its claim's token"
+            ctx = JobContext(self._queue, job.id, token, job.attempts, self._worker_id,
+                             job.kind, lease)
+            deadline = now + task.timeout if task and task.timeout else None
+            runs.append(Run(job, token, task, ctx, lease, now, deadline))
+        return runs
 
     def _read_due(self, idle: bool) -> None:
         """Read when the next delayed job becomes ready, if a short claim made the last

@@ -83,24 +83,24 @@ class Completer:
                     outbox.cv.wait()
                 self._group_commit()
                 batch, outbox.runs = outbox.runs, []
-                outbox.succeeded = 0
+                succeeded, outbox.succeeded = outbox.succeeded, 0
                 if not batch and outbox.closed:
                     return
                 outbox.writing = True
             again: list[Run] = []
             try:
-                again = self._write(batch)
+                again = self._write(batch, succeeded == len(batch))
             except Exception:  # noqa: BLE001 - keep writing later outcomes; leases expire
                 log.exception("writing the outcomes of %d job(s) failed", len(batch))
             if again:  # the database was locked: try again shortly, the runs still ours
                 self._state.stopping.wait(_LOCKED_RETRY)
-            retried = {id(r) for r in again}
+                retried = {id(r) for r in again}
+                batch = [r for r in batch if id(r) not in retried]
+            runs = state.runs
             with state.lock:
                 for run in batch:
-                    if id(run) in retried:
-                        continue
                     run.state = RunState.GONE
-                    state.runs.pop(run.job.id, None)
+                    runs.pop(run.job.id, None)
                 outbox.runs[:0] = again
                 outbox.writing = False
                 full = state.running >= state.concurrency
@@ -121,12 +121,15 @@ class Completer:
                 return
             outbox.cv.wait(left)
 
-    def _write(self, batch: list[Run]) -> list[Run]:
+    def _write(self, batch: list[Run], all_succeeded: bool = False) -> list[Run]:
         """Write the batch's outcomes; returns the completions to write again (the
-        database stayed locked, and their leases may not have run out yet)."""
+        database stayed locked, and their leases may not have run out yet).
+        ``all_succeeded``: every run of the batch succeeded (the common case, which skips
+        looking for other outcomes)."""
         if any(r.ctx.completed_on_conn for r in batch):
             batch = [r for r in batch if not (r.ctx.completed_on_conn and self._settled(r))]
-        done = [r for r in batch if isinstance(r.outcome, Succeeded)]
+        done = batch if all_succeeded else [r for r in batch
+                                            if isinstance(r.outcome, Succeeded)]
         if done:
             accepted: Sequence[bool | None | _Unwritten]
             try:
@@ -139,6 +142,8 @@ class Completer:
                     return again + [r for r in batch if not isinstance(r.outcome, Succeeded)]
             else:
                 self._count_completed(done, accepted)
+        if done is batch:
+            return []
         for run in batch:
             try:
                 if isinstance(run.outcome, Failed):
@@ -218,8 +223,11 @@ class Completer:
 
     def _count_completed(self, done: list[Run],
                          accepted: Sequence[bool | None | _Unwritten]) -> None:
-        self._state.count_all([r for r, ok in zip(done, accepted) if ok is True], "succeeded")
         verbose = log.isEnabledFor(logging.INFO)
+        if not verbose and accepted.count(True) == len(done):  # every one, nothing to log
+            self._state.count_all(done, "succeeded")
+            return
+        self._state.count_all([r for r, ok in zip(done, accepted) if ok is True], "succeeded")
         for run, ok in zip(done, accepted):
             if ok is True:
                 if verbose:

@@ -39,16 +39,22 @@ class Executor:
         ``fail(reason)``: the pool cannot go on, the worker must stop."""
         self.pool.start(self._finished, fail)
 
-    def dispatch(self, run: Run) -> None:
-        """Start ``run``'s handler (the run is already in the state's ``runs``)."""
-        if isinstance(run.job.payload, RawJSON):  # written by something other than jobq
-            self._finished(run, Failed("the stored payload is not valid JSON; not retried",
-                                       give_up=True))
-        elif run.task is None:
-            self._finished(run, Failed(f"no handler for kind {run.job.kind!r} (this worker "
-                                       f"knows: {', '.join(self._registry.kinds()) or 'none'})"))
-        else:
-            self.pool.run(run)
+    def dispatch(self, runs: list[Run]) -> None:
+        """Start the handlers of ``runs`` (already in the state's ``runs``), handed to the
+        pool together: the thread pool wakes one thread for them, not one a run."""
+        ready = []
+        for run in runs:
+            if isinstance(run.job.payload, RawJSON):  # written by something other than jobq
+                self._finished(run, Failed("the stored payload is not valid JSON; not "
+                                           "retried", give_up=True))
+            elif run.task is None:
+                self._finished(run, Failed(
+                    f"no handler for kind {run.job.kind!r} (this worker knows: "
+                    f"{', '.join(self._registry.kinds()) or 'none'})"))
+            else:
+                ready.append(run)
+        if ready:
+            self.pool.run(ready)
 
     def check_timeouts(self) -> None:
         """Fail every run past its deadline (called by the claim loop on each turn)."""

@@ -35,8 +35,9 @@ class Pool(Protocol):
         handler's end to ``finished``, from any thread. Raises ``JobqError`` when the pool
         cannot start; ``fail(reason)`` stops the worker when it cannot go on later."""
 
-    def run(self, run: Run) -> None:
-        """Start ``run``'s handler (its task and payload are checked already)."""
+    def run(self, runs: list[Run]) -> None:
+        """Start the handlers of ``runs``, one claim's (their tasks and payloads are checked
+        already)."""
 
     def cancel(self, run: Run) -> None:
         """``run.ctx.cancelled`` was set in the worker: let the handler see it."""

@@ -128,13 +128,14 @@ class ProcessPool:
             self.close()
             raise JobqError(failure)
 
-    def run(self, run: Run) -> None:
-        with self._lock:
-            if not self._idle:
-                self._pending.append(run)
-                return
-            child = self._take(self._idle.pop(), run)
-        self._send_run(child, run)  # outside the lock: the supervisor need not wait
+    def run(self, runs: list[Run]) -> None:
+        for run in runs:
+            with self._lock:
+                if not self._idle:
+                    self._pending.append(run)
+                    continue
+                child = self._take(self._idle.pop(), run)
+            self._send_run(child, run)  # outside the lock: the supervisor need not wait
 
     def cancel(self, run: Run) -> None:
         child = run.handle

@@ -35,14 +35,18 @@ class ThreadPool:
     def start(self, finished: Finished, fail: Callable[[str], None]) -> None:
         self._finished = finished
 
-    def run(self, run: Run) -> None:
-        task = run.task
-        assert task is not None  # a run reaches a pool with its task (see Pool.run)
-        if task.is_async:
-            run.handle = asyncio.run_coroutine_threadsafe(self._call_async(run),
-                                                          self._event_loop())
-        else:
-            self._threads.submit(self._call_sync, run)
+    def run(self, runs: list[Run]) -> None:
+        sync = []
+        for run in runs:
+            task = run.task
+            assert task is not None  # a run reaches a pool with its task (see Pool.run)
+            if task.is_async:
+                run.handle = asyncio.run_coroutine_threadsafe(self._call_async(run),
+                                                              self._event_loop())
+            else:
+                sync.append(run)
+        if sync:
+            self._threads.submit_each(self._call_sync, sync)
 
     def cancel(self, run: Run) -> None:
         pass  # the handler reads ctx.cancelled itself
@@ -153,6 +157,13 @@ class DaemonPool:
     def submit(self, fn: Callable[..., object], *args: Any) -> None:
         with self._lock:
             self._work.append((fn, args))
+            if self._waking == 0:
+                self._wake_one()
+
+    def submit_each(self, fn: Callable[..., object], items: list[Any]) -> None:
+        """``submit(fn, item)`` for each of ``items``, under one hold of the lock."""
+        with self._lock:
+            self._work.extend([(fn, (item,)) for item in items])
             if self._waking == 0:
                 self._wake_one()
 
