@@ -58,6 +58,13 @@ def cpu_seconds(pid: int) -> float:
 
 
 def stop(procs, ps):
+    # A worker that has not registered yet may not have its SIGTERM handler either (a
+    # loaded machine starts a process in seconds): the default action would kill it.
+    for p in ps:
+        db = p.args[p.args.index("--db") + 1]
+        with Queue(db) as q:
+            wait_for(lambda: p.poll() is not None or p.pid in {w.pid for w in q.workers()},
+                     timeout=30)
     for p in ps:
         p.send_signal(signal.SIGTERM)
     for p in ps:
