@@ -1,5 +1,5 @@
 """An operation whose connection broke while its commit was under way runs again with
-``again=True`` (``Connections.run``). Here every operation is made to run twice, the second
+``again=True`` (``Pool.run``). Here every operation is made to run twice, the second
 time as such a retry after a first try that did commit: the retry must report what the
 first try did (a completion accepted, a failure recorded) without writing twice, and an
 enqueue, which cannot tell its jobs from others', must say so instead of adding them again."""
