@@ -30,10 +30,11 @@ from jobq_core import Queue, Registry, Worker
 from jobq_core.worker.threads import ThreadPool
 
 
-def _inline(self, run) -> None:
-    if run.task.is_async:
-        raise SystemExit("handoff.py drains synchronous no-op handlers only")
-    self._call_sync(run)
+def _inline(self, runs) -> None:
+    for run in runs:
+        if run.task.is_async:
+            raise SystemExit("handoff.py drains synchronous no-op handlers only")
+        self._call_sync(run)
 
 
 def drain(jobs: int, inline: bool) -> tuple[float, float]:
