@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from .postgres.watch import PgWatch
     from .sqlite import app_connection as sqlite_app
     from .sqlite.backend import SqliteBackend, SqliteStore
-    from .sqlite.watch import FileWatch, OwnVersion, SqliteEndWatch, SqliteWatch, WatchedFile
+    from ..common.file_watch import FileWatch
+    from .sqlite.watch import OwnVersion, SqliteEndWatch, SqliteWatch, WatchedFile
 
     # Each function returns its argument as the protocol's type: the checker then
     # checks every member of the protocol against the backend's (a class is checked

@@ -1,58 +1,19 @@
 """What stores' change signals (``types.Watch``) share.
 
-* ``WakePipe``: how ``Watch.wake`` (from another thread or a signal handler) makes a
-  watch's ``select`` return, in every store's watch.
+* ``WakePipe`` (``common/wake_pipe.py``): how ``Watch.wake`` (from another thread or a
+  signal handler) makes a watch's ``select`` return, in every store's watch.
 * ``PolledWatch``: the signal every store can have, a cheap read polled every second or
   so; a store with a push signal (PostgreSQL's LISTEN) adds it to this one.
 """
 from __future__ import annotations
 
-import os
 import random
 import select
 import threading
 import time
 from collections.abc import Callable, Hashable
 
-
-class WakePipe:
-    """``fd`` becomes readable once ``wake()`` was called, until ``drain()``."""
-
-    def __init__(self) -> None:
-        self.fd, self._w = os.pipe()
-        os.set_blocking(self.fd, False)
-        os.set_blocking(self._w, False)
-
-    def wake(self) -> None:
-        """Safe from a signal handler."""
-        try:
-            os.write(self._w, b"!")
-        except OSError:
-            pass  # already pending (the pipe is full), or closed
-
-    def drain(self) -> None:
-        drain(self.fd)
-
-    def close(self) -> None:
-        for fd in (self.fd, self._w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-
-
-def drain(fd: int) -> bytes:
-    """Everything a non-blocking ``fd`` holds now."""
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:  # BlockingIOError: nothing more
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks)
+from ..common.wake_pipe import WakePipe as WakePipe, drain as drain
 
 
 class PolledWatch:

@@ -8,6 +8,7 @@ watch.py           the change signal: inotify on the files, confirmed by ``data_
 app_connection.py  writes on the application's own ``sqlite3`` connection
 """
 from .backend import SqliteBackend, SqliteStore
-from .connection import SYNCHRONOUS_MODES, filesystem_type
+from ...common.filesystem import filesystem_type
+from .connection import SYNCHRONOUS_MODES
 
 __all__ = ["SYNCHRONOUS_MODES", "SqliteBackend", "SqliteStore", "filesystem_type"]

@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeVar
 
 from ...common.checks import check_seconds
+from ...common.filesystem import file_identity, filesystem_type
 from ...errors import DatabaseUnavailable
 from .. import opening
 from ..backend import KeyTaken
@@ -23,13 +24,13 @@ from ..base import ConnectionIdentity
 from ..engine import Engine
 from . import app_connection
 from .connection import (
-    MEMORY, SYNCHRONOUS_MODES, connect, error_code, filesystem_type, set_pragmas, stopped_lock_holders,
-    translate, warn_if_network, write_transaction,
+    MEMORY, SYNCHRONOUS_MODES, connect, error_code, set_pragmas, stopped_lock_holders, translate,
+    warn_if_network, write_transaction,
 )
 from .dialect import DIALECT, claim_sql
 from .schema import SCHEMA_VERSION, installed_version, rate_trigger
 from .schema import migrate as migrate_schema
-from .watch import SqliteEndWatch, SqliteWatch, file_identity
+from .watch import SqliteEndWatch, SqliteWatch
 
 T = TypeVar("T")
 _UNIQUE = getattr(sqlite3, "SQLITE_CONSTRAINT_UNIQUE", 2067)

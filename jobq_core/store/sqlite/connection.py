@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar
 from urllib.parse import quote
 
+from ...common.file_locks import describe_process, lock_holders, stopped
+from ...common.filesystem import network_filesystem
 from ...errors import (
     DatabaseError, DatabaseUnavailable, JobqError, NetworkFilesystemWarning, NotADatabase,
     StorageFull,
@@ -69,57 +71,14 @@ _WAL_WRITE_LOCK = 120
 
 
 def write_lock_holders(path: str, locks: str = "/proc/locks") -> list[int]:
-    """The pids holding the write lock of the WAL database ``path``, where the OS says
-    (Linux's /proc/locks lists fcntl locks with their owner); [] where it cannot tell."""
-    try:
-        st = os.stat(f"{path}-shm")
-        with open(locks) as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return []
-    file_id = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    pids = []
-    for line in lines:
-        fields = line.split()
-        if len(fields) < 8 or fields[1] == "->":  # "->": a process waiting for the lock
-            continue
-        _, kind, _, mode, pid, where, start, end = fields[:8]
-        if (kind == "POSIX" and mode == "WRITE" and where == file_id and pid.isdigit()
-                and int(start) <= _WAL_WRITE_LOCK <= (2**63 if end == "EOF" else int(end))):
-            pids.append(int(pid))
-    return sorted(set(pids) - {os.getpid()})
-
-
-def describe_process(pid: int) -> str:
-    """``pid 4242 (jobq run --app tasks, stopped)``: what an operator needs to act."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            argv = [a.decode("utf-8", "replace") for a in f.read().split(b"\0") if a]
-        with open(f"/proc/{pid}/stat") as f:
-            state = f.read().rpartition(")")[2].split()[0]
-    except OSError:
-        return f"pid {pid}"
-    words = {"T": "stopped", "t": "stopped by a debugger", "D": "waiting on the disk",
-             "Z": "a zombie"}
-    command = " ".join(" ".join(os.path.basename(a) if i == 0 else a for i, a in
-                                enumerate(argv)).split())  # one line, whatever argv holds
-    what = ", ".join(w for w in (command[:80], words.get(state, "")) if w)
-    return f"pid {pid} ({what})" if what else f"pid {pid}"
+    """The pids holding the write lock of the WAL database ``path`` (``file_locks``)."""
+    return lock_holders(f"{path}-shm", _WAL_WRITE_LOCK, locks)
 
 
 def stopped_lock_holders(path: str) -> list[str]:
     """Descriptions of the processes holding the write lock while stopped (SIGSTOP, a
     debugger): every write waits for them, however long."""
-    out = []
-    for pid in write_lock_holders(path):
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                state = f.read().rpartition(")")[2].split()[0]
-        except OSError:
-            continue
-        if state in ("T", "t"):
-            out.append(describe_process(pid))
-    return out
+    return stopped(write_lock_holders(path))
 
 
 class SqliteCursor(Cursor, Protocol):
@@ -161,35 +120,9 @@ def write_transaction(c: SC) -> Iterator[SC]:
         raise
 
 
-_NETWORK_FS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs",
-               "lustre", "fuse.sshfs", "fuse.s3fs", "fuse.gcsfuse", "fuse.rclone")
-
-
-def filesystem_type(path: str, mounts: str | None = None) -> str | None:
-    """The type of the filesystem holding ``path``, from /proc/self/mounts (None where
-    that cannot be read, e.g. not on Linux)."""
-    if mounts is None:
-        try:
-            with open("/proc/self/mounts", encoding="utf-8", errors="replace") as f:
-                mounts = f.read()
-        except OSError:
-            return None
-    target = os.path.realpath(path)
-    best, kind = "", None
-    for line in mounts.splitlines():
-        fields = line.split()
-        if len(fields) < 3:
-            continue
-        point = fields[1].replace("\\040", " ")
-        inside = target == point or target.startswith(point.rstrip("/") + "/")
-        if inside and len(point) >= len(best):
-            best, kind = point, fields[2]
-    return kind
-
-
 def warn_if_network(path: str) -> None:
-    kind = filesystem_type(os.path.dirname(os.path.abspath(path)) or ".")
-    if kind in _NETWORK_FS:
+    kind = network_filesystem(path)
+    if kind is not None:
         warnings.warn(
             f"{path} is on a network filesystem ({kind}): SQLite's WAL mode does not work "
             "there, and jobs may be lost or run twice; keep the database on a local disk",

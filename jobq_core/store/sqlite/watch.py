@@ -20,123 +20,12 @@ watch raises ``DatabaseUnavailable`` (``SqliteStore.check`` compares the inode o
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import os
-import select
 import sqlite3
-import struct
-import sys
 import threading
 import time
 from typing import Protocol
 
-from ..watching import WakePipe, drain
-
-
-_IN_MODIFY = 0x00000002
-_IN_CLOSE_WRITE = 0x00000008
-_IN_MOVED_TO = 0x00000080
-_IN_CREATE = 0x00000100
-_IN_NONBLOCK = 0o4000
-_IN_CLOEXEC = 0o2000000
-_MASK = _IN_MODIFY | _IN_CLOSE_WRITE | _IN_MOVED_TO | _IN_CREATE
-_EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of name
-
-
-def _libc() -> ctypes.CDLL | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.inotify_init1.argtypes = [ctypes.c_int]
-        libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
-        libc.inotify_rm_watch.argtypes = [ctypes.c_int, ctypes.c_int]
-        return libc
-    except (OSError, AttributeError):
-        return None
-
-
-class FileWatch:
-    """Blocks until one of a database's files is written, ``wake()`` is called, or a
-    timeout passes."""
-
-    def __init__(self, fd: int, prefix: bytes, libc: ctypes.CDLL, directory: bytes):
-        self._fd = fd
-        self._prefix = prefix
-        self._libc = libc
-        self._directory = directory
-        self._wd: int | None = None  # the watch descriptor while armed
-        self._pipe = WakePipe()
-
-    @classmethod
-    def open(cls, db_path: str) -> FileWatch | None:
-        libc = _libc()
-        if libc is None:
-            return None
-        fd = libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
-        if fd < 0:
-            return None
-        watch = cls(fd, os.fsencode(os.path.basename(db_path)), libc,
-                    os.fsencode(os.path.dirname(os.path.abspath(db_path)) or "."))
-        if not watch.arm():  # e.g. out of watches: the caller polls instead
-            watch.close()
-            return None
-        watch.disarm()
-        return watch
-
-    def arm(self) -> bool:
-        """Watch the directory (from now on its writes are reported); False if inotify
-        refuses. Armed only while someone waits: every write() to a watched file costs
-        the writer a notification, and a busy worker's own commits are many writes."""
-        if self._wd is None:
-            wd = self._libc.inotify_add_watch(self._fd, self._directory, _MASK)
-            if wd < 0:
-                return False
-            self._wd = wd
-        return True
-
-    def disarm(self) -> None:
-        if self._wd is not None:
-            self._libc.inotify_rm_watch(self._fd, self._wd)
-            self._wd = None
-            drain(self._fd)  # the events queued so far, and the removal's own
-
-    def wait(self, timeout: float) -> bool:
-        """True when a database file was written (or ``wake()`` called) within ``timeout``."""
-        try:
-            ready, _, _ = select.select([self._fd, self._pipe.fd], [], [], max(0.0, timeout))
-        except (OSError, ValueError):  # closed under us: behave as a timeout
-            return False
-        woke = False
-        if self._pipe.fd in ready:
-            self._pipe.drain()
-            woke = True
-        if self._fd in ready:
-            woke = self._ours(drain(self._fd)) or woke
-        return woke
-
-    def wake(self) -> None:
-        """Make a ``wait`` in another thread return now. Safe from a signal handler."""
-        self._pipe.wake()
-
-    def _ours(self, data: bytes) -> bool:
-        """Whether the events name one of the database's files (db, -wal, -shm, -journal)."""
-        offset = 0
-        while offset + _EVENT.size <= len(data):
-            _wd, _mask, _cookie, length = _EVENT.unpack_from(data, offset)
-            name = data[offset + _EVENT.size: offset + _EVENT.size + length].rstrip(b"\0")
-            if name.startswith(self._prefix):
-                return True
-            offset += _EVENT.size + length
-        return False
-
-    def close(self) -> None:
-        self._pipe.close()
-        try:
-            os.close(self._fd)
-        except OSError:
-            pass
+from ...common.file_watch import FileWatch as FileWatch
 
 
 SETTLE = 0.05  # after a database write wakes the watch, look this long for its commit
@@ -277,8 +166,3 @@ class SqliteEndWatch(SqliteWatch):
         super().close()
         if self._own is not None:
             self._own.close()
-
-
-def file_identity(path: str) -> tuple[int, int]:
-    st = os.stat(path)
-    return st.st_dev, st.st_ino

@@ -1,0 +1,45 @@
+"""What the file system says of a path: the kind of file system it is on (a network one,
+where file locks and shared memory do not work as on a local disk), and which file a path
+names now (to tell a file deleted or replaced under an open descriptor)."""
+from __future__ import annotations
+
+import os
+
+NETWORK_FILESYSTEMS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ceph",
+                       "glusterfs", "lustre", "fuse.sshfs", "fuse.s3fs", "fuse.gcsfuse",
+                       "fuse.rclone")
+
+
+def filesystem_type(path: str, mounts: str | None = None) -> str | None:
+    """The type of the filesystem holding ``path``, from /proc/self/mounts (None where
+    that cannot be read, e.g. not on Linux)."""
+    if mounts is None:
+        try:
+            with open("/proc/self/mounts", encoding="utf-8", errors="replace") as f:
+                mounts = f.read()
+        except OSError:
+            return None
+    target = os.path.realpath(path)
+    best, kind = "", None
+    for line in mounts.splitlines():
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = fields[1].replace("\\040", " ")
+        inside = target == point or target.startswith(point.rstrip("/") + "/")
+        if inside and len(point) >= len(best):
+            best, kind = point, fields[2]
+    return kind
+
+
+def network_filesystem(path: str) -> str | None:
+    """The type of the network filesystem the file ``path`` would be on (its directory's),
+    or None for a local one (or where it cannot be told)."""
+    kind = filesystem_type(os.path.dirname(os.path.abspath(path)) or ".")
+    return kind if kind in NETWORK_FILESYSTEMS else None
+
+
+def file_identity(path: str) -> tuple[int, int]:
+    """The (device, inode) ``path`` names now; ``FileNotFoundError`` if nothing."""
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
