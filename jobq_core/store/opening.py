@@ -16,6 +16,7 @@ tables are listed, how ``jobq_meta`` is read and the migrations' DDL are the bac
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Collection, Sequence
 
 from ..errors import DatabaseError, ForeignTable, SchemaOutdated, SchemaTooNew
@@ -92,3 +93,24 @@ def refuse_unknown(store: str, options: Collection[str], known: Collection[str])
 def mark(newest: int) -> tuple[str, str]:
     """``MARK``'s parameters."""
     return APP_ID, str(newest)
+
+
+class FirstUse:
+    """Calling it runs ``open_`` on a store's first use, not when the store is made: a
+    module-level ``Queue(url)`` must not fail an application's import while the server is
+    down, nor hold a connection in every process that imports it (a process pool's
+    children). Once, however many threads arrive together; a failure leaves the store
+    unopened, and the next use tries again."""
+
+    def __init__(self, open_: Callable[[], None]):
+        self._open = open_
+        self.done = False
+        self._lock = threading.Lock()
+
+    def __call__(self) -> None:
+        if self.done:
+            return
+        with self._lock:
+            if not self.done:
+                self._open()
+                self.done = True

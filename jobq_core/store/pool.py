@@ -4,7 +4,8 @@
   opened when first needed. ``run`` is the one way to use them: it retries an operation
   on a fresh connection when the old one broke (a server restart, the session killed, a
   network blip), with backoff, for up to ``reconnect_for`` seconds, and logs one line
-  when an outage starts and one when it ends.
+  when an outage starts and one when it ends (``Outage`` and ``Backoff``, which a push
+  signal's own connection shares: ``postgres/watch.py``).
 * Fork safety: a child process never touches its parent's connections (their sockets are
   shared; a close would end the parent's session): it opens its own.
 * What differs between drivers is a ``Driver``: how to connect, whether a connection
@@ -40,6 +41,41 @@ def one_line(e: BaseException) -> str:
     """A driver message on one line (libpq's connection errors span several)."""
     text = str(e).strip() or type(e).__name__
     return "; ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+class Outage:
+    """One log line when an outage of ``display``'s connections starts (``start``) and
+    one when it ends (``end``), however many threads and retries meet it."""
+
+    def __init__(self, display: str):
+        self.display = display
+        self.since: float | None = None
+        self._lock = threading.Lock()
+
+    def start(self, e: BaseException, what: str = "lost the connection") -> None:
+        with self._lock:
+            if self.since is None:
+                self.since = time.monotonic()
+                log.warning("%s: %s (%s); reconnecting", self.display, what, one_line(e))
+
+    def end(self, what: str = "reconnected") -> None:
+        with self._lock:
+            if self.since is not None:
+                log.warning("%s: %s after %.1fs", self.display, what,
+                            time.monotonic() - self.since)
+                self.since = None
+
+
+class Backoff:
+    """The delays between reconnection tries: 50 ms, doubling up to 2 s, each jittered."""
+
+    def __init__(self) -> None:
+        self.delay = 0.05
+
+    def next(self) -> float:
+        delay = self.delay
+        self.delay = min(2.0, delay * 2) * random.uniform(0.8, 1.2)
+        return delay
 
 
 class Driver(Protocol[C, E]):
@@ -87,11 +123,25 @@ class Pool(Generic[C, E]):
         self._idle: list[C] = []
         self._open = 0  # connections in use or idle
         self._closed = False
-        self._outage_since: float | None = None
-        self._outage_lock = threading.Lock()
+        self._outage = Outage(display)
 
     def new(self) -> C:
         return self.driver.connect()
+
+    def open_first(self, setup: Callable[[C], None]) -> None:
+        """A first connection, given to ``setup`` (a store's checks as it opens), then
+        pooled; a driver error in ``setup`` is one ``DatabaseUnavailable`` line, and the
+        connection is closed on any failure."""
+        first = self.new()
+        try:
+            setup(first)
+        except self.driver.error as e:
+            self._close(first)
+            raise DatabaseUnavailable(f"{self.display}: {e}") from None
+        except BaseException:
+            self._close(first)
+            raise
+        self.adopt(first)
 
     def adopt(self, conn: C) -> None:
         """Put a connection opened with ``new`` into the pool (the one the store opened
@@ -172,7 +222,7 @@ class Pool(Generic[C, E]):
         start = time.monotonic()
         deadline = start + self.reconnect_for
         again = False
-        delay = 0.05
+        backoff = Backoff()
         while True:
             try:
                 conn = self._take(deadline)
@@ -181,9 +231,8 @@ class Pool(Generic[C, E]):
             except DatabaseUnavailable as e:
                 if self._closed or time.monotonic() >= deadline:
                     raise
-                self._outage(e)
-                time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
-                delay = min(2.0, delay * 2) * random.uniform(0.8, 1.2)
+                self._outage.start(e)
+                time.sleep(min(backoff.next(), max(0.0, deadline - time.monotonic())))
                 continue
             try:
                 result = op(conn, again)
@@ -193,7 +242,7 @@ class Pool(Generic[C, E]):
                 if not broken:
                     raise self.driver.translate(e) from e
                 again = again or not self.driver.surely_rolled_back(e)
-                self._outage(e)
+                self._outage.start(e)
                 if time.monotonic() >= deadline:
                     raise DatabaseUnavailable(f"{self.display}: the connection was lost and "
                                               f"did not come back ({one_line(e)})") from None
@@ -202,8 +251,8 @@ class Pool(Generic[C, E]):
                 self._give(conn)
                 raise
             self._give(conn)
-            if self._outage_since is not None:
-                self._recovered()
+            if self._outage.since is not None:
+                self._outage.end()
             return result
 
     def try_once(self, op: Callable[[C], T]) -> T | None:
@@ -218,20 +267,6 @@ class Pool(Generic[C, E]):
             return None
         finally:
             self._give(conn)
-
-    def _outage(self, e: BaseException) -> None:
-        with self._outage_lock:
-            if self._outage_since is None:
-                self._outage_since = time.monotonic()
-                log.warning("%s: lost the connection (%s); reconnecting", self.display,
-                            one_line(e))
-
-    def _recovered(self) -> None:
-        with self._outage_lock:
-            if self._outage_since is not None:
-                log.warning("%s: reconnected after %.1fs", self.display,
-                            time.monotonic() - self._outage_since)
-                self._outage_since = None
 
     def close(self) -> None:
         with self._cond:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import re
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from types import ModuleType
@@ -29,7 +28,6 @@ from psycopg.pq import TransactionStatus
 
 from ...common.checks import check_int, check_seconds
 from ...clock import Clock
-from ...errors import DatabaseUnavailable
 from .. import opening
 from ..backend import KeyTaken
 from ..base import ConnectionIdentity
@@ -103,43 +101,24 @@ class PostgresBackend:
         driver = PgDriver(conninfo, self.display, prepare=not poll_only, setup="; ".join(setup),
                           connect_timeout=min(10.0, busy_timeout + 2))
         self._conns = Pool(driver, self.display, size=pool_size, reconnect_for=busy_timeout)
-        self._opened = False
-        self._open_lock = threading.Lock()
+        self._open = opening.FirstUse(lambda: self._conns.open_first(self._opening))
         self._create, self._migrate = create, migrate
         self._server_version = "?"
         self._identity: tuple[object, ...] = ()
         self._clock = ServerClock(self._conns, server_time, self._open)
         self._notifier = Notifier(self._conns)
 
-    def _open(self) -> None:
-        """Open the store on its first use, not when it is made: a module-level
-        ``Queue(url)`` must not fail an application's import while the server is down, nor
-        hold a connection in every process that imports it (a process pool's children).
-        The first connection checks the schema (creating or migrating it), syncs the
-        server's clock and joins the pool; a server that cannot be reached, a wrong
-        password or database fails here, in one line, and the next use tries again."""
-        if self._opened:
-            return
-        with self._open_lock:
-            if self._opened:
-                return
-            first = self._conns.new()
-            try:
-                self._server_version = first.info.parameter_status("server_version") or "?"
-                version = installed_version(first, self.display)
-                if opening.needs_migration(self.display, version, SCHEMA_VERSION,
-                                           self.read_only, self._create, self._migrate):
-                    migrate(first, self.display)
-                self._clock.sync(first)
-                self._identity = _own_identity(first)
-            except psycopg.Error as e:
-                first.close()
-                raise DatabaseUnavailable(f"{self.display}: {e}") from None
-            except BaseException:
-                first.close()
-                raise
-            self._conns.adopt(first)
-            self._opened = True
+    def _opening(self, first: psycopg.Connection) -> None:
+        """The store's first connection (``_open``, on its first use: ``opening.FirstUse``)
+        checks the schema (creating or migrating it) and syncs the server's clock; a server
+        that cannot be reached, a wrong password or database fails there, in one line."""
+        self._server_version = first.info.parameter_status("server_version") or "?"
+        version = installed_version(first, self.display)
+        if opening.needs_migration(self.display, version, SCHEMA_VERSION,
+                                   self.read_only, self._create, self._migrate):
+            migrate(first, self.display)
+        self._clock.sync(first)
+        self._identity = _own_identity(first)
 
     @property
     def server_version(self) -> str:

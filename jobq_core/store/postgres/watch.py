@@ -29,14 +29,13 @@ meanwhile every statement that ends jobs sends one notification naming them
 from __future__ import annotations
 
 import logging
-import random
 import time
 
 import psycopg
 
 from ...errors import DatabaseUnavailable, JobqError
 from ..dbapi import one
-from ..pool import one_line
+from ..pool import Backoff, Outage, one_line
 from ..watching import PolledWatch
 from .connection import PgPool
 from .dialect import ENDED_CHANNEL, NOTIFY_CHANNEL, WAITING
@@ -65,8 +64,8 @@ class PgWatch(PolledWatch):
         self._listen_wanted = listen
         self._conn: psycopg.Connection | None = None
         self._retry_at = 0.0
-        self._backoff = 0.05
-        self._down_since: float | None = None
+        self._backoff = Backoff()
+        self._outage = Outage(conns.display)  # the LISTEN connection's, one line each way
         super().__init__(lambda: conns.try_once(read_snapshot), poll_interval)
         if listen:
             self._relisten()
@@ -101,16 +100,12 @@ class PgWatch(PolledWatch):
         try:
             self._conn = self._listen()
         except JobqError as e:
-            self._down(e, "cannot open the LISTEN connection")
-            self._retry_at = now + self._backoff
-            self._backoff = min(2.0, self._backoff * 2) * random.uniform(0.8, 1.2)
+            self._outage.start(e, "cannot open the LISTEN connection")
+            self._retry_at = now + self._backoff.next()
             return False
         self._ended = None  # what was sent meanwhile is lost: look at everything
-        if self._down_since is not None:
-            log.warning("%s: listening again after %.1fs", self._conns.display,
-                        now - self._down_since)
-        self._down_since = None
-        self._backoff = 0.05
+        self._outage.end("listening again")
+        self._backoff = Backoff()
         return True
 
     def _drop_connection(self) -> None:
@@ -123,13 +118,7 @@ class PgWatch(PolledWatch):
 
     def _lost(self, e: BaseException) -> None:
         self._drop_connection()
-        self._down(e, "the LISTEN connection broke")
-
-    def _down(self, e: BaseException, what: str) -> None:
-        """Log the outage's one line, at its start."""
-        if self._down_since is None:
-            self._down_since = time.monotonic()
-            log.warning("%s: %s (%s); reconnecting", self._conns.display, what, one_line(e))
+        self._outage.start(e, "the LISTEN connection broke")
 
     def _notified(self) -> bool:
         """Read what arrived on the LISTEN connection; True if it held a notification."""
