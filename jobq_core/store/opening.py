@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Collection, Sequence
+from contextlib import AbstractContextManager, nullcontext
 
 from ..errors import DatabaseError, ForeignTable, SchemaOutdated, SchemaTooNew
+from .dbapi import Connection
 
 APP_ID = "jobq"
 MARK = ("INSERT INTO jobq_meta(key, value) VALUES ('application', ?), ('schema_version', ?) "
@@ -45,6 +47,23 @@ def installed_version(where: str, tables: Sequence[str], names: Collection[str],
         raise SchemaTooNew(f"{where} has jobq schema version {version}, newer than this jobq "
                            f"understands ({newest}); upgrade jobq to use it")
     return version
+
+
+def meta_reader(c: Connection, error: type[Exception],
+                guard: Callable[[], AbstractContextManager[object]] = nullcontext,
+                ) -> Callable[[], dict[str, str]]:
+    """``installed_version``'s ``read_meta`` on ``c``: jobq_meta's rows, {} when the
+    driver's ``error`` says they cannot be read, inside ``guard()`` (PostgreSQL's
+    savepoint: a failed read must not abort a transaction open around it)."""
+
+    def read() -> dict[str, str]:
+        try:
+            with guard():
+                return dict(c.execute("SELECT key, value FROM jobq_meta").fetchall())
+        except error:
+            return {}
+
+    return read
 
 
 def needs_migration(where: str, version: int, newest: int, read_only: bool,

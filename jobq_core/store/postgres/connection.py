@@ -1,8 +1,8 @@
 """Connections to a PostgreSQL server for jobq: what the store's pool (``store/pool.py``)
 needs of psycopg, and jobq's URL.
 
-* ``parse_url`` splits jobq's own URL options (``poll_only``) from libpq's and makes the
-  form shown in messages (never with the password).
+* ``parse_url`` splits jobq's own URL options (``poll_only``, read by ``store/db_url.py``)
+  from libpq's and makes the form shown in messages (never with the password).
 * ``connect`` opens one connection; a server that cannot be reached, a wrong password
   or a missing database is one ``DatabaseUnavailable`` line.
 * ``PgDriver``: psycopg to the pool (``translate``: psycopg errors to jobq's).
@@ -16,12 +16,11 @@ from psycopg import errors as pgerrors
 from psycopg.pq import ConnStatus, TransactionStatus
 
 from ...errors import DatabaseError, DatabaseUnavailable, JobqError, StorageFull
+from ..db_url import check_hosts, jobq_options
 from ..dbapi import one
 from ..pool import Pool, one_line
 
 JOBQ_URL_OPTIONS = {"poll_only"}
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off"}
 
 
 def parse_url(url: str) -> tuple[str, str, dict[str, bool]]:
@@ -31,50 +30,22 @@ def parse_url(url: str) -> tuple[str, str, dict[str, bool]]:
     would change what it means (``urlencode`` writes ``%20`` as ``+``, which libpq keeps
     as a plus), and libpq alone knows every form psql accepts (a Unix socket's directory
     in ``?host=`` or percent-encoded as the host, ``h1:5432,h2:5432``, ``[::1]``). This
-    checks only the ports, so that a typo is one clear line before any connection."""
+    checks only the ports (``db_url.check_hosts``), so that a typo is one clear line
+    before any connection."""
     scheme, _, rest = url.partition("://")
     rest, hash_, fragment = rest.partition("#")
     rest, ask, query = rest.partition("?")
     netloc, _, path = rest.partition("/")
     userinfo, at, hosts = netloc.rpartition("@")
-    kept, ours, shown = [], {}, []
-    for param in query.split("&") if query else []:
-        key, _, value = (unquote(x) for x in param.partition("="))
-        if key in JOBQ_URL_OPTIONS:
-            if value.lower() not in _TRUE | _FALSE:
-                raise ValueError(f"the URL option {key} takes true or false, got {value!r}")
-            ours[key] = value.lower() in _TRUE
-            continue
-        kept.append(param)
-        if key in ("host", "hostaddr", "port"):
-            shown.append(param)
-    for host in hosts.split(",") if hosts else []:
-        _check_host(host, url)
+    kept, ours = jobq_options(query, JOBQ_URL_OPTIONS)
+    shown = [p for p in kept if unquote(p.partition("=")[0]) in ("host", "hostaddr", "port")]
+    check_hosts(hosts, url)
     conninfo = f"{scheme}://{netloc}/{path}" + (f"?{'&'.join(kept)}" if kept else "")
     conninfo += f"{hash_}{fragment}"
     user = f"{userinfo.partition(':')[0]}@" if at and userinfo else ""
     where = hosts or ("" if shown else "localhost")
     display = f"postgresql://{user}{where}/{path}" + (f"?{'&'.join(shown)}" if shown else "")
     return conninfo, display, ours
-
-
-def _check_host(host: str, url: str) -> None:
-    """One ``host[:port]`` of a URL's host list: ``[v6]`` closed, the port a number."""
-    if host.startswith("["):
-        address, close, port = host[1:].partition("]")
-        if not close or (port and not port.startswith(":")):
-            raise ValueError(f"bad host {host!r} in the database URL {_redact(url)!r}")
-        port = port[1:]
-    else:
-        port = host.rpartition(":")[2] if ":" in host else ""
-    if port and not (port.isascii() and port.isdigit() and int(port) <= 65535):
-        raise ValueError(f"bad port {port!r} in the database URL {_redact(url)!r}")
-
-
-def _redact(url: str) -> str:
-    scheme, _, rest = url.partition("://")
-    netloc, slash, path = rest.partition("?")[0].partition("/")
-    return f"{scheme}://{netloc.rpartition('@')[2]}{slash}{path}"
 
 
 def translate(e: psycopg.Error, display: str) -> JobqError:

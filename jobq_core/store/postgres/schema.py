@@ -238,14 +238,7 @@ _OURS = (
 def installed_version(c: psycopg.Connection, display: str) -> int:
     """jobq's schema version here (``opening.installed_version``)."""
     names = {r[0] for r in c.execute(_OURS, (list(TABLES),))}
-
-    def read_meta() -> dict[str, str]:
-        try:
-            with c.transaction():
-                return dict(c.execute("SELECT key, value FROM jobq_meta").fetchall())
-        except psycopg.Error:
-            return {}
-
+    read_meta = opening.meta_reader(c, psycopg.Error, c.transaction)
     return opening.installed_version(display, TABLES, names, read_meta, SCHEMA_VERSION)
 
 

@@ -324,14 +324,8 @@ SCHEMA_VERSION = len(MIGRATIONS)
 def installed_version(c: sqlite3.Connection, path: str) -> int:
     """jobq's schema version in this file (``opening.installed_version``)."""
     names = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-
-    def read_meta() -> dict[str, str]:
-        try:
-            return dict(c.execute("SELECT key, value FROM jobq_meta").fetchall())
-        except sqlite3.Error:
-            return {}
-
-    return opening.installed_version(path, TABLES, names, read_meta, SCHEMA_VERSION)
+    return opening.installed_version(path, TABLES, names, opening.meta_reader(c, sqlite3.Error),
+                                     SCHEMA_VERSION)
 
 
 def migrate(c: sqlite3.Connection) -> None:
