@@ -1,6 +1,7 @@
 """What the file system says of a path: the kind of file system it is on (a network one,
 where file locks and shared memory do not work as on a local disk), and which file a path
-names now (to tell a file deleted or replaced under an open descriptor)."""
+names now (to tell a file deleted or replaced under an open descriptor), and a file created
+owner-only."""
 from __future__ import annotations
 
 import os
@@ -43,3 +44,23 @@ def file_identity(path: str) -> tuple[int, int]:
     """The (device, inode) ``path`` names now; ``FileNotFoundError`` if nothing."""
     st = os.stat(path)
     return st.st_dev, st.st_ino
+
+
+def moved(path: str, identity: tuple[int, int]) -> str | None:
+    """"is gone" or "was replaced" once ``path`` no longer names the file ``identity``
+    (``file_identity``) was read from: a file deleted or replaced under an open descriptor
+    goes on being read as it was. None while it does."""
+    try:
+        return None if file_identity(path) == identity else "was replaced"
+    except FileNotFoundError:
+        return "is gone"
+
+
+def create_private(path: str) -> None:
+    """Create the file ``path`` owner-only (0600) from its first byte, unless another
+    process created it first (theirs is kept); ``OSError`` otherwise. O_EXCL refuses a
+    dangling symlink: the file it points to is created instead."""
+    try:
+        os.close(os.open(os.path.realpath(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass

@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeVar
 
 from ...common.checks import check_seconds
-from ...common.filesystem import file_identity, filesystem_type
+from ...common.filesystem import file_identity, filesystem_type, moved
 from ...errors import DatabaseUnavailable
 from .. import opening
 from ..backend import KeyTaken
@@ -178,14 +178,9 @@ class SqliteBackend:
         return stopped_lock_holders(self.path)
 
     def check(self) -> None:
-        if self.in_memory:
-            return
-        try:
-            same = file_identity(self.path) == self._identity
-        except FileNotFoundError:
-            raise DatabaseUnavailable(f"{self.path}: the database file is gone") from None
-        if not same:
-            raise DatabaseUnavailable(f"{self.path}: the database file was replaced")
+        what = None if self._identity is None else moved(self.path, self._identity)
+        if what is not None:
+            raise DatabaseUnavailable(f"{self.path}: the database file {what}")
 
     def close(self) -> None:
         with self._lock:

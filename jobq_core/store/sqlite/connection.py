@@ -18,7 +18,7 @@ from typing import Any, Protocol, TypeVar
 from urllib.parse import quote
 
 from ...common.file_locks import describe_process, lock_holders, stopped
-from ...common.filesystem import network_filesystem
+from ...common.filesystem import create_private, network_filesystem
 from ...errors import (
     DatabaseError, DatabaseUnavailable, JobqError, NetworkFilesystemWarning, NotADatabase,
     StorageFull,
@@ -146,11 +146,7 @@ def connect(path: str, busy_timeout: float, read_only: bool, create: bool,
         if not create:
             raise DatabaseError(f"{path}: no such database file")
         try:  # owner-only from the first byte; SQLite gives -wal and -shm the same mode.
-            # O_EXCL refuses a dangling symlink: create the file it points to instead.
-            os.close(os.open(os.path.realpath(path), os.O_WRONLY | os.O_CREAT | os.O_EXCL,
-                             0o600))
-        except FileExistsError:
-            pass  # another process created it first: open theirs
+            create_private(path)
         except OSError as e:
             raise DatabaseError(f"{path}: cannot create the database file ({e.strerror})") from None
     target = f"file:{uri_path(path)}?mode=ro" if read_only else path
