@@ -13,6 +13,7 @@ import psycopg
 import pytest
 
 from jobq_core import DatabaseUnavailable, Queue, Worker
+from jobq_core.testing import wait_for
 
 from .conftest import start
 
@@ -47,11 +48,18 @@ def test_bad_input_still_fails_when_the_queue_is_made():
         Queue("postgresql://jobq@127.0.0.1/jobs", pool_size=2, no_such_option=1)
 
 
-def _connections(url: str) -> int:
+def _backends(sampler: psycopg.Connection, url: str) -> list[tuple]:
+    """The client connections to the database of ``url``, but the sampler's own.
+
+    One sampler for the whole count: a connection's backend leaves pg_stat_activity only
+    once its process has exited, after the client's close returned, and a sampler opened
+    anew every 20 ms was seen by the next one (a closed connection was still listed in 1 of
+    300 such samples on the loaded machine): the worker's 3 read as 4 in a CI run."""
     db = url.rsplit("/", 1)[1].split("?")[0]
-    with psycopg.connect(url, autocommit=True) as c:
-        return c.execute("SELECT count(*) FROM pg_stat_activity WHERE datname=%s AND "
-                         "pid <> pg_backend_pid()", (db,)).fetchone()[0]
+    return sampler.execute(
+        "SELECT pid, application_name, state, backend_start, left(query, 60) "
+        "FROM pg_stat_activity WHERE datname = %s AND backend_type = 'client backend' "
+        "AND pid <> pg_backend_pid()", (db,)).fetchall()
 
 
 @pytest.mark.stores("postgresql", why="connections to a server, counted in pg_stat_activity")
@@ -63,19 +71,22 @@ def test_a_process_pool_whose_children_import_a_module_level_queue_holds_three_c
     tasks = importlib.import_module(f"{__package__}.lazy_tasks")
     ids = producer.enqueue_many([("nap", None) for _ in range(12)])
     producer.close()  # from here on, only the worker's process and its children connect
-    try:
-        queue = Queue(db)
-        worker = Worker(queue, tasks.registry, pool="process", concurrency=3, lease=10)
-        thread = start(worker)
-        peak = 0
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and worker.counts["succeeded"] < len(ids):
-            peak = max(peak, _connections(db))
-            time.sleep(0.02)
-        worker.stop()
-        thread.join(30)
-        assert worker.counts["succeeded"] == len(ids)
-        assert 2 <= peak <= 3, peak  # docs/guides/postgresql.md: at most 3 a worker process
-    finally:
-        tasks.queue.close()
-        queue.close()
+    with psycopg.connect(db, autocommit=True) as sampler:
+        wait_for(lambda: not _backends(sampler, db))  # the producer's have left
+        try:
+            queue = Queue(db)
+            worker = Worker(queue, tasks.registry, pool="process", concurrency=3, lease=10)
+            thread = start(worker)
+            peak: list[tuple] = []
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and worker.counts["succeeded"] < len(ids):
+                peak = max(peak, _backends(sampler, db), key=len)
+                time.sleep(0.02)
+            worker.stop()
+            thread.join(30)
+            assert worker.counts["succeeded"] == len(ids)
+            # docs/guides/postgresql.md: at most 3 a worker process
+            assert 2 <= len(peak) <= 3, "\n".join(map(str, peak))
+        finally:
+            tasks.queue.close()
+            queue.close()
