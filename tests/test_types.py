@@ -30,6 +30,7 @@ def fence(statements: Statements) -> None:
 
 
 @pytest.mark.slow  # 14 s of CPU from a fresh clone (no .mypy_cache); about 1 s with it
+@pytest.mark.timeout(300)  # as its mypy run: cold, beside a second suite, over 120 s
 def test_mypy_finds_no_errors_but_a_misspelt_statement_name(tmp_path):
     packages = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]["files"]
     probe = tmp_path / "misspelt_statement.py"
