@@ -30,6 +30,12 @@ class StoreAdapter(Protocol):
         can)."""
         ...
 
+    @property
+    def writers_held(self) -> float:
+        """Seconds for which the store's own table care may hold writers back, by design
+        (SQLite: the WAL checkpoint's TRUNCATE, waiting for readers to finish)."""
+        ...
+
     def unavailable(self) -> str | None:
         """Why the store cannot be tested on this machine, or None when it can."""
         ...

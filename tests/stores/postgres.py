@@ -21,6 +21,10 @@ class PostgresAdapter:
     last_version_without: ClassVar[dict[str, int]] = {"key": 5, "trace_context": 6, "unmet": 7}
 
     @property
+    def writers_held(self) -> float:
+        return 0.0  # VACUUM and ANALYZE block no writer
+
+    @property
     def schema_version(self) -> int:
         from jobq_core.store.postgres.schema import SCHEMA_VERSION
 

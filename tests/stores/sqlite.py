@@ -17,6 +17,12 @@ class SqliteAdapter:
     last_version_without: ClassVar[dict[str, int]] = {"key": 5, "trace_context": 7, "unmet": 9}
 
     @property
+    def writers_held(self) -> float:
+        from jobq_core.store.sqlite.dialect import TRUNCATE_WAIT
+
+        return TRUNCATE_WAIT / 1000
+
+    @property
     def schema_version(self) -> int:
         from jobq_core.store.sqlite.schema import SCHEMA_VERSION
 

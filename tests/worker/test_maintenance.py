@@ -72,8 +72,17 @@ def test_retention_deletes_in_batches_while_a_worker_drains_with_no_claim_stalle
     """50,000 succeeded jobs a month old, retention set to a day, and 1,500 jobs to run:
     the worker's own maintenance deletes the old ones (a batch at a time) while it drains
     the new ones, and no claim waits behind a deletion: the gap between two consecutive
-    starts stays far below what one statement deleting them all takes."""
+    starts stays far below what one statement deleting them all takes, above the longest
+    gap of the same drain with nothing to delete (the machine's own stalls, measured first)."""
     old, new = 50_000, 1_500
+    registry = Registry()
+    registry.task("new")(lambda payload: time.sleep(0.01))
+
+    def longest_gap(kind: str) -> float:
+        starts = sorted(j.started_at for j in q.list("succeeded", kind=kind, limit=new,
+                                                     payloads=False))
+        assert len(starts) == new
+        return max(b - a for a, b in zip(starts, starts[1:]))
 
     def finished_a_month_ago(kind: str) -> None:
         q.enqueue_many([(kind, None)] * old)
@@ -98,11 +107,14 @@ def test_retention_deletes_in_batches_while_a_worker_drains_with_no_claim_stalle
             whole = time.monotonic() - began
         finally:
             conn.close()
+        q.enqueue_many([{"kind": "new", "payload": None, "queue": "control"}] * new)
+        control = Worker(q, registry, queues=["control"], concurrency=4, lease=30)
+        control.run(burst=True, handle_signals=False)
+        stalls = longest_gap("new")
+        q.prune(older_than=0)
         finished_a_month_ago("old")
         q.set_retention(succeeded=DAY)
         q.enqueue_many([("new", None)] * new)
-        registry = Registry()
-        registry.task("new")(lambda payload: time.sleep(0.01))
         worker = Worker(q, registry, concurrency=4, lease=30)
         t = start(worker)
         overlapped = False  # seen: new jobs run while old ones were being deleted
@@ -114,13 +126,13 @@ def test_retention_deletes_in_batches_while_a_worker_drains_with_no_claim_stalle
         wait_for(lambda: q.count("succeeded", kind="old") == 0, timeout=120)
         worker.stop()
         t.join(30)
-        starts = sorted(j.started_at for j in q.list("succeeded", kind="new", limit=new,
-                                                     payloads=False))
-    assert len(starts) == new
+        gap = longest_gap("new")
     assert overlapped
-    gaps = [b - a for a, b in zip(starts, starts[1:])]
-    bound = max(0.25, whole / 2)
-    assert max(gaps) < bound, f"a claim stalled {max(gaps):.3f}s; one DELETE of all: {whole:.3f}s"
+    # (plus what the leader's table care may hold writers back by design: on SQLite, its
+    # checkpoint of the WAL the deletions grew)
+    bound = max(0.25, whole / 2) + adapter.writers_held + stalls
+    assert gap < bound, (f"a claim stalled {gap:.3f}s; one DELETE of all: {whole:.3f}s, "
+                         f"the longest gap with nothing to delete {stalls:.3f}s")
 
 
 def test_one_worker_leads_and_another_takes_over_when_its_lease_runs_out(queue, clock):
