@@ -17,6 +17,8 @@ import time
 import psycopg
 import pytest
 
+from jobq_core import Queue
+
 import pgserver
 
 pytestmark = pytest.mark.slow  # worker processes, killed connections, a restart: seconds each
@@ -115,6 +117,11 @@ def test_a_server_restart_mid_drain_loses_nothing(pg_chaos, pg_server, pg_url):
     chaos.enqueue([("work", {"ms": 20}) for _ in range(600)])
     workers = [chaos.worker("--concurrency", "4", "--lease", "2") for _ in range(3)]
     chaos.wait_for(lambda: _done(chaos) >= 150, 60, "150 completions")
+    # Every worker running first (a loaded machine starts one in seconds): one still
+    # opening the store would meet a server shutting down, which fails a first open.
+    with Queue(pg_url) as q:
+        chaos.wait_for(lambda: {w.pid for w in q.workers()} >= {w.pid for w in workers},
+                       60, "the three workers registered")
     pg_server.restart()
     chaos.faults += 1
     pgserver.wait_until_up(pg_url)

@@ -129,8 +129,10 @@ def test_retention_deletes_in_batches_while_a_worker_drains_with_no_claim_stalle
         gap = longest_gap("new")
     assert overlapped
     # (plus what the leader's table care may hold writers back by design: on SQLite, its
-    # checkpoint of the WAL the deletions grew)
-    bound = max(0.25, whole / 2) + adapter.writers_held + stalls
+    # checkpoint of the WAL the deletions grew). Where one DELETE of all is quick
+    # (PostgreSQL: 0.04-0.08 s, and no deletion there blocks a claim) the floor bounds
+    # the machine's jitter alone: 0.35 s was seen beside a 0.07 s control on a loaded run.
+    bound = max(0.5, whole / 2) + adapter.writers_held + stalls
     assert gap < bound, (f"a claim stalled {gap:.3f}s; one DELETE of all: {whole:.3f}s, "
                          f"the longest gap with nothing to delete {stalls:.3f}s")
 
