@@ -155,15 +155,15 @@ class DaemonPool:
         self._closed = False
 
     def submit(self, fn: Callable[..., object], *args: Any) -> None:
-        with self._lock:
-            self._work.append((fn, args))
-            if self._waking == 0:
-                self._wake_one()
+        self._put([(fn, args)])
 
     def submit_each(self, fn: Callable[..., object], items: list[Any]) -> None:
         """``submit(fn, item)`` for each of ``items``, under one hold of the lock."""
+        self._put([(fn, (item,)) for item in items])
+
+    def _put(self, work: list[tuple[Callable[..., object], tuple[Any, ...]]]) -> None:
         with self._lock:
-            self._work.extend([(fn, (item,)) for item in items])
+            self._work.extend(work)
             if self._waking == 0:
                 self._wake_one()
 
