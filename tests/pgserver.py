@@ -37,6 +37,68 @@ import psycopg
 
 FALLBACK_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 SPARES = 2  # copies of the migrated template kept made ahead (see Server.create_database)
+# What a database's schema is, read from the catalogs: two databases with the same answer
+# have the same tables, columns, indexes, constraints, triggers, functions, rules, schemas,
+# extensions, grants, storage options and database-level settings (``Server.recycle``).
+SHAPE = """
+SELECT md5(string_agg(x, '|' ORDER BY x)) FROM (
+  SELECT 'rel ' || n.nspname || '.' || c.relname || ' ' || c.relkind::text || ' '
+         || coalesce(array_to_string(c.reloptions, ','), '') || ' ' || coalesce(c.relacl::text, '')
+         || ' ' || c.relpersistence::text || ' ' || c.relowner::regrole::text AS x
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+   WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')
+  UNION ALL
+  SELECT 'col ' || a.attrelid::regclass::text || '.' || a.attname || ' '
+         || format_type(a.atttypid, a.atttypmod) || ' ' || a.attnotnull || ' '
+         || coalesce(pg_get_expr(d.adbin, d.adrelid), '')
+    FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+    JOIN pg_namespace n ON n.oid = c.relnamespace
+    LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+   WHERE a.attnum > 0 AND NOT a.attisdropped
+     AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')
+  UNION ALL
+  SELECT 'idx ' || pg_get_indexdef(i.indexrelid) FROM pg_index i
+    JOIN pg_class c ON c.oid = i.indrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+   WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')
+  UNION ALL
+  SELECT 'con ' || conrelid::regclass::text || ' ' || conname || ' ' || pg_get_constraintdef(oid)
+    FROM pg_constraint WHERE connamespace NOT IN (SELECT oid FROM pg_namespace
+                                                  WHERE nspname IN ('pg_catalog', 'information_schema'))
+  UNION ALL
+  SELECT 'trg ' || pg_get_triggerdef(oid) FROM pg_trigger WHERE NOT tgisinternal
+  UNION ALL
+  SELECT 'fn ' || p.oid::regprocedure::text || ' ' || md5(coalesce(p.prosrc, ''))
+    FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+   WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
+  UNION ALL
+  SELECT 'rule ' || schemaname || '.' || tablename || ' ' || rulename || ' ' || definition FROM pg_rules
+  UNION ALL
+  SELECT 'view ' || schemaname || '.' || viewname || ' ' || definition FROM pg_views
+   WHERE schemaname NOT IN ('pg_catalog', 'information_schema')
+  UNION ALL
+  SELECT 'ns ' || nspname || ' ' || coalesce(nspacl::text, '') FROM pg_namespace
+  UNION ALL
+  SELECT 'ext ' || extname || ' ' || extversion FROM pg_extension
+  UNION ALL
+  SELECT 'set ' || coalesce(setrole::regrole::text, '-') || ' ' || array_to_string(setconfig, ',')
+    FROM pg_db_role_setting WHERE setdatabase = (SELECT oid FROM pg_database
+                                                 WHERE datname = current_database())
+  UNION ALL
+  SELECT 'db ' || datdba::regrole::text || ' ' || coalesce(datacl::text, '') || ' ' || datallowconn
+         || ' ' || datconnlimit FROM pg_database WHERE datname = current_database()
+) shape(x)
+"""
+# What only a test leaves: other sessions, a prepared transaction, a large object, a vacuum
+# or an ANALYZE (their statistics outlive a TRUNCATE and steer the planner).
+LEFTOVERS = """
+SELECT (SELECT count(*) FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid())
+     + (SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database())
+     + (SELECT count(*) FROM pg_largeobject_metadata)
+     + (SELECT coalesce(sum(vacuum_count + autovacuum_count + analyze_count
+                            + autoanalyze_count), 0) FROM pg_stat_user_tables)
+     + (SELECT count(*) FROM pg_stat_progress_vacuum WHERE datname = current_database())
+"""
 
 
 class Unavailable(Exception):
@@ -53,6 +115,10 @@ class Server:
     options: str = ""  # the throwaway cluster's server options (port, fsync off, ...)
     # the migrated template, made on first use; whether CREATE DATABASE takes STRATEGY (15+)
     _template: str | None = field(default=None, init=False)
+    # the template's shape (SHAPE), its tables and the rows in them, its sequences
+    _shape: str | None = field(default=None, init=False)
+    _rows: dict[str, list[tuple]] = field(default_factory=dict, init=False)
+    _sequences: list[str] = field(default_factory=list, init=False)
     _file_copy: bool | None = field(default=None, init=False)
     # copies of the template made ahead by a thread of their own, and what drives it
     _spares: queue.SimpleQueue[str] = field(default_factory=queue.SimpleQueue, init=False)
@@ -144,6 +210,16 @@ class Server:
                     c.execute(f'CREATE DATABASE "{name}"')
                 with Queue(self.database_url(name)) as q:
                     q.check()  # connects (on first use): the tables made
+                with psycopg.connect(self.database_url(name), autocommit=True) as c:
+                    self._shape = c.execute(SHAPE).fetchone()[0]
+                    tables = [r[0] for r in c.execute(
+                        "SELECT quote_ident(schemaname) || '.' || quote_ident(tablename) "
+                        "FROM pg_tables WHERE schemaname NOT IN "
+                        "('pg_catalog', 'information_schema') ORDER BY 1")]
+                    self._rows = {t: c.execute(f"SELECT * FROM {t}").fetchall() for t in tables}
+                    self._sequences = [r[0] for r in c.execute(
+                        "SELECT quote_ident(schemaname) || '.' || quote_ident(sequencename) "
+                        "FROM pg_sequences")]
                 self._template = name
                 atexit.register(self._drop_quietly, name)
             return self._template
@@ -153,6 +229,41 @@ class Server:
             self.drop_database(name)
         except psycopg.Error:
             pass  # the server is gone already
+
+    def recycle(self, name: str) -> None:
+        """A test's database made a spare again, as a copy of the migrated template would
+        be, or dropped where it cannot be. It can when nothing else is connected to it any
+        more (a process a test left running could write into the next test's database)
+        and its schema is the template's (``SHAPE``), and no test left what emptying its
+        tables would not undo (``LEFTOVERS``): then its tables are emptied, the template's
+        rows put back and its sequences restarted, in one transaction. Measured alone:
+        0.015 s, against 0.07 s for a copy and 0.01 s for a DROP; within the fast tier on
+        a loaded 2-core machine, a PostgreSQL test's setup waited 0.47 s at p90 for a
+        copy its process's filler had not made yet."""
+        if self._template is None:
+            self.drop_database(name)
+            return
+        try:
+            with psycopg.connect(self.database_url(name), autocommit=True,
+                                 connect_timeout=5) as c:
+                # a session's end reaches pg_stat_activity a moment after its client closed
+                deadline = time.monotonic() + 0.5
+                while (left := c.execute(LEFTOVERS).fetchone()[0]) and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                if left or c.execute(SHAPE).fetchone()[0] != self._shape:
+                    raise LookupError
+                with c.transaction():
+                    c.execute("TRUNCATE " + ", ".join(self._rows) + " RESTART IDENTITY")
+                    for table, rows in self._rows.items():
+                        if rows:
+                            marks = ", ".join(["%s"] * len(rows[0]))
+                            c.cursor().executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+                    for sequence in self._sequences:
+                        c.execute(f"ALTER SEQUENCE {sequence} RESTART")
+        except (LookupError, psycopg.Error):
+            self.drop_database(name)
+            return
+        self._spares.put(name)
 
     def drop_database(self, name: str) -> None:
         with self.admin() as c:

@@ -55,7 +55,7 @@ class PostgresAdapter:
         try:
             yield url
         finally:
-            server.drop_database(name)
+            server.recycle(name)
 
     def integrity_check(self, database: str) -> str:
         """jobq's invariants in the rows (the server checks its own storage)."""
