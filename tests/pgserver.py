@@ -31,6 +31,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -117,7 +118,7 @@ class Server:
     _template: str | None = field(default=None, init=False)
     # the template's shape (SHAPE), its tables and the rows in them, its sequences
     _shape: str | None = field(default=None, init=False)
-    _rows: dict[str, list[tuple]] = field(default_factory=dict, init=False)
+    _rows: dict[str, list[tuple[Any, ...]]] = field(default_factory=dict, init=False)
     _sequences: list[str] = field(default_factory=list, init=False)
     _file_copy: bool | None = field(default=None, init=False)
     # copies of the template made ahead by a thread of their own, and what drives it
@@ -211,7 +212,7 @@ class Server:
                 with Queue(self.database_url(name)) as q:
                     q.check()  # connects (on first use): the tables made
                 with psycopg.connect(self.database_url(name), autocommit=True) as c:
-                    self._shape = c.execute(SHAPE).fetchone()[0]
+                    self._shape = _one(c, SHAPE)
                     tables = [r[0] for r in c.execute(
                         "SELECT quote_ident(schemaname) || '.' || quote_ident(tablename) "
                         "FROM pg_tables WHERE schemaname NOT IN "
@@ -248,9 +249,9 @@ class Server:
                                  connect_timeout=5) as c:
                 # a session's end reaches pg_stat_activity a moment after its client closed
                 deadline = time.monotonic() + 0.5
-                while (left := c.execute(LEFTOVERS).fetchone()[0]) and time.monotonic() < deadline:
+                while (left := _one(c, LEFTOVERS)) and time.monotonic() < deadline:
                     time.sleep(0.01)
-                if left or c.execute(SHAPE).fetchone()[0] != self._shape:
+                if left or _one(c, SHAPE) != self._shape:
                     raise LookupError
                 with c.transaction():
                     c.execute("TRUNCATE " + ", ".join(self._rows) + " RESTART IDENTITY")
@@ -298,6 +299,13 @@ class Server:
                             self.datadir, "-m", "immediate", "stop"],
                            capture_output=True, timeout=60)
             shutil.rmtree(os.path.dirname(self.datadir), ignore_errors=True)
+
+
+def _one(c: psycopg.Connection[Any], query: str) -> Any:
+    """The one value of a query that returns one row."""
+    row = c.execute(query).fetchone()
+    assert row is not None
+    return row[0]
 
 
 def _run(cmd: list[str]) -> None:
