@@ -54,6 +54,10 @@ elif workload == "drain":
         while (job := q.claim("w")) is not None:
             q.complete(job.id, job.token)
 elif workload == "worker":
+    # The GIL changes hands when a thread blocks, not when a waiting one's 5 ms run out:
+    # under valgrind those run out every few thousand instructions, and more often the
+    # more the machine's load stretches the run (1.13x the baseline beside a second suite).
+    sys.setswitchinterval(10.0)
     registry = Registry()
     registry.task("k")(lambda payload: None)
     q.enqueue_many([("k", None)] * n)
