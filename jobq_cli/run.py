@@ -118,6 +118,10 @@ def run(
         metavar="HOST", show_default=False,
         help="Address for --metrics-port (default 127.0.0.1, loopback: exposing it further "
              "is the operator's choice).")] = None,
+    wait_for_db: Annotated[float, Duration(
+        "How long to keep trying a database server that does not answer yet (down, "
+        "starting up) before giving up, as for one lost later; 0: give up at once.",
+        "--wait-for-db")] = typed("30s"),
     no_migrate: Annotated[bool, typer.Option(
         "--no-migrate", help="Refuse a database whose schema is older than this jobq's "
         "(or has none) instead of migrating it: run `jobq migrate` first.")] = False,
@@ -133,6 +137,8 @@ def run(
         usage(f"--lease must be > 0 seconds, got {lease}")
     if not grace >= 0:
         usage(f"--grace must be >= 0 seconds, got {grace}")
+    if not wait_for_db >= 0:
+        usage(f"--wait-for-db must be >= 0 seconds, got {wait_for_db}")
     if synchronous is not None and synchronous.upper() not in ("NORMAL", "FULL"):
         usage(f"--synchronous must be NORMAL or FULL, got {synchronous!r}")
     if metrics_host is not None and metrics_port is None:  # it would be silently ignored
@@ -151,7 +157,9 @@ def run(
     extra: dict[str, Any] = ({} if max_lost_attempts is None
                              else {"max_lost_attempts": max_lost_attempts})
     with open_queue(db, create=True, migrate=not no_migrate, **durability) as q:
-        q.check()  # a PostgreSQL schema is checked (or migrated) now, not at the first claim
+        _setup_plain_logging(level)  # until the live view's, if any: the wait is logged
+        # a PostgreSQL schema is checked (or migrated) now, not at the first claim
+        q.check(wait=wait_for_db)
         from jobq_core import Worker  # the worker runtime loads only for `jobq run`
 
         worker = Worker(q, registry, concurrency=concurrency, queues=queue or None, lease=lease,
@@ -165,7 +173,6 @@ def run(
             if sys.stderr.isatty() and sys.stdout.isatty():
                 _run_live(worker, level, str(db), burst, server)
             else:
-                _setup_plain_logging(level)
                 _say_where(server)
                 worker.run(burst=burst)
         finally:

@@ -7,6 +7,7 @@ from .clock import SYSTEM_CLOCK, Clock, SystemClock
 from .errors import (
     DatabaseError,
     DatabaseUnavailable,
+    DatabaseUnreachable,
     ForeignTable,
     GiveUp,
     InvalidState,
@@ -60,7 +61,7 @@ else:
 
 __all__ = [
     "Attempt", "Backoff", "prepare", "SYSTEM_CLOCK", "encode_json", "ErrorGroup", "ExtendResult", "LIST_STATUSES", "Throughput", "Watch", "Clock", "DEFAULT_LEASE", "DEFAULT_MAX_ATTEMPTS", "DatabaseError",
-    "DatabaseUnavailable", "ForeignTable", "InvalidState", "Job", "JobContext", "JobNotFound",
+    "DatabaseUnavailable", "DatabaseUnreachable", "ForeignTable", "InvalidState", "Job", "JobContext", "JobNotFound",
     "JobStatus", "JobqError", "LeaseLost", "NetworkFilesystemWarning", "NotADatabase",
     "Outcome", "PayloadTooLarge", "Queue", "QueueLimits", "QueueStats", "RawJSON", "Registry", "SchemaTooNew",
     "Stats", "StorageFull", "SystemClock", "UnusableConnection", "Worker", "WorkerInfo",

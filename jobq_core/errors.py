@@ -114,6 +114,12 @@ class DatabaseUnavailable(JobqError):
     """The database is locked for longer than the busy timeout, read-only, or gone."""
 
 
+class DatabaseUnreachable(DatabaseUnavailable):
+    """The database server did not answer, or answered that it cannot take a session now
+    (starting up, shutting down, too many connections): it may answer soon. A server that
+    refuses this client (a wrong password, no such database) is ``DatabaseUnavailable``."""
+
+
 class UnusableConnection(JobqError):
     """The connection given with ``conn=`` cannot take jobq's write: it is closed, it
     reaches another database than the queue's, it is not a connection jobq can use (a

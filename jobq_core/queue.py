@@ -1,8 +1,6 @@
 """Queue: jobq's public API. Checks input (``checks.py``), reads the clock, calls the store.
-
 Every method is safe to call from several threads; any number of processes may open the
-same database file.
-"""
+same database file."""
 from __future__ import annotations
 
 import builtins
@@ -27,6 +25,7 @@ from .api.new_jobs import (
     DEFAULT_MAX_PAYLOAD, Item, JobMaker, Tasks, completions,
 )
 from .store import open_store
+from .store.pool import reach
 from .common.textsafe import storable
 from .store.base import (
     DEFAULT_MAX_LOST_ATTEMPTS, FINISHED_STATUSES, ConnectionIdentity, Store,
@@ -471,11 +470,13 @@ class Queue(Workflows, Reasons, WorkerRecords, Copying, Upkeep, Waiting):
         ``store.base.Store.write_blockers``)."""
         return self.store.write_blockers()
 
-    def check(self) -> None:
+    def check(self, *, wait: float = 0.0) -> None:
         """Raise ``DatabaseUnavailable`` when the database opened is gone or was replaced
-        (see ``store.base.Store.check``); on PostgreSQL, connect now if the queue has not
-        been used yet (its tables checked, created or migrated)."""
-        self.store.check()
+        (``store.base.Store.check``); on PostgreSQL, connect now if not yet (tables checked,
+        created or migrated), trying again for up to ``wait`` seconds while the server does
+        not answer (``DatabaseUnreachable``: a worker started beside its database)."""
+        check_seconds("wait", wait)
+        reach(self.store.check, wait)
 
     def close(self) -> None:
         stop_waiting(self)

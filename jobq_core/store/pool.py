@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
-from ..errors import DatabaseUnavailable, JobqError
+from ..errors import DatabaseUnavailable, DatabaseUnreachable, JobqError
 
 log = logging.getLogger("jobq.store")
 T = TypeVar("T")
@@ -76,6 +76,31 @@ class Backoff:
         delay = self.delay
         self.delay = min(2.0, delay * 2) * random.uniform(0.8, 1.2)
         return delay
+
+
+def reach(check: Callable[[], None], wait: float) -> None:
+    """``check()`` (a store's first connection), tried again with ``Backoff`` for up to
+    ``wait`` seconds while it raises ``DatabaseUnreachable`` (a server down, starting up or
+    full), as a connection lost later is; one line logged when it first fails, one when it
+    answers. Any other error, or the last one after ``wait``, is raised."""
+    deadline = time.monotonic() + wait
+    backoff = Backoff()
+    since: float | None = None
+    while True:
+        try:
+            check()
+        except DatabaseUnreachable as e:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise
+            if since is None:
+                since = time.monotonic()
+                log.warning("%s; trying again for up to %gs", e, wait)
+            time.sleep(min(backoff.next(), left))
+            continue
+        if since is not None:
+            log.warning("the database answered after %.1fs", time.monotonic() - since)
+        return
 
 
 class Driver(Protocol[C, E]):
