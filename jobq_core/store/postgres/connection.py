@@ -62,20 +62,9 @@ def translate(e: psycopg.Error, display: str) -> JobqError:
     return DatabaseUnavailable(f"{display}: {message}")
 
 
-# What a server says, answering a connect, when it cannot take a session now: libpq gives
-# no SQLSTATE for a failed connect, only the message (57P03, 57P01-02, 53300).
-_NOT_NOW = ("the database system is starting up", "the database system is shutting down",
-            "the database system is in recovery mode", "the database system is not yet "
-            "accepting connections", "the database system is not accepting connections",
-            "too many clients", "remaining connection slots are reserved")
-
-
-def _may_answer_soon(e: psycopg.Error) -> bool:
-    """A failed connect that may work in a moment: the server did not answer (refused,
-    timed out, no route), or answered that it cannot take a session now. One it refused
-    (no such role or database, a wrong password: ``FATAL:`` otherwise) will not."""
-    text = str(e)
-    return "FATAL:" not in text or any(reason in text for reason in _NOT_NOW)
+# A connect that may work in a moment: no answer (refused, timed out: no FATAL), or the
+# server's "not now" (libpq gives no SQLSTATE for a failed connect: 57P01-03, 53300).
+_NOT_NOW = ("the database system is", "too many clients", "remaining connection slots")
 
 
 def connect(conninfo: str, display: str, *, prepare: bool, setup: str,
@@ -86,7 +75,9 @@ def connect(conninfo: str, display: str, *, prepare: bool, setup: str,
                                prepare_threshold=5 if prepare else None,
                                connect_timeout=max(2, round(connect_timeout)))
     except psycopg.Error as e:
-        why = DatabaseUnreachable if _may_answer_soon(e) else DatabaseUnavailable
+        text = str(e)
+        soon = "FATAL:" not in text or any(reason in text for reason in _NOT_NOW)
+        why = DatabaseUnreachable if soon else DatabaseUnavailable
         raise why(f"{display}: cannot connect ({one_line(e)})") from None
     try:
         if setup:
