@@ -221,9 +221,10 @@ class AsyncQueue:
 
     # -- misc -----------------------------------------------------------------------------
 
-    async def check(self) -> None:
-        """``Queue.check``: on PostgreSQL, connect now (tables checked or made)."""
-        await self._call(self.queue.check)
+    async def check(self, *, wait: float = 0.0) -> None:
+        """``Queue.check``: on PostgreSQL, connect now (tables checked or made), trying
+        again for up to ``wait`` seconds while the server does not answer."""
+        await self._call(self.queue.check, wait=wait)
 
     async def close(self) -> None:
         """Close the ``Queue`` this AsyncQueue opened; one it was given stays open."""
