@@ -194,6 +194,21 @@ def pg_server():
 
 
 @pytest.fixture
+def own_pg_cluster():
+    """A PostgreSQL cluster for this test alone, which it may stop and start; stopped after
+    it."""
+    import pgserver
+
+    try:
+        server = pgserver.own_cluster()
+    except pgserver.Unavailable as e:
+        skip_or_fail(str(e))
+        raise
+    yield server
+    server.stop()
+
+
+@pytest.fixture
 def pg_url(pg_server):
     """The URL of a new, empty database on the tests' server, dropped afterwards."""
     name, url = pg_server.create_database()

@@ -409,6 +409,16 @@ def server() -> Server:
 _clusters: dict[tuple[tuple[str, str], ...], Server] = {}
 
 
+def own_cluster(settings: dict[str, str] | None = None) -> Server:
+    """A throwaway cluster for one test alone (which may stop and start it), with these
+    server settings; the caller stops it. ``Unavailable`` without the server binaries."""
+    bindir = _bindir()
+    if bindir is None:
+        raise Unavailable("no PostgreSQL server binaries (initdb, pg_ctl) for a "
+                          "cluster of the test's own")
+    return _throwaway(bindir, settings)
+
+
 def cluster(**settings: str) -> Server:
     """A throwaway cluster of its own with these server settings (``autovacuum="off"``),
     started once per process for each set of settings, stopped at exit; ``Unavailable``
@@ -416,11 +426,7 @@ def cluster(**settings: str) -> Server:
     key = tuple(sorted(settings.items()))
     with _lock:
         if key not in _clusters:
-            bindir = _bindir()
-            if bindir is None:
-                raise Unavailable("no PostgreSQL server binaries (initdb, pg_ctl) for a "
-                                  "cluster of the test's own")
-            _clusters[key] = _throwaway(bindir, settings)
+            _clusters[key] = own_cluster(settings)
         return _clusters[key]
 
 

@@ -17,15 +17,8 @@ pytestmark = pytest.mark.slow  # a PostgreSQL cluster of its own, stopped and st
 
 
 @pytest.fixture
-def cluster():
-    import pgserver
-
-    bindir = pgserver._bindir()
-    if bindir is None:
-        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl)")
-    server = pgserver._throwaway(bindir)
-    yield server
-    server.stop()
+def cluster(own_pg_cluster):
+    return own_pg_cluster
 
 
 def run(url: str, *args: str) -> subprocess.Popen[str]:

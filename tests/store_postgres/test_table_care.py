@@ -1,14 +1,16 @@
 """jobq keeps its own tables healthy on PostgreSQL: the maintenance leader vacuums a table
 whose dead rows passed the bounds when autovacuum did not, or no vacuum has visited yet,
-leaves it to autovacuum when that is on and working, does not vacuum again while an old transaction holds it back,
-and says once when its role may not vacuum; ``jobq stats --json`` and the metrics report
-dead rows and held-back vacuum. Each test runs on a cluster of its own, started with
-autovacuum off or on (the tests' shared server has it at its default)."""
+leaves it to autovacuum when that is on and working, does not vacuum again while an old
+transaction holds it back, and says once when its role may not vacuum; ``jobq stats
+--json`` and the metrics report dead rows and held-back vacuum. Each test runs on a
+cluster of its own, started with autovacuum off or on (the tests' shared server has it at
+its default)."""
 from __future__ import annotations
 
 import json
 import logging
 import threading
+from collections.abc import Iterator
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -35,20 +37,27 @@ def _cluster(**settings: str) -> pgserver.Server:
         raise
 
 
-@pytest.fixture
-def off_url():
-    server = _cluster(autovacuum="off")
+def _database(**settings: str) -> Iterator[str]:
+    """A migrated database on the cluster of these settings, dropped after the test."""
+    server = _cluster(**settings)
     name, url = server.create_database(migrated=True)
     yield url
     server.drop_database(name)
+
+
+@pytest.fixture
+def off_url():
+    yield from _database(autovacuum="off")
 
 
 @pytest.fixture
 def on_url():
-    server = _cluster(autovacuum="on", autovacuum_naptime="1")
-    name, url = server.create_database(migrated=True)
-    yield url
-    server.drop_database(name)
+    yield from _database(autovacuum="on", autovacuum_naptime="1")
+
+
+@pytest.fixture
+def unvisited_url():  # autovacuum on, but napping an hour: no visit within a test
+    yield from _database(autovacuum="on", autovacuum_naptime="3600")
 
 
 def make_dead_rows(url: str, n: int = DEAD) -> None:
@@ -111,14 +120,6 @@ def test_with_autovacuum_on_the_leader_leaves_the_tables_to_it(on_url):
     assert care.run_once() == []  # autovacuum has come before, and within the minute
     assert jobs_table(q).last_vacuum is None
     q.close()
-
-
-@pytest.fixture
-def unvisited_url():
-    server = _cluster(autovacuum="on", autovacuum_naptime="3600")
-    name, url = server.create_database(migrated=True)
-    yield url
-    server.drop_database(name)
 
 
 @pytest.mark.slow  # a PostgreSQL cluster of its own (initdb, start)

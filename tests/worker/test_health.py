@@ -77,36 +77,29 @@ def test_jobq_health_exits_1_for_an_older_schema_and_for_no_database(adapter, da
 
 
 @pytest.mark.slow  # a PostgreSQL cluster of its own, stopped and started again
-def test_readyz_answers_503_while_postgresql_is_stopped_and_200_once_it_is_back():
-    import pgserver
-
-    bindir = pgserver._bindir()
-    if bindir is None:
-        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl)")
-    cluster = pgserver._throwaway(bindir)
-    try:
-        url = cluster.url
-        with Queue(url, busy_timeout=3) as q:
-            q.check()
-            worker = Worker(q, registry(), concurrency=1, lease=3)
-            server = MetricsServer(worker).start()
-            t = start(worker)
-            try:
-                wait_for(lambda: worker.beat_at, timeout=10)
-                assert get(server, "/readyz")[0] == 200
-                assert health(url).returncode == 0
-                with cluster.halted():
-                    status, body = get(server, "/readyz")
-                    assert status == 503 and body["checks"]["database"]["ok"] is False
-                    assert get(server, "/healthz")[0] == 200  # restarting would not help
-                    down = health(url)
-                    assert down.returncode == 1
-                    assert json.loads(down.stdout)["checks"]["database"]["ok"] is False
-                wait_for(lambda: get(server, "/readyz")[0] == 200, timeout=30)
-                assert health(url).returncode == 0
-            finally:
-                worker.stop()
-                t.join(30)
-                server.close()
-    finally:
-        cluster.stop()
+def test_readyz_answers_503_while_postgresql_is_stopped_and_200_once_it_is_back(
+        own_pg_cluster):
+    cluster = own_pg_cluster
+    url = cluster.url
+    with Queue(url, busy_timeout=3) as q:
+        q.check()
+        worker = Worker(q, registry(), concurrency=1, lease=3)
+        server = MetricsServer(worker).start()
+        t = start(worker)
+        try:
+            wait_for(lambda: worker.beat_at, timeout=10)
+            assert get(server, "/readyz")[0] == 200
+            assert health(url).returncode == 0
+            with cluster.halted():
+                status, body = get(server, "/readyz")
+                assert status == 503 and body["checks"]["database"]["ok"] is False
+                assert get(server, "/healthz")[0] == 200  # restarting would not help
+                down = health(url)
+                assert down.returncode == 1
+                assert json.loads(down.stdout)["checks"]["database"]["ok"] is False
+            wait_for(lambda: get(server, "/readyz")[0] == 200, timeout=30)
+            assert health(url).returncode == 0
+        finally:
+            worker.stop()
+            t.join(30)
+            server.close()
