@@ -17,7 +17,9 @@ import os
 import sqlite3
 import time
 
-from harness.system import BATCH_CLAIM, LEASE_S, System, count_rows, read_pragmas
+from harness.system import (
+    BATCH_CLAIM, LEASE_S, BatchedDrain, System, count_rows, read_pragmas,
+)
 
 JOBQ_MODULE = "jobq_core"
 JOBQ_KIND = "noop"
@@ -125,7 +127,7 @@ class JobqSystem(System):
                           "SELECT count(*) FROM jobq_jobs WHERE status IN ('pending', 'running')")
 
 
-class JobqBatchSystem(JobqSystem):
+class JobqBatchSystem(BatchedDrain, JobqSystem):
     """jobq's API in a batched loop on one thread: ``claim_many`` of ``BATCH_CLAIM`` jobs,
     then, once they have run, ``complete_and_claim`` (their fenced completions and the
     next claim in one transaction), as the Worker's completer writes them. It is the
@@ -147,26 +149,18 @@ class JobqBatchSystem(JobqSystem):
     def close(self, h):
         super().close(h["q"] if isinstance(h, dict) else h)
 
-    def claim(self, h):
-        if not h["claimed"]:
-            q, done, h["done"] = h["q"], h["done"], []
-            if done:
-                accepted, jobs = q.complete_and_claim(
-                    [(job.id, job.token, None) for job in done], h["name"], BATCH_CLAIM,
-                    lease=LEASE_S)
-                if not all(accepted):
-                    raise RuntimeError(f"{self.name}: {accepted.count(False)} completions "
-                                       "fenced out")
-            else:
-                jobs = q.claim_many(h["name"], BATCH_CLAIM, lease=LEASE_S)
-            h["claimed"] = [(job.id, job) for job in jobs]
-            if not h["claimed"]:
-                return None
-        return h["claimed"].pop(0)
-
-    def complete(self, h, job):
-        h["done"].append(job)
-        return True  # written with the next claim, which checks every one was accepted
+    def _next_batch(self, h, done):
+        q = h["q"]
+        if done:
+            accepted, jobs = q.complete_and_claim(
+                [(job.id, job.token, None) for job in done], h["name"], BATCH_CLAIM,
+                lease=LEASE_S)
+            if not all(accepted):
+                raise RuntimeError(f"{self.name}: {accepted.count(False)} completions "
+                                   "fenced out")
+        else:
+            jobs = q.claim_many(h["name"], BATCH_CLAIM, lease=LEASE_S)
+        return [(job.id, job) for job in jobs]
 
 
 JOBQ_RAN = ("SELECT coalesce(payload, (SELECT p.payload FROM jobq_payloads p WHERE "

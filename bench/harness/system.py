@@ -147,23 +147,26 @@ class BatchedDrain:
     jobs claimed by one statement, and their fenced completions written together just
     before the next claim. A subclass's worker handle is a dict with ``claimed`` and
     ``done`` lists; it gives ``_claim_batch(h) -> [(payload JSON text, ctx), ...]`` and
-    ``_complete_batch(h, ctxs) -> how many were accepted``."""
+    ``_complete_batch(h, ctxs) -> how many were accepted``, or writes the completions and
+    claims the next batch its own way in ``_next_batch``."""
 
     name: str
 
     def claim(self, h):
         if not h["claimed"]:
-            self._flush(h)
-            h["claimed"] = [(json.loads(p)["i"], ctx) for p, ctx in self._claim_batch(h)]
+            done, h["done"] = h["done"], []
+            h["claimed"] = self._next_batch(h, done)
             if not h["claimed"]:
                 return None
         return h["claimed"].pop(0)
 
     def complete(self, h, ctx):
         h["done"].append(ctx)
-        return True  # written with the next claim; _flush checks every one was accepted
+        return True  # written with the next claim, which checks every one was accepted
 
-    def _flush(self, h):
-        done, h["done"] = h["done"], []
+    def _next_batch(self, h, done):
+        """Write the completions ``done`` (raising when one was fenced out), then claim:
+        the next batch's (key, ctx) pairs."""
         if done and (n := self._complete_batch(h, done)) != len(done):
             raise RuntimeError(f"{self.name}: {len(done) - n} completions fenced out")
+        return [(json.loads(p)["i"], ctx) for p, ctx in self._claim_batch(h)]
